@@ -1,0 +1,97 @@
+// Optimising trees of files: walk, schedule, write atomically, journal, resume.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lighten/outcome.h"
+#include "lighten/policy.h"
+
+namespace lighten {
+
+struct Shard {
+  uint32_t index = 0;  // 0-based
+  uint32_t count = 1;
+};
+// Parses "K/N" (1 <= K <= N); throws OptionError.
+Shard parse_shard(std::string_view text);
+
+enum class UnchangedFiles : uint8_t { kCopy, kHardlink };
+
+struct BatchOptions {
+  std::vector<std::string> inputs;  // files and directories
+  std::string output_dir;           // mirror mode; empty with in_place
+  bool in_place = false;
+  bool dry_run = false;
+  unsigned jobs = 0;                // 0 = all cores
+  uint64_t memory_budget = 0;       // bytes; 0 = half of physical memory, at most 8 GiB
+  std::string journal_path;         // empty = default location (see default_journal_path)
+  bool use_journal = true;
+  bool follow_symlinks = false;
+  UnchangedFiles unchanged = UnchangedFiles::kCopy;
+  Shard shard;
+  Policy policy;
+};
+
+// Where the journal lives when none is given: OUT/.lighten-journal.sqlite in mirror mode,
+// $XDG_STATE_HOME/lighten/ (or ~/.local/state/lighten/) named after the inputs otherwise.
+std::string default_journal_path(const BatchOptions& options);
+
+// One file's result as the batch saw it.
+struct FileResult {
+  std::string path;  // as found by the walk
+  Kind kind = Kind::kUnknown;
+  Action action = Action::kKept;
+  Reason reason = Reason::kNoGain;
+  std::string message;
+  std::string detail;
+  uint64_t bytes_in = 0;
+  uint64_t bytes_out = 0;
+  double ms = 0;
+  bool from_journal = false;  // done by an earlier run, not redone
+};
+
+struct KindTotals {
+  uint64_t files = 0;
+  uint64_t replaced = 0;
+  uint64_t bytes_in = 0;
+  uint64_t bytes_out = 0;
+  std::map<Reason, uint64_t> kept;  // files left alone, by reason
+};
+
+struct BatchSummary {
+  std::map<Kind, KindTotals> by_kind;
+  KindTotals total;
+  uint64_t io_errors = 0;       // files whose read or write failed
+  uint64_t from_journal = 0;    // skipped because an earlier run finished them
+  uint64_t cleaned_temps = 0;   // stray temporary files from killed runs removed
+  double seconds = 0;
+  std::string journal_path;
+  std::string run_id;
+};
+
+// Receives progress from the batch; called from worker threads, serialised by the batch.
+class ProgressSink {
+ public:
+  virtual ~ProgressSink() = default;
+  virtual void on_discovered(uint64_t files, uint64_t bytes) { (void)files, (void)bytes; }
+  virtual void on_file(const FileResult& result) { (void)result; }
+  virtual void on_finish(const BatchSummary& summary) { (void)summary; }
+};
+
+// Runs the batch. Throws std::runtime_error only for problems with the run itself (unwritable
+// output directory, unusable journal); per-file problems end up in the summary.
+BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress);
+
+// Rows of one run (or all runs when run_id is empty) read back from a journal, in path order.
+std::vector<FileResult> read_journal(const std::string& journal_path, const std::string& run_id);
+
+// Merges shard journals into `output` (created if absent); the newest row for a path wins.
+// Returns the number of rows in the merged journal.
+uint64_t merge_journals(const std::vector<std::string>& inputs, const std::string& output);
+
+}  // namespace lighten

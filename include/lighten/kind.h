@@ -1,0 +1,47 @@
+// What a file is, decided from its bytes (never from its name).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace lighten {
+
+enum class Kind : uint16_t {
+  kUnknown = 0,
+  kJpeg,
+  kPng,
+  kGif,
+  kWebp,
+  kTiff,
+  kPdf,
+  kZip,   // a plain ZIP archive
+  kDocx,  // OOXML word processing (docx, docm, dotx, dotm)
+  kXlsx,  // OOXML spreadsheet (xlsx, xlsm, xltx, xltm)
+  kPptx,  // OOXML presentation (pptx, pptm, potx, ppsx, ...)
+  kHwpx,
+  kOdt,
+  kOds,
+  kOdp,
+  kEpub,
+  kJar,
+  kCfb,  // an OLE compound file of no more specific kind
+  kHwp,  // HWP 5.0 (CFB)
+  kPpt,  // PowerPoint 97-2003 (CFB)
+  kXls,  // Excel 97-2003 (CFB)
+  kDoc,  // Word 97-2003 (CFB)
+  kAvi,
+  kRiff,  // RIFF of another form (WAV, ...)
+  kMp4,
+  kMov,
+  kHeif,  // ISO-BMFF still images (HEIC, AVIF)
+};
+
+// Stable lower-case name ("jpeg", "pptx", ...) used in reports and journals.
+std::string_view kind_name(Kind kind);
+// Inverse of kind_name; kUnknown for a name it does not know.
+Kind kind_from_name(std::string_view name);
+// Decides the kind from content alone. Looks at most at a bounded part of the bytes.
+Kind sniff(std::span<const uint8_t> bytes);
+
+}  // namespace lighten

@@ -1,0 +1,70 @@
+// What the user asks for: one value passed to every optimiser.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace lighten {
+
+enum class Mode : uint8_t {
+  kLossless,          // decoded pixels and document content bit-identical
+  kVisuallyLossless,  // SSIMULACRA2 >= 85 per image
+  kHigh,              // >= 80
+  kCompact,           // >= 70
+};
+
+enum class MetadataPolicy : uint8_t {
+  kKeep,   // every metadata byte kept
+  kSafe,   // drop comments and editor records; keep what changes display or decoding
+  kStrip,  // keep only what changes display or decoding (ICC, orientation, colour transform)
+};
+
+enum class ScanMode : uint8_t {
+  kKeep,         // baseline stays baseline, progressive stays progressive
+  kBaseline,     // always write sequential (baseline) JPEG
+  kProgressive,  // always write progressive JPEG
+  kSmallest,     // try baseline and several progressive scan scripts, keep the smallest
+};
+
+enum class RestartPolicy : uint8_t {
+  kKeep,  // keep the input's restart interval
+  kDrop,  // write no restart markers (smaller; loses resynchronisation after damage)
+};
+
+enum class VerifyLevel : uint8_t {
+  kCoefficients,  // lossless JPEG: re-read the output's DCT coefficients and compare them all
+  kPixels,        // also decode both to pixels and compare every sample
+};
+
+enum class PlainZipPolicy : uint8_t {
+  kLeave,     // plain ZIP and JAR archives stay as they are (some readers check archive hashes)
+  kOptimize,  // optimise their entries like a document's
+};
+
+struct Limits {
+  uint64_t max_input_bytes = 4ull << 30;  // larger inputs are left alone
+  uint64_t max_pixels = 500'000'000;      // per image
+  uint32_t max_depth = 4;                 // container nesting
+  uint64_t max_expanded_bytes = 8ull << 30;  // what a container may expand to in total
+  double max_expansion_ratio = 200.0;        // expanded / compressed, per container
+  double time_budget_s = 300.0;              // per top-level file
+};
+
+struct Policy {
+  Mode mode = Mode::kLossless;
+  MetadataPolicy metadata = MetadataPolicy::kKeep;
+  ScanMode jpeg_scans = ScanMode::kKeep;
+  RestartPolicy jpeg_restarts = RestartPolicy::kKeep;
+  VerifyLevel verify = VerifyLevel::kCoefficients;
+  PlainZipPolicy plain_zip = PlainZipPolicy::kLeave;
+  // An output is kept only if it saves at least this many bytes and this share of the input.
+  uint64_t min_gain_bytes = 16;
+  double min_gain_ratio = 0.001;
+  int effort = 5;  // 1 (fastest) .. 9 (smallest); each format maps it to its own trials
+  Limits limits;
+};
+
+// True when `out` is small enough against `in` to be worth writing under `policy`.
+bool worth_keeping(uint64_t in, uint64_t out, const Policy& policy);
+
+}  // namespace lighten

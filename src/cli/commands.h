@@ -1,0 +1,22 @@
+// Each subcommand registers its flags on the app and returns the action to run if chosen.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace lighten::cli {
+
+using Action = std::function<int()>;  // returns the process exit code
+
+struct Command {
+  CLI::App* app;  // the subcommand, owned by the parent app
+  Action run;
+};
+
+enum ExitCode : int { kExitOk = 0, kExitFailures = 1, kExitUsage = 2 };
+
+Command add_optimize_command(CLI::App& app);
+Command add_info_command(CLI::App& app);
+Command add_journal_command(CLI::App& app);
+
+}  // namespace lighten::cli

@@ -1,0 +1,70 @@
+// `lighten info FILE...`: what a file is and what lighten would do with it.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iterator>
+#include <memory>
+
+#include "commands.h"
+#include "lighten/lighten.h"
+#include "lighten/report.h"
+#include "policy_flags.h"
+
+namespace lighten::cli {
+namespace {
+
+struct InfoArgs {
+  std::vector<std::string> files;
+  PolicyFlags policy;
+};
+
+int run_info(InfoArgs& args) {
+  Policy policy;
+  try {
+    policy = args.policy.build();
+  } catch (const OptionError& e) {
+    fmt::print(stderr, "lighten info: {}\n", e.what());
+    return kExitUsage;
+  }
+  int status = kExitOk;
+  for (const auto& path : args.files) {
+    std::ifstream in(path, std::ios::binary);
+    std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in),
+                               std::istreambuf_iterator<char>()};
+    if (!in.good() && !in.eof()) {
+      fmt::print(stderr, "lighten info: {}: cannot read the file\n", path);
+      status = kExitFailures;
+      continue;
+    }
+    const FileInfo info = describe(bytes);
+    fmt::print("{}\n  kind: {}\n", path, kind_name(info.kind));
+    for (const auto& [name, value] : info.properties) fmt::print("  {}: {}\n", name, value);
+    if (!info.problem.empty()) fmt::print("  problem: {}\n", info.problem);
+    const Outcome outcome = optimize(bytes, policy);
+    if (outcome.replaced()) {
+      const double saved =
+          100.0 * (double(outcome.bytes_in) - double(outcome.bytes_out)) / double(outcome.bytes_in);
+      fmt::print("  lighten would: write {} ({} -> {}, {:.1f}% smaller, {}verified)\n",
+                 outcome.detail, format_bytes(outcome.bytes_in), format_bytes(outcome.bytes_out),
+                 saved, outcome.quality.pixels_identical ? "pixel-identical, " : "");
+    } else {
+      fmt::print("  lighten would: leave it alone ({}: {})\n", reason_name(outcome.reason),
+                 outcome.message);
+    }
+    for (const auto& w : outcome.warnings) fmt::print("  warning: {}\n", w);
+  }
+  return status;
+}
+
+}  // namespace
+
+Command add_info_command(CLI::App& app) {
+  auto args = std::make_shared<InfoArgs>();
+  CLI::App* cmd =
+      app.add_subcommand("info", "Say what each file is and what lighten would do with it");
+  cmd->add_option("files", args->files, "Files to look at")->required()->check(CLI::ExistingFile);
+  args->policy.add_to(*cmd);
+  return {cmd, [args] { return run_info(*args); }};
+}
+
+}  // namespace lighten::cli

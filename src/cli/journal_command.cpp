@@ -1,0 +1,42 @@
+// `lighten journal merge OUT IN...`: joins the journals of shards run on several machines.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "commands.h"
+#include "lighten/batch.h"
+
+namespace lighten::cli {
+namespace {
+
+struct JournalArgs {
+  std::string output;
+  std::vector<std::string> inputs;
+};
+
+}  // namespace
+
+Command add_journal_command(CLI::App& app) {
+  auto args = std::make_shared<JournalArgs>();
+  CLI::App* cmd = app.add_subcommand("journal", "Work with run journals");
+  cmd->require_subcommand(1);
+  CLI::App* merge = cmd->add_subcommand(
+      "merge", "Merge shard journals into one; the newest row for a path wins");
+  merge->add_option("output", args->output, "Journal to create or extend")->required();
+  merge->add_option("inputs", args->inputs, "Journals to merge")
+      ->required()
+      ->check(CLI::ExistingFile);
+  return {cmd, [args] {
+            try {
+              const uint64_t rows = merge_journals(args->inputs, args->output);
+              fmt::print("{}: {} files from {} journals\n", args->output, rows,
+                         args->inputs.size());
+              return int(kExitOk);
+            } catch (const std::exception& e) {
+              fmt::print(stderr, "lighten journal merge: {}\n", e.what());
+              return int(kExitFailures);
+            }
+          }};
+}
+
+}  // namespace lighten::cli

@@ -1,0 +1,109 @@
+// `lighten optimize PATH... (-o OUT | --in-place)`: the batch over files and directories.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
+#include "commands.h"
+#include "lighten/batch.h"
+#include "lighten/lighten.h"
+#include "lighten/report.h"
+#include "policy_flags.h"
+#include "progress_view.h"
+
+namespace lighten::cli {
+namespace {
+
+struct OptimizeArgs {
+  BatchOptions batch;
+  PolicyFlags policy;
+  std::string shard;
+  std::string memory_budget;
+  std::string report_json;
+  bool no_journal = false;
+  bool hardlink_unchanged = false;
+  bool quiet = false;
+  bool verbose = false;
+};
+
+int run_optimize(OptimizeArgs& args) {
+  BatchOptions& batch = args.batch;
+  try {
+    batch.policy = args.policy.build();
+    if (!args.shard.empty()) batch.shard = parse_shard(args.shard);
+    if (!args.memory_budget.empty()) batch.memory_budget = parse_size(args.memory_budget);
+  } catch (const OptionError& e) {
+    fmt::print(stderr, "lighten optimize: {}\n", e.what());
+    return kExitUsage;
+  }
+  if (!batch.dry_run && batch.in_place == !batch.output_dir.empty()) {
+    fmt::print(stderr,
+               "lighten optimize: say where results go: -o OUT (a mirror) or --in-place "
+               "(replace the originals), or --dry-run to only measure\n");
+    return kExitUsage;
+  }
+  batch.use_journal = !args.no_journal;
+  batch.unchanged = args.hardlink_unchanged ? UnchangedFiles::kHardlink : UnchangedFiles::kCopy;
+  const Verbosity verbosity = args.quiet     ? Verbosity::kQuiet
+                              : args.verbose ? Verbosity::kVerbose
+                                             : Verbosity::kNormal;
+  ProgressView view(stderr, verbosity, !args.report_json.empty());
+  BatchSummary summary;
+  try {
+    summary = run_batch(batch, view);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "lighten optimize: {}\n", e.what());
+    return kExitFailures;
+  }
+  if (!args.quiet) print_summary_table(std::cout, summary, batch.dry_run);
+  if (!args.report_json.empty()) {
+    try {
+      write_json_report(args.report_json, summary, view.rows(), batch.policy, batch.dry_run);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "lighten optimize: {}\n", e.what());
+      return kExitFailures;
+    }
+  }
+  return summary.io_errors > 0 ? kExitFailures : kExitOk;
+}
+
+}  // namespace
+
+Command add_optimize_command(CLI::App& app) {
+  auto args = std::make_shared<OptimizeArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "optimize",
+      "Make files smaller in place or into a mirror; every output is verified before it "
+      "replaces anything, and files that do not shrink are left as they are");
+  cmd->add_option("paths", args->batch.inputs, "Files and directories to optimise")
+      ->required()
+      ->check(CLI::ExistingPath);
+  cmd->add_option("-o,--output", args->batch.output_dir,
+                  "Write a complete mirror of the inputs here (unchanged files are copied)");
+  cmd->add_flag("--in-place", args->batch.in_place,
+                "Replace originals atomically (temp file, fsync, rename)");
+  cmd->add_flag("-n,--dry-run", args->batch.dry_run,
+                "Measure what would be saved; write nothing");
+  cmd->add_option("-j,--jobs", args->batch.jobs, "Worker threads (default: all cores)");
+  cmd->add_option("--memory-budget", args->memory_budget,
+                  "Memory the workers may use together, e.g. 4G (default: half of RAM, at most "
+                  "8G)");
+  cmd->add_option("--journal", args->batch.journal_path,
+                  "SQLite journal that makes runs resumable (default: OUT/.lighten-journal.sqlite, "
+                  "or under ~/.local/state/lighten/ for --in-place)");
+  cmd->add_flag("--no-journal", args->no_journal, "Keep no journal (runs cannot resume)");
+  cmd->add_flag("--follow-symlinks", args->batch.follow_symlinks,
+                "Follow symbolic links while walking (default: skip them)");
+  cmd->add_flag("--link-unchanged", args->hardlink_unchanged,
+                "In a mirror, hard-link files that did not shrink instead of copying them");
+  cmd->add_option("--shard", args->shard,
+                  "Take only share K of N (e.g. 2/8), chosen by a stable hash of each path, so N "
+                  "machines can split one tree");
+  cmd->add_option("--report", args->report_json, "Write a JSON report with a row per file");
+  cmd->add_flag("-q,--quiet", args->quiet, "Print nothing but errors");
+  cmd->add_flag("-v,--verbose", args->verbose, "Print a line for every file");
+  args->policy.add_to(*cmd);
+  return {cmd, [args] { return run_optimize(*args); }};
+}
+
+}  // namespace lighten::cli

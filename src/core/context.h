@@ -1,0 +1,38 @@
+// What an optimiser may ask of its caller: the policy, the budgets, and (for containers) a way to
+// hand an embedded item back to the engine. Types only: core knows no format.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "core/bytes.h"
+#include "lighten/outcome.h"
+#include "lighten/policy.h"
+
+namespace lighten {
+
+// What an independent check of an output found.
+struct Verdict {
+  bool ok = false;
+  std::string problem;     // why not, when !ok
+  QualityFigures quality;  // what the check measured
+};
+
+class Context {
+ public:
+  virtual ~Context() = default;
+  virtual const Policy& policy() const = 0;
+  // Nesting depth: 0 for a file on disk, 1 for an item inside it, ...
+  virtual unsigned depth() const = 0;
+  // True once the time budget of the top-level file is spent; long loops should check it
+  // and end with FormatError(kLimitExceeded).
+  virtual bool out_of_time() const = 0;
+  // Optimises an embedded item exactly as a file on disk would be, one level deeper, within
+  // the depth, size and time budgets. `name` is for messages ("ppt/media/image1.jpeg").
+  virtual Outcome optimize_embedded(ByteView bytes, std::string_view name) = 0;
+  // Checks an embedded item's output against its original with the verifier of its kind, as
+  // the engine does for files on disk.
+  virtual Verdict verify_embedded(ByteView original, ByteView output) = 0;
+};
+
+}  // namespace lighten

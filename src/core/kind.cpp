@@ -1,0 +1,128 @@
+#include <algorithm>
+#include <array>
+#include <string_view>
+
+#include "core/bytes.h"
+#include "core/zip_names.h"
+#include "lighten/kind.h"
+
+namespace lighten {
+namespace {
+
+struct KindName {
+  Kind kind;
+  std::string_view name;
+};
+
+constexpr std::array kKindNames{
+    KindName{Kind::kUnknown, "unknown"}, KindName{Kind::kJpeg, "jpeg"},
+    KindName{Kind::kPng, "png"},         KindName{Kind::kGif, "gif"},
+    KindName{Kind::kWebp, "webp"},       KindName{Kind::kTiff, "tiff"},
+    KindName{Kind::kPdf, "pdf"},         KindName{Kind::kZip, "zip"},
+    KindName{Kind::kDocx, "docx"},       KindName{Kind::kXlsx, "xlsx"},
+    KindName{Kind::kPptx, "pptx"},       KindName{Kind::kHwpx, "hwpx"},
+    KindName{Kind::kOdt, "odt"},         KindName{Kind::kOds, "ods"},
+    KindName{Kind::kOdp, "odp"},         KindName{Kind::kEpub, "epub"},
+    KindName{Kind::kJar, "jar"},         KindName{Kind::kCfb, "cfb"},
+    KindName{Kind::kHwp, "hwp"},         KindName{Kind::kPpt, "ppt"},
+    KindName{Kind::kXls, "xls"},         KindName{Kind::kDoc, "doc"},
+    KindName{Kind::kAvi, "avi"},         KindName{Kind::kRiff, "riff"},
+    KindName{Kind::kMp4, "mp4"},         KindName{Kind::kMov, "mov"},
+    KindName{Kind::kHeif, "heif"},
+};
+
+// Searches for the UTF-16LE spelling of an ASCII name, as CFB directory entries store them.
+bool contains_utf16(ByteView bytes, std::string_view ascii) {
+  if (ascii.empty() || bytes.size() < ascii.size() * 2) return false;
+  const size_t last = bytes.size() - ascii.size() * 2;
+  for (size_t i = 0; i <= last; ++i) {
+    size_t k = 0;
+    while (k < ascii.size() && bytes[i + 2 * k] == static_cast<uint8_t>(ascii[k]) &&
+           bytes[i + 2 * k + 1] == 0)
+      ++k;
+    if (k == ascii.size()) return true;
+  }
+  return false;
+}
+
+Kind sniff_cfb(ByteView bytes) {
+  // Directory entries live in sectors anywhere in the file; names are a bounded scan.
+  ByteView head = bytes.first(std::min<size_t>(bytes.size(), 4u << 20));
+  if (contains_utf16(head, "FileHeader") && contains_utf16(head, "BodyText")) return Kind::kHwp;
+  if (contains_utf16(head, "PowerPoint Document")) return Kind::kPpt;
+  if (contains_utf16(head, "WordDocument")) return Kind::kDoc;
+  if (contains_utf16(head, "Workbook") || contains_utf16(head, "Book")) return Kind::kXls;
+  return Kind::kCfb;
+}
+
+Kind sniff_iso_bmff(ByteView bytes) {
+  std::string_view brand(reinterpret_cast<const char*>(bytes.data() + 8), 4);
+  if (brand == "qt  ") return Kind::kMov;
+  for (std::string_view still : {"heic", "heix", "mif1", "msf1", "avif", "avis", "hevc"})
+    if (brand == still) return Kind::kHeif;
+  return Kind::kMp4;
+}
+
+Kind sniff_zip(ByteView bytes) {
+  const ZipNames names = list_zip_names(bytes);
+  if (!names.mimetype.empty()) {
+    const std::string_view m = names.mimetype;
+    if (m == "application/hwp+zip") return Kind::kHwpx;
+    if (m == "application/epub+zip") return Kind::kEpub;
+    if (m.starts_with("application/vnd.oasis.opendocument.text")) return Kind::kOdt;
+    if (m.starts_with("application/vnd.oasis.opendocument.spreadsheet")) return Kind::kOds;
+    if (m.starts_with("application/vnd.oasis.opendocument.presentation")) return Kind::kOdp;
+  }
+  auto has_prefix = [&](std::string_view prefix) {
+    return std::any_of(names.names.begin(), names.names.end(),
+                       [&](const std::string& n) { return n.starts_with(prefix); });
+  };
+  if (has_prefix("[Content_Types].xml")) {
+    if (has_prefix("word/")) return Kind::kDocx;
+    if (has_prefix("xl/")) return Kind::kXlsx;
+    if (has_prefix("ppt/")) return Kind::kPptx;
+  }
+  // Some HWPX writers store paths with backslashes and deflate the mimetype entry.
+  for (std::string_view prefix :
+       {"Contents/section", "Contents/header.xml", "Contents\\section", "Contents\\header.xml"})
+    if (has_prefix(prefix)) return Kind::kHwpx;
+  if (has_prefix("META-INF/MANIFEST.MF")) return Kind::kJar;
+  return Kind::kZip;
+}
+
+}  // namespace
+
+std::string_view kind_name(Kind kind) {
+  for (const auto& k : kKindNames)
+    if (k.kind == kind) return k.name;
+  return "unknown";
+}
+
+Kind kind_from_name(std::string_view name) {
+  for (const auto& k : kKindNames)
+    if (k.name == name) return k.kind;
+  return Kind::kUnknown;
+}
+
+Kind sniff(std::span<const uint8_t> bytes) {
+  if (bytes.size() >= 3 && bytes[0] == 0xFF && bytes[1] == 0xD8 && bytes[2] == 0xFF)
+    return Kind::kJpeg;
+  if (starts_with(bytes, "\x89PNG\r\n\x1a\n")) return Kind::kPng;
+  if (starts_with(bytes, "GIF87a") || starts_with(bytes, "GIF89a")) return Kind::kGif;
+  if (starts_with(bytes, "II*\0") || starts_with(bytes, "MM\0*")) return Kind::kTiff;
+  if (starts_with(bytes, "RIFF") && bytes.size() >= 12) {
+    if (starts_with(bytes, "WEBP", 8)) return Kind::kWebp;
+    if (starts_with(bytes, "AVI ", 8)) return Kind::kAvi;
+    return Kind::kRiff;
+  }
+  if (bytes.size() >= 12 && starts_with(bytes, "ftyp", 4)) return sniff_iso_bmff(bytes);
+  if (starts_with(bytes, "\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1")) return sniff_cfb(bytes);
+  if (starts_with(bytes, "PK\x03\x04") || starts_with(bytes, "PK\x05\x06")) return sniff_zip(bytes);
+  // PDF: the header may follow up to 1024 bytes of junk, as readers accept.
+  const size_t pdf_window = std::min<size_t>(bytes.size(), 1024);
+  const std::string_view head(reinterpret_cast<const char*>(bytes.data()), pdf_window);
+  if (head.find("%PDF-") != std::string_view::npos) return Kind::kPdf;
+  return Kind::kUnknown;
+}
+
+}  // namespace lighten

@@ -1,0 +1,20 @@
+// The words users type for each policy enum, in enum order.
+#pragma once
+
+#include <array>
+#include <string_view>
+
+#include "lighten/policy.h"
+
+namespace lighten {
+
+extern const std::array<std::string_view, 4> kModeNames;
+extern const std::array<std::string_view, 3> kMetadataNames;
+extern const std::array<std::string_view, 4> kScanNames;
+extern const std::array<std::string_view, 2> kRestartNames;
+extern const std::array<std::string_view, 2> kVerifyNames;
+extern const std::array<std::string_view, 2> kPlainZipNames;
+
+std::string_view mode_name(Mode mode);
+
+}  // namespace lighten

@@ -1,0 +1,163 @@
+#include <chrono>
+#include <new>
+#include <string>
+
+#include "engine/engine_context.h"
+#include "engine/registry.h"
+#include "lighten/lighten.h"
+
+namespace lighten {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+Outcome keep(Outcome o, Reason reason, std::string message) {
+  o.action = Action::kKept;
+  o.reason = reason;
+  o.message = std::move(message);
+  o.bytes.clear();
+  o.bytes.shrink_to_fit();
+  o.bytes_out = o.bytes_in;
+  return o;
+}
+
+std::string with_offset(const FormatError& e) {
+  return std::string(e.what()) + " (at byte " + std::to_string(e.offset()) + ")";
+}
+
+}  // namespace
+
+bool EngineContext::out_of_time() const { return Clock::now() > budget_->deadline; }
+
+Outcome EngineContext::optimize_embedded(ByteView bytes, std::string_view name) {
+  Outcome o;
+  o.bytes_in = o.bytes_out = bytes.size();
+  o.kind = sniff(bytes);
+  if (depth_ + 1 > policy_.limits.max_depth)
+    return keep(std::move(o), Reason::kLimitExceeded,
+                std::string(name) + ": nested deeper than --max-depth " +
+                    std::to_string(policy_.limits.max_depth));
+  const uint64_t total = budget_->expanded_bytes.fetch_add(bytes.size()) + bytes.size();
+  if (total > policy_.limits.max_expanded_bytes)
+    return keep(std::move(o), Reason::kLimitExceeded,
+                std::string(name) + ": the container expands past its size budget");
+  EngineContext child(policy_, depth_ + 1, budget_);
+  return child.run(bytes);
+}
+
+Verdict EngineContext::verify_embedded(ByteView original, ByteView output) {
+  const Kind kind = sniff(original);
+  if (sniff(output) != kind) return {false, "the item changed kind", {}};
+  const FormatEntry* format = find_format(kind);
+  if (format == nullptr) return {false, "no verifier for " + std::string(kind_name(kind)), {}};
+  EngineContext child(policy_, depth_ + 1, budget_);
+  try {
+    return format->verify(original, output, child);
+  } catch (const std::exception& e) {
+    return {false, std::string("verification could not decode the item: ") + e.what(), {}};
+  }
+}
+
+Outcome EngineContext::run(ByteView bytes) {
+  const auto start = Clock::now();
+  Outcome o;
+  o.bytes_in = o.bytes_out = bytes.size();
+  auto finish = [&](Outcome out) {
+    out.timings.total_ms = ms_since(start);
+    return out;
+  };
+  if (bytes.empty()) return finish(keep(std::move(o), Reason::kEmpty, "the file is empty"));
+  o.kind = sniff(bytes);
+  if (bytes.size() > policy_.limits.max_input_bytes)
+    return finish(keep(std::move(o), Reason::kLimitExceeded,
+                       "larger than --max-input-size " +
+                           std::to_string(policy_.limits.max_input_bytes) + " bytes"));
+  if (policy_.mode != Mode::kLossless)
+    return finish(keep(std::move(o), Reason::kModeNotAvailable,
+                       "perceptual modes are not available in this version; use lossless"));
+  const FormatEntry* format = find_format(o.kind);
+  if (format == nullptr)
+    return finish(keep(std::move(o), Reason::kUnsupportedKind,
+                       "lighten has no optimiser for " + std::string(kind_name(o.kind)) +
+                           " files yet"));
+
+  const Kind kind = o.kind;
+  try {
+    o = format->optimize(bytes, *this);
+  } catch (const FormatError& e) {
+    return finish(keep(std::move(o), e.reason(), with_offset(e)));
+  } catch (const std::bad_alloc&) {
+    return finish(keep(std::move(o), Reason::kLimitExceeded, "ran out of memory"));
+  } catch (const std::exception& e) {
+    return finish(keep(std::move(o), Reason::kInternalError,
+                       std::string("internal error: ") + e.what()));
+  }
+  o.kind = kind;
+  o.bytes_in = bytes.size();
+  o.timings.optimize_ms = ms_since(start);
+  if (!o.replaced()) {
+    if (o.message.empty() && o.reason == Reason::kNoGain)
+      o.message = "no smaller encoding found";
+    const Reason reason = o.reason;
+    std::string message = o.message;
+    return finish(keep(std::move(o), reason, std::move(message)));
+  }
+  o.bytes_out = o.bytes.size();
+  if (!worth_keeping(o.bytes_in, o.bytes_out, policy_)) {
+    const std::string message =
+        o.bytes_out >= o.bytes_in
+            ? "the best output (" + std::to_string(o.bytes_out) + " bytes) is not smaller"
+            : "the best output saves " + std::to_string(o.bytes_in - o.bytes_out) +
+                  " bytes, under the minimum gain";
+    return finish(keep(std::move(o), Reason::kNoGain, message));
+  }
+
+  const auto verify_start = Clock::now();
+  Verdict verdict;
+  try {
+    verdict = format->verify(bytes, o.bytes, *this);
+  } catch (const std::exception& e) {
+    verdict = {false, std::string("verification could not decode the output: ") + e.what(), {}};
+  }
+  o.timings.verify_ms = ms_since(verify_start);
+  if (!verdict.ok)
+    return finish(keep(std::move(o), Reason::kVerifyFailed, "verification failed: " + verdict.problem));
+  o.quality = verdict.quality;
+  o.reason = Reason::kOptimized;
+  o.message.clear();
+  return finish(std::move(o));
+}
+
+Outcome optimize(std::span<const uint8_t> bytes, const Policy& policy) {
+  auto budget = std::make_shared<SharedBudget>();
+  budget->deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(policy.limits.time_budget_s));
+  EngineContext root(policy, 0, std::move(budget));
+  return root.run(bytes);
+}
+
+FileInfo describe(std::span<const uint8_t> bytes) {
+  FileInfo info;
+  info.kind = sniff(bytes);
+  info.properties.emplace_back("size", std::to_string(bytes.size()) + " bytes");
+  const FormatEntry* format = find_format(info.kind);
+  info.supported = format != nullptr;
+  if (format == nullptr) return info;
+  try {
+    format->describe(bytes, info);
+  } catch (const FormatError& e) {
+    info.problem = std::string(reason_name(e.reason())) + ": " + with_offset(e);
+  } catch (const std::exception& e) {
+    info.problem = e.what();
+  }
+  return info;
+}
+
+std::string_view version() { return LIGHTEN_VERSION; }
+
+}  // namespace lighten

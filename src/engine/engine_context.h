@@ -1,0 +1,38 @@
+// The Context the engine hands to optimisers: budgets shared by a whole top-level file.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+
+#include "core/context.h"
+
+namespace lighten {
+
+// What every level of one top-level file shares.
+struct SharedBudget {
+  std::chrono::steady_clock::time_point deadline;
+  std::atomic<uint64_t> expanded_bytes{0};  // bytes handed to embedded optimisers so far
+};
+
+class EngineContext final : public Context {
+ public:
+  EngineContext(const Policy& policy, unsigned depth, std::shared_ptr<SharedBudget> budget)
+      : policy_(policy), depth_(depth), budget_(std::move(budget)) {}
+
+  const Policy& policy() const override { return policy_; }
+  unsigned depth() const override { return depth_; }
+  bool out_of_time() const override;
+  Outcome optimize_embedded(ByteView bytes, std::string_view name) override;
+  Verdict verify_embedded(ByteView original, ByteView output) override;
+
+  // Sniffs, dispatches, enforces the minimum gain and verifies; never throws.
+  Outcome run(ByteView bytes);
+
+ private:
+  const Policy& policy_;
+  unsigned depth_;
+  std::shared_ptr<SharedBudget> budget_;
+};
+
+}  // namespace lighten

@@ -1,0 +1,43 @@
+#include "engine/registry.h"
+
+#include <array>
+
+#include "formats/jpeg/jpeg_format.h"
+#include "formats/png/png_format.h"
+#include "formats/zip/zip_format.h"
+
+namespace lighten {
+
+namespace {
+
+Verdict verify_jpeg_file(ByteView input, ByteView output, Context& context) {
+  return verify_jpeg(input, output, context.policy());
+}
+
+}  // namespace
+
+std::span<const FormatEntry> format_registry() {
+  static constexpr std::array kEntries{
+      FormatEntry{Kind::kJpeg, &optimize_jpeg, &verify_jpeg_file, &describe_jpeg},
+      FormatEntry{Kind::kPng, &optimize_png, &verify_png, &describe_png},
+      FormatEntry{Kind::kDocx, &optimize_zip, &verify_zip, &describe_zip},
+      FormatEntry{Kind::kXlsx, &optimize_zip, &verify_zip, &describe_zip},
+      FormatEntry{Kind::kPptx, &optimize_zip, &verify_zip, &describe_zip},
+      FormatEntry{Kind::kHwpx, &optimize_zip, &verify_zip, &describe_zip},
+      FormatEntry{Kind::kOdt, &optimize_zip, &verify_zip, &describe_zip},
+      FormatEntry{Kind::kOds, &optimize_zip, &verify_zip, &describe_zip},
+      FormatEntry{Kind::kOdp, &optimize_zip, &verify_zip, &describe_zip},
+      FormatEntry{Kind::kEpub, &optimize_zip, &verify_zip, &describe_zip},
+      FormatEntry{Kind::kZip, &optimize_zip, &verify_zip, &describe_zip},
+      FormatEntry{Kind::kJar, &optimize_zip, &verify_zip, &describe_zip},
+  };
+  return kEntries;
+}
+
+const FormatEntry* find_format(Kind kind) {
+  for (const auto& entry : format_registry())
+    if (entry.kind == kind) return &entry;
+  return nullptr;
+}
+
+}  // namespace lighten

@@ -1,0 +1,75 @@
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "lighten/lighten.h"
+#include "lighten/report.h"
+
+namespace lighten {
+namespace {
+
+nlohmann::json totals_json(const KindTotals& t) {
+  nlohmann::json kept = nlohmann::json::object();
+  for (const auto& [reason, count] : t.kept) kept[std::string(reason_name(reason))] = count;
+  return {{"files", t.files},
+          {"optimized", t.replaced},
+          {"bytes_before", t.bytes_in},
+          {"bytes_after", t.bytes_out},
+          {"saved_percent",
+           t.bytes_in == 0 ? 0.0 : 100.0 * (double(t.bytes_in) - double(t.bytes_out)) /
+                                       double(t.bytes_in)},
+          {"kept", kept}};
+}
+
+}  // namespace
+
+void write_json_report(const std::string& path, const BatchSummary& summary,
+                       const std::vector<FileResult>& rows, const Policy& policy, bool dry_run) {
+  nlohmann::json doc;
+  doc["lighten_version"] = std::string(version());
+  doc["run_id"] = summary.run_id;
+  doc["dry_run"] = dry_run;
+  doc["seconds"] = summary.seconds;
+  doc["journal"] = summary.journal_path;
+  nlohmann::json pol = nlohmann::json::object();
+  for (const auto& [name, value] : describe_policy(policy)) pol[name] = value;
+  doc["policy"] = pol;
+  doc["total"] = totals_json(summary.total);
+  doc["total"]["io_errors"] = summary.io_errors;
+  doc["total"]["from_journal"] = summary.from_journal;
+  nlohmann::json kinds = nlohmann::json::object();
+  for (const auto& [kind, totals] : summary.by_kind)
+    kinds[std::string(kind_name(kind))] = totals_json(totals);
+  doc["by_kind"] = kinds;
+  nlohmann::json files = nlohmann::json::array();
+  for (const auto& r : rows) {
+    files.push_back({{"path", r.path},
+                     {"kind", std::string(kind_name(r.kind))},
+                     {"action", r.action == Action::kReplaced ? "optimized" : "kept"},
+                     {"reason", std::string(reason_name(r.reason))},
+                     {"message", r.message},
+                     {"detail", r.detail},
+                     {"bytes_before", r.bytes_in},
+                     {"bytes_after", r.bytes_out},
+                     {"ms", r.ms},
+                     {"from_journal", r.from_journal}});
+  }
+  doc["files"] = std::move(files);
+
+  const std::string temp = path + ".tmp";
+  {
+    std::ofstream out(temp, std::ios::trunc);
+    if (!out) throw std::runtime_error("cannot write report " + temp + ": " + std::strerror(errno));
+    out << doc.dump(2) << "\n";
+    if (!out.flush()) throw std::runtime_error("cannot write report " + temp);
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0)
+    throw std::runtime_error("cannot rename report to " + path + ": " + std::strerror(errno));
+}
+
+}  // namespace lighten

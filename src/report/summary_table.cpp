@@ -1,0 +1,63 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "lighten/lighten.h"
+#include "lighten/report.h"
+
+namespace lighten {
+namespace {
+
+double saved_percent(uint64_t before, uint64_t after) {
+  if (before == 0) return 0.0;
+  return 100.0 * (double(before) - double(after)) / double(before);
+}
+
+std::string kept_text(const std::map<Reason, uint64_t>& kept) {
+  std::string text;
+  for (const auto& [reason, count] : kept) {
+    if (!text.empty()) text += ", ";
+    text += fmt::format("{} {}", count, reason_name(reason));
+  }
+  return text.empty() ? "-" : text;
+}
+
+}  // namespace
+
+std::string format_bytes(uint64_t bytes) {
+  static constexpr const char* kUnits[] = {"B", "kB", "MB", "GB", "TB", "PB"};
+  double v = double(bytes);
+  size_t unit = 0;
+  while (v >= 1000.0 && unit + 1 < std::size(kUnits)) {
+    v /= 1000.0;
+    ++unit;
+  }
+  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.2f} {}", v, kUnits[unit]);
+}
+
+void print_summary_table(std::ostream& out, const BatchSummary& summary, bool dry_run) {
+  const char* replaced_header = dry_run ? "would shrink" : "optimised";
+  out << fmt::format("{:<8} {:>8} {:>12} {:>12} {:>12} {:>7}  {}\n", "kind", "files",
+                     replaced_header, "before", "after", "saved", "left alone (reason)");
+  auto row = [&](std::string_view name, const KindTotals& t) {
+    out << fmt::format("{:<8} {:>8} {:>12} {:>12} {:>12} {:>6.1f}%  {}\n", name, t.files,
+                       t.replaced, format_bytes(t.bytes_in), format_bytes(t.bytes_out),
+                       saved_percent(t.bytes_in, t.bytes_out), kept_text(t.kept));
+  };
+  for (const auto& [kind, totals] : summary.by_kind) row(kind_name(kind), totals);
+  if (summary.by_kind.size() != 1) row("total", summary.total);
+  out << fmt::format("{} in {:.1f} s", dry_run ? "dry run: nothing written" : "done",
+                     summary.seconds);
+  if (summary.seconds > 0)
+    out << fmt::format(", {:.1f} MB/s", double(summary.total.bytes_in) / 1e6 / summary.seconds);
+  if (summary.from_journal > 0)
+    out << fmt::format("; {} files already done by an earlier run (journal)", summary.from_journal);
+  if (summary.cleaned_temps > 0)
+    out << fmt::format("; removed {} temporary files left by an interrupted run",
+                       summary.cleaned_temps);
+  if (summary.io_errors > 0) out << fmt::format("; {} files failed on I/O", summary.io_errors);
+  out << "\n";
+  if (!summary.journal_path.empty()) out << "journal: " << summary.journal_path << "\n";
+}
+
+}  // namespace lighten

@@ -1,0 +1,139 @@
+// The command line as a user meets it: flags from the options table, exit codes, messages.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "lighten/options.h"
+#include "support/corpus.h"
+#include "support/jpeg_maker.h"
+
+namespace fs = std::filesystem;
+
+namespace lighten {
+namespace {
+
+struct CliRun {
+  int status = -1;
+  std::string output;  // stdout and stderr together
+};
+
+CliRun run_cli(const std::string& args) {
+  CliRun r;
+  const std::string command = std::string(LIGHTEN_CLI) + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buffer{};
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("lighten-cli-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "in" / "sub");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(CliTest, HelpListsEveryPolicyOption) {
+  const CliRun r = run_cli("optimize --help");
+  EXPECT_EQ(r.status, 0);
+  for (const OptionSpec& spec : policy_options())
+    EXPECT_NE(r.output.find("--" + std::string(spec.name)), std::string::npos) << spec.name;
+}
+
+TEST_F(CliTest, UsageErrorsExitWithTwoAndSayWhy) {
+  CliRun r = run_cli("optimize " + (dir_ / "in").string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("--in-place"), std::string::npos) << r.output;
+
+  r = run_cli("optimize --dry-run --jpeg-scans fastest " + (dir_ / "in").string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("smallest"), std::string::npos) << r.output;
+
+  r = run_cli("optimize --dry-run --mode compact " + (dir_ / "in").string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("not available"), std::string::npos) << r.output;
+
+  r = run_cli("optimize --dry-run --shard 4/3 " + (dir_ / "in").string());
+  EXPECT_EQ(r.status, 2);
+
+  r = run_cli("optimize --dry-run " + (dir_ / "does-not-exist").string());
+  EXPECT_EQ(r.status, 2);
+
+  r = run_cli("frobnicate");
+  EXPECT_EQ(r.status, 2);
+}
+
+TEST_F(CliTest, InfoSaysWhatAFileIsAndWhatWouldHappen) {
+  testing::write_file(dir_ / "in" / "a.jpg", testing::make_jpeg({.width = 200, .height = 100}));
+  testing::write_file(dir_ / "in" / "note.txt", {'h', 'i'});
+  const CliRun r = run_cli("info " + (dir_ / "in" / "a.jpg").string() + " " +
+                        (dir_ / "in" / "note.txt").string());
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("kind: jpeg"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("lighten would: write"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("unsupported-kind"), std::string::npos) << r.output;
+}
+
+TEST_F(CliTest, MirrorRunWritesACompleteMirrorAndAJsonReport) {
+  const auto jpeg = testing::make_jpeg({.width = 320, .height = 200, .quality = 95});
+  testing::write_file(dir_ / "in" / "a.jpg", jpeg);
+  testing::write_file(dir_ / "in" / "sub" / "b.jpeg", testing::make_jpeg({.components = 1}));
+  testing::write_file(dir_ / "in" / "sub" / "c.txt", {'t', 'e', 'x', 't'});
+  const fs::path out = dir_ / "out";
+  const fs::path report = dir_ / "report.json";
+  const CliRun r = run_cli("optimize " + (dir_ / "in").string() + " -o " + out.string() +
+                        " --jobs 2 --report " + report.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("jpeg"), std::string::npos) << r.output;
+  ASSERT_TRUE(fs::exists(out / "a.jpg"));
+  ASSERT_TRUE(fs::exists(out / "sub" / "b.jpeg"));
+  ASSERT_TRUE(fs::exists(out / "sub" / "c.txt"));  // the mirror is complete
+  EXPECT_LT(fs::file_size(out / "a.jpg"), jpeg.size());
+  EXPECT_EQ(testing::decode_jpeg_pixels(testing::read_file(out / "a.jpg")),
+            testing::decode_jpeg_pixels(jpeg));
+  // The originals are untouched.
+  EXPECT_EQ(testing::read_file(dir_ / "in" / "a.jpg"), jpeg);
+
+  std::ifstream in(report);
+  const auto doc = nlohmann::json::parse(in);
+  EXPECT_EQ(doc["files"].size(), 3u);
+  EXPECT_EQ(doc["total"]["files"], 3);
+  EXPECT_EQ(doc["policy"]["mode"], "lossless");
+  uint64_t before = 0, after = 0;
+  for (const auto& f : doc["files"]) {
+    before += f["bytes_before"].get<uint64_t>();
+    after += f["bytes_after"].get<uint64_t>();
+  }
+  EXPECT_EQ(doc["total"]["bytes_before"].get<uint64_t>(), before);
+  EXPECT_EQ(doc["total"]["bytes_after"].get<uint64_t>(), after);
+  EXPECT_LT(after, before);
+}
+
+TEST_F(CliTest, DryRunWritesNothing) {
+  const auto jpeg = testing::make_jpeg({.width = 320, .height = 200, .quality = 95});
+  testing::write_file(dir_ / "in" / "a.jpg", jpeg);
+  const CliRun r = run_cli("optimize --dry-run --no-journal " + (dir_ / "in").string());
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("dry run"), std::string::npos) << r.output;
+  EXPECT_EQ(testing::read_file(dir_ / "in" / "a.jpg"), jpeg);
+  size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::recursive_directory_iterator(dir_ / "in")) ++entries;
+  EXPECT_EQ(entries, 2u);  // a.jpg and the empty sub/
+}
+
+}  // namespace
+}  // namespace lighten

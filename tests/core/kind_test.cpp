@@ -1,0 +1,88 @@
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "lighten/kind.h"
+#include "support/corpus.h"
+#include "support/zip_maker.h"
+
+namespace lighten {
+namespace {
+
+std::vector<uint8_t> bytes_of(const std::string& s) { return {s.begin(), s.end()}; }
+template <size_t N>
+std::vector<uint8_t> bytes_of(const char (&s)[N]) {  // keeps embedded NULs
+  return {s, s + N - 1};
+}
+
+std::vector<uint8_t> tiny_zip(const std::vector<std::pair<std::string, std::string>>& entries) {
+  std::vector<testing::ZipItem> items;
+  for (const auto& [name, content] : entries)
+    items.push_back({.name = name, .content = testing::text_bytes(content), .deflate = false});
+  return testing::make_zip(items);
+}
+
+TEST(Sniff, MagicNumbers) {
+  EXPECT_EQ(sniff(bytes_of("\xFF\xD8\xFF\xE0")), Kind::kJpeg);
+  EXPECT_EQ(sniff(bytes_of("\x89PNG\r\n\x1a\n....")), Kind::kPng);
+  EXPECT_EQ(sniff(bytes_of("GIF89a")), Kind::kGif);
+  EXPECT_EQ(sniff(bytes_of("RIFF\0\0\0\0WEBPVP8 ")), Kind::kWebp);
+  EXPECT_EQ(sniff(bytes_of("RIFF\0\0\0\0AVI LIST")), Kind::kAvi);
+  EXPECT_EQ(sniff(bytes_of(std::string("RIFF\0\0\0\0WAVEfmt ", 16))), Kind::kRiff);
+  EXPECT_EQ(sniff(bytes_of(std::string("\0\0\0\x18" "ftypisom", 12))), Kind::kMp4);
+  EXPECT_EQ(sniff(bytes_of(std::string("\0\0\0\x14" "ftypqt  ", 12))), Kind::kMov);
+  EXPECT_EQ(sniff(bytes_of(std::string("\0\0\0\x18" "ftypheic", 12))), Kind::kHeif);
+  EXPECT_EQ(sniff(bytes_of("%PDF-1.7\n")), Kind::kPdf);
+  EXPECT_EQ(sniff(bytes_of(std::string(100, ' ') + "%PDF-1.4")), Kind::kPdf);
+  EXPECT_EQ(sniff(bytes_of(std::string("II*\0", 4))), Kind::kTiff);
+  EXPECT_EQ(sniff(bytes_of("hello world")), Kind::kUnknown);
+  EXPECT_EQ(sniff({}), Kind::kUnknown);
+  EXPECT_EQ(sniff(bytes_of("\xFF\xD8")), Kind::kUnknown);  // too short to be a JPEG
+}
+
+TEST(Sniff, ZipDocumentsByContent) {
+  EXPECT_EQ(sniff(tiny_zip({{"[Content_Types].xml", "<x/>"}, {"ppt/presentation.xml", ""}})),
+            Kind::kPptx);
+  EXPECT_EQ(sniff(tiny_zip({{"[Content_Types].xml", "<x/>"}, {"word/document.xml", ""}})),
+            Kind::kDocx);
+  EXPECT_EQ(sniff(tiny_zip({{"[Content_Types].xml", "<x/>"}, {"xl/workbook.xml", ""}})),
+            Kind::kXlsx);
+  EXPECT_EQ(sniff(tiny_zip({{"mimetype", "application/hwp+zip"}, {"Contents/section0.xml", ""}})),
+            Kind::kHwpx);
+  EXPECT_EQ(sniff(tiny_zip({{"mimetype", "application/epub+zip"}})), Kind::kEpub);
+  EXPECT_EQ(sniff(tiny_zip({{"mimetype", "application/vnd.oasis.opendocument.text"}})),
+            Kind::kOdt);
+  EXPECT_EQ(sniff(tiny_zip({{"META-INF/MANIFEST.MF", "Manifest-Version: 1.0"}})), Kind::kJar);
+  EXPECT_EQ(sniff(tiny_zip({{"a.txt", "a"}})), Kind::kZip);
+}
+
+TEST(Sniff, TruncatedZipDirectoryDoesNotThrow) {
+  auto zip = tiny_zip({{"[Content_Types].xml", "<x/>"}, {"word/document.xml", ""}});
+  zip.resize(zip.size() - 30);
+  EXPECT_NO_THROW(sniff(zip));
+}
+
+TEST(Sniff, NamesRoundTrip) {
+  for (Kind k : {Kind::kJpeg, Kind::kPptx, Kind::kHwp, Kind::kMov, Kind::kUnknown})
+    EXPECT_EQ(kind_from_name(kind_name(k)), k);
+}
+
+TEST(Sniff, CorpusKindsMatchTheirFolders) {
+  const auto jpegs = testing::corpus_files("jpeg");
+  LIGHTEN_REQUIRE_CORPUS(jpegs, "jpeg");
+  for (const auto& f : jpegs) EXPECT_EQ(sniff(testing::read_file(f)), Kind::kJpeg) << f;
+  for (const auto& f : testing::corpus_files("pdf"))
+    EXPECT_EQ(sniff(testing::read_file(f)), Kind::kPdf) << f;
+  for (const auto& f : testing::corpus_files("png"))
+    EXPECT_EQ(sniff(testing::read_file(f)), Kind::kPng) << f;
+  for (const auto& f : testing::corpus_files("hwpx"))
+    EXPECT_EQ(sniff(testing::read_file(f)), Kind::kHwpx) << f;
+  for (const auto& f : testing::corpus_files("hwp")) {
+    const Kind k = sniff(testing::read_file(f));
+    EXPECT_TRUE(k == Kind::kHwp || k == Kind::kCfb) << f << " " << kind_name(k);
+  }
+}
+
+}  // namespace
+}  // namespace lighten

@@ -1,0 +1,83 @@
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "lighten/options.h"
+
+namespace lighten {
+namespace {
+
+TEST(Options, EveryOptionHasHelpAndAValidDefault) {
+  std::set<std::string_view> names;
+  for (const OptionSpec& spec : policy_options()) {
+    EXPECT_TRUE(names.insert(spec.name).second) << "declared twice: " << spec.name;
+    EXPECT_FALSE(spec.help.empty()) << spec.name;
+    Policy p;
+    EXPECT_NO_THROW(set_policy_option(p, spec.name, spec.default_value)) << spec.name;
+    // The default written in the table is the default of a fresh Policy.
+    Policy fresh;
+    EXPECT_EQ(get_policy_option(p, spec.name), get_policy_option(fresh, spec.name)) << spec.name;
+  }
+}
+
+TEST(Options, ValuesRoundTrip) {
+  Policy p;
+  set_policy_option(p, "jpeg-scans", "smallest");
+  set_policy_option(p, "metadata", "strip");
+  set_policy_option(p, "effort", "9");
+  set_policy_option(p, "max-input-size", "64M");
+  EXPECT_EQ(p.jpeg_scans, ScanMode::kSmallest);
+  EXPECT_EQ(p.metadata, MetadataPolicy::kStrip);
+  EXPECT_EQ(p.effort, 9);
+  EXPECT_EQ(p.limits.max_input_bytes, 64ull << 20);
+  EXPECT_EQ(get_policy_option(p, "jpeg-scans"), "smallest");
+}
+
+TEST(Options, BadValuesSayWhatIsAllowed) {
+  Policy p;
+  try {
+    set_policy_option(p, "jpeg-scans", "fastest");
+    FAIL();
+  } catch (const OptionError& e) {
+    EXPECT_NE(std::string(e.what()).find("keep, baseline, progressive, smallest"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(set_policy_option(p, "effort", "0"), OptionError);
+  EXPECT_THROW(set_policy_option(p, "effort", "5x"), OptionError);
+  EXPECT_THROW(set_policy_option(p, "min-gain-bytes", "lots"), OptionError);
+  EXPECT_THROW(set_policy_option(p, "no-such-option", "1"), OptionError);
+}
+
+TEST(Options, PerceptualModesAreRefusedUntilAvailable) {
+  Policy p;
+  try {
+    set_policy_option(p, "mode", "high");
+    FAIL();
+  } catch (const OptionError& e) {
+    EXPECT_NE(std::string(e.what()).find("not available"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(p.mode, Mode::kLossless);
+}
+
+TEST(Options, SizesTakeSuffixes) {
+  EXPECT_EQ(parse_size("4096"), 4096u);
+  EXPECT_EQ(parse_size("512k"), 512u << 10);
+  EXPECT_EQ(parse_size("2G"), 2ull << 30);
+  EXPECT_THROW(parse_size(""), OptionError);
+  EXPECT_THROW(parse_size("G"), OptionError);
+}
+
+TEST(Options, WorthKeeping) {
+  Policy p;
+  p.min_gain_bytes = 16;
+  p.min_gain_ratio = 0.01;
+  EXPECT_FALSE(worth_keeping(1000, 1000, p));
+  EXPECT_FALSE(worth_keeping(1000, 1001, p));
+  EXPECT_FALSE(worth_keeping(1000, 995, p));  // 5 bytes < 16
+  EXPECT_TRUE(worth_keeping(1000, 980, p));
+  EXPECT_FALSE(worth_keeping(100000, 99000 + 10, p));  // under 1 %
+}
+
+}  // namespace
+}  // namespace lighten

@@ -1,0 +1,133 @@
+// The engine's promises, independent of any one format: reasons, never larger, verification,
+// budgets for nested items.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+
+#include "engine/engine_context.h"
+#include "lighten/lighten.h"
+#include "support/jpeg_maker.h"
+
+namespace lighten {
+namespace {
+
+TEST(Engine, EmptyInputIsKeptWithAReason) {
+  const Outcome o = optimize({}, Policy{});
+  EXPECT_EQ(o.action, Action::kKept);
+  EXPECT_EQ(o.reason, Reason::kEmpty);
+  EXPECT_FALSE(o.message.empty());
+}
+
+TEST(Engine, UnknownKindsAreReportedAsUnsupported) {
+  const std::string text = "just some text, not an image";
+  const Outcome o = optimize({reinterpret_cast<const uint8_t*>(text.data()), text.size()}, Policy{});
+  EXPECT_EQ(o.reason, Reason::kUnsupportedKind);
+  EXPECT_EQ(o.bytes_out, o.bytes_in);
+  EXPECT_TRUE(o.bytes.empty());
+}
+
+TEST(Engine, PerceptualModesAreRefusedWithAReason) {
+  Policy p;
+  p.mode = Mode::kHigh;
+  const auto jpeg = testing::make_jpeg({});
+  const Outcome o = optimize(jpeg, p);
+  EXPECT_EQ(o.reason, Reason::kModeNotAvailable);
+  EXPECT_EQ(o.kind, Kind::kJpeg);
+}
+
+TEST(Engine, TooLargeInputsAreLeftAlone) {
+  Policy p;
+  p.limits.max_input_bytes = 100;
+  const auto jpeg = testing::make_jpeg({});
+  EXPECT_EQ(optimize(jpeg, p).reason, Reason::kLimitExceeded);
+}
+
+TEST(Engine, UnoptimisedJpegShrinksAndIsVerified) {
+  const auto jpeg = testing::make_jpeg({.width = 320, .height = 240, .quality = 92});
+  const Outcome o = optimize(jpeg, Policy{});
+  ASSERT_EQ(o.action, Action::kReplaced) << reason_name(o.reason) << ": " << o.message;
+  EXPECT_EQ(o.reason, Reason::kOptimized);
+  EXPECT_EQ(o.kind, Kind::kJpeg);
+  EXPECT_LT(o.bytes_out, o.bytes_in);
+  EXPECT_EQ(o.bytes.size(), o.bytes_out);
+  EXPECT_TRUE(o.quality.pixels_identical);
+  EXPECT_EQ(testing::decode_jpeg_pixels(o.bytes), testing::decode_jpeg_pixels(jpeg));
+}
+
+TEST(Engine, MinimumGainIsRespected) {
+  const auto jpeg = testing::make_jpeg({.width = 320, .height = 240, .quality = 92});
+  Policy p;
+  p.min_gain_ratio = 0.99;  // nothing saves 99 %
+  const Outcome o = optimize(jpeg, p);
+  EXPECT_EQ(o.reason, Reason::kNoGain);
+  EXPECT_TRUE(o.bytes.empty());
+}
+
+TEST(Engine, SecondPassFindsNothingMore) {
+  const auto jpeg = testing::make_jpeg({.width = 320, .height = 240, .quality = 92});
+  const Outcome first = optimize(jpeg, Policy{});
+  ASSERT_TRUE(first.replaced());
+  const Outcome second = optimize(first.bytes, Policy{});
+  EXPECT_EQ(second.action, Action::kKept);
+  EXPECT_EQ(second.reason, Reason::kNoGain);
+}
+
+TEST(Engine, TruncatedJpegIsKeptWithAReason) {
+  auto jpeg = testing::make_jpeg({.width = 320, .height = 240});
+  jpeg.resize(jpeg.size() / 2);
+  const Outcome o = optimize(jpeg, Policy{});
+  EXPECT_EQ(o.action, Action::kKept);
+  EXPECT_TRUE(o.reason == Reason::kTruncated || o.reason == Reason::kCorrupt)
+      << reason_name(o.reason);
+  EXPECT_FALSE(o.message.empty());
+}
+
+TEST(EngineContext, NestingDeeperThanTheLimitIsRefused) {
+  Policy p;
+  p.limits.max_depth = 1;
+  auto budget = std::make_shared<SharedBudget>();
+  budget->deadline = std::chrono::steady_clock::now() + std::chrono::hours(1);
+  EngineContext level1(p, 1, budget);
+  const auto jpeg = testing::make_jpeg({});
+  const Outcome o = level1.optimize_embedded(jpeg, "inner.jpg");
+  EXPECT_EQ(o.reason, Reason::kLimitExceeded);
+  EXPECT_NE(o.message.find("inner.jpg"), std::string::npos);
+  EngineContext level0(p, 0, budget);
+  EXPECT_NE(level0.optimize_embedded(jpeg, "inner.jpg").reason, Reason::kLimitExceeded);
+}
+
+TEST(EngineContext, ExpansionBudgetIsSharedAcrossItems) {
+  Policy p;
+  const auto jpeg = testing::make_jpeg({});
+  p.limits.max_expanded_bytes = jpeg.size() * 2 + 1;
+  auto budget = std::make_shared<SharedBudget>();
+  budget->deadline = std::chrono::steady_clock::now() + std::chrono::hours(1);
+  EngineContext root(p, 0, budget);
+  EXPECT_NE(root.optimize_embedded(jpeg, "a.jpg").reason, Reason::kLimitExceeded);
+  EXPECT_NE(root.optimize_embedded(jpeg, "b.jpg").reason, Reason::kLimitExceeded);
+  EXPECT_EQ(root.optimize_embedded(jpeg, "c.jpg").reason, Reason::kLimitExceeded);
+}
+
+TEST(EngineContext, DeadlineIsVisibleToOptimisers) {
+  Policy p;
+  auto budget = std::make_shared<SharedBudget>();
+  budget->deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  EngineContext ctx(p, 0, budget);
+  EXPECT_TRUE(ctx.out_of_time());
+}
+
+TEST(Describe, SaysWhatAJpegIs) {
+  const auto jpeg = testing::make_jpeg({.width = 64, .height = 48});
+  const FileInfo info = describe(jpeg);
+  EXPECT_EQ(info.kind, Kind::kJpeg);
+  EXPECT_TRUE(info.supported);
+  EXPECT_TRUE(info.problem.empty()) << info.problem;
+  bool has_width = false;
+  for (const auto& [name, value] : info.properties)
+    if (name == "width") has_width = value == "64";
+  EXPECT_TRUE(has_width);
+}
+
+}  // namespace
+}  // namespace lighten

@@ -1,0 +1,82 @@
+// Makes small PNGs with libpng for tests, and decodes PNGs to rows for comparisons.
+#pragma once
+
+#include <png.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lighten::testing {
+
+struct PngRecipe {
+  uint32_t width = 96, height = 64;
+  int color_type = PNG_COLOR_TYPE_RGB;
+  int bit_depth = 8;
+  bool interlaced = false;
+  int zlib_level = 1;  // weak on purpose: leaves room for lighten
+  std::string text;    // a tEXt chunk when not empty
+};
+
+inline std::vector<uint8_t> make_png(const PngRecipe& r) {
+  std::vector<uint8_t> out;
+  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
+  png_infop info = png_create_info_struct(png);
+  png_set_write_fn(
+      png, &out,
+      [](png_structp p, png_bytep data, size_t n) {
+        auto* v = static_cast<std::vector<uint8_t>*>(png_get_io_ptr(p));
+        v->insert(v->end(), data, data + n);
+      },
+      nullptr);
+  png_set_IHDR(png, info, r.width, r.height, r.bit_depth, r.color_type,
+               r.interlaced ? PNG_INTERLACE_ADAM7 : PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
+               PNG_FILTER_TYPE_DEFAULT);
+  png_set_compression_level(png, r.zlib_level);
+  std::vector<png_color> palette(16);
+  if (r.color_type == PNG_COLOR_TYPE_PALETTE) {
+    for (int i = 0; i < 16; ++i) palette[size_t(i)] = {png_byte(i * 16), png_byte(255 - i * 16), 128};
+    png_set_PLTE(png, info, palette.data(), 16);
+  }
+  png_text text{};
+  if (!r.text.empty()) {
+    text.compression = PNG_TEXT_COMPRESSION_NONE;
+    text.key = const_cast<char*>("Comment");
+    text.text = const_cast<char*>(r.text.c_str());
+    png_set_text(png, info, &text, 1);
+  }
+  png_write_info(png, info);
+  png_set_interlace_handling(png);
+  const int channels = png_get_channels(png, info);
+  const size_t row_bytes = png_get_rowbytes(png, info);
+  std::vector<uint8_t> row(row_bytes);
+  const int passes = r.interlaced ? 7 : 1;
+  for (int pass = 0; pass < passes; ++pass) {
+    for (uint32_t y = 0; y < r.height; ++y) {
+      for (size_t i = 0; i < row_bytes; ++i) {
+        const uint32_t x = uint32_t(i) / uint32_t(std::max(1, channels * r.bit_depth / 8));
+        row[i] = r.color_type == PNG_COLOR_TYPE_PALETTE ? uint8_t(((x / 8 + y / 8) % 16) * (r.bit_depth == 8 ? 1 : 17))
+                                                        : uint8_t(x * 3 + y * 2 + (i % 3) * 40);
+      }
+      png_write_row(png, row.data());
+    }
+  }
+  png_write_end(png, nullptr);
+  png_destroy_write_struct(&png, &info);
+  return out;
+}
+
+// Decodes with libpng's simplified API to RGBA (16-bit linear for 16-bit inputs); empty on error.
+inline std::vector<uint8_t> decode_png_pixels(const std::vector<uint8_t>& bytes) {
+  png_image image{};
+  image.version = PNG_IMAGE_VERSION;
+  if (!png_image_begin_read_from_memory(&image, bytes.data(), bytes.size())) return {};
+  const bool wide = (image.format & PNG_FORMAT_FLAG_LINEAR) != 0;
+  image.format = wide ? PNG_FORMAT_LINEAR_RGB_ALPHA : PNG_FORMAT_RGBA;
+  std::vector<uint8_t> pixels(PNG_IMAGE_SIZE(image));
+  if (!png_image_finish_read(&image, nullptr, pixels.data(), 0, nullptr)) pixels.clear();
+  png_image_free(&image);
+  return pixels;
+}
+
+}  // namespace lighten::testing
