@@ -1,0 +1,210 @@
+// run_batch: walk, schedule, process, summarise.
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <stdexcept>
+
+#include "batch/journal.h"
+#include "batch/process.h"
+#include "batch/scheduler.h"
+#include "batch/shard.h"
+#include "batch/store.h"
+#include "batch/walk.h"
+#include "lighten/batch.h"
+#include "lighten/options.h"
+
+namespace lighten {
+namespace {
+
+constexpr const char* kMirrorJournalName = ".lighten-journal";
+
+std::string hex64(uint64_t value) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+std::string policy_text(const Policy& policy) {
+  std::string text;
+  for (const auto& [name, value] : describe_policy(policy)) text += name + "=" + value + "\n";
+  return text;
+}
+
+std::string shard_suffix(const Shard& shard) {
+  if (shard.count <= 1) return "";
+  return ".shard-" + std::to_string(shard.index + 1) + "-of-" + std::to_string(shard.count);
+}
+
+std::string make_run_id(const Shard& shard) {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+  std::random_device random;
+  char tail[16];
+  std::snprintf(tail, sizeof tail, "%08x", unsigned(random()));
+  return std::string(stamp) + "-" + tail + shard_suffix(shard);
+}
+
+void add(KindTotals& totals, const FileResult& r) {
+  ++totals.files;
+  totals.bytes_in += r.bytes_in;
+  totals.bytes_out += r.bytes_out;
+  if (r.action == Action::kReplaced)
+    ++totals.replaced;
+  else
+    ++totals.kept[r.reason];
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  return std::filesystem::equivalent(a, b, ec) && !ec;
+}
+
+// Serialises the progress sink and the summary: workers report from many threads.
+class Collector {
+ public:
+  Collector(ProgressSink& sink, BatchSummary& summary) : sink_(sink), summary_(summary) {}
+  void file(const FileResult& r) {
+    std::lock_guard lock(mutex_);
+    add(summary_.by_kind[r.kind], r);
+    add(summary_.total, r);
+    if (r.reason == Reason::kIoError) ++summary_.io_errors;
+    if (r.from_journal) ++summary_.from_journal;
+    sink_.on_file(r);
+  }
+
+ private:
+  std::mutex mutex_;
+  ProgressSink& sink_;
+  BatchSummary& summary_;
+};
+
+}  // namespace
+
+std::string default_journal_path(const BatchOptions& options) {
+  if (!options.in_place && !options.output_dir.empty())
+    return batch::mirror_path(options.output_dir, std::string(kMirrorJournalName) +
+                                                      shard_suffix(options.shard) + ".sqlite");
+  std::string state;
+  if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg && *xdg)
+    state = std::string(xdg) + "/lighten";
+  else if (const char* home = std::getenv("HOME"); home && *home)
+    state = std::string(home) + "/.local/state/lighten";
+  else
+    state = "/tmp/lighten-" + std::to_string(::getuid());
+  // Named after the inputs: the same tree finds its journal again from any working directory.
+  std::vector<std::string> keys;
+  for (const auto& input : options.inputs) keys.push_back(batch::journal_key(input));
+  std::sort(keys.begin(), keys.end());
+  std::string joined;
+  for (const auto& k : keys) joined += k + "\n";
+  std::string name = keys.empty() ? "inputs" : std::filesystem::path(keys.front()).filename();
+  if (name.empty()) name = "root";
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  return state + "/" + name + "-" + hex64(XXH3_64bits(joined.data(), joined.size())) +
+         shard_suffix(options.shard) + ".sqlite";
+}
+
+BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
+  auto start = std::chrono::steady_clock::now();
+  bool mirror = !options.in_place && !options.output_dir.empty();
+  if (options.in_place && !options.output_dir.empty())
+    throw std::runtime_error("choose either an output directory or in-place, not both");
+  if (!options.in_place && options.output_dir.empty() && !options.dry_run)
+    throw std::runtime_error("no output: give an output directory, in-place, or a dry run");
+  if (options.shard.count == 0 || options.shard.index >= options.shard.count)
+    throw std::runtime_error("invalid shard");
+
+  auto store = batch::make_local_store();
+  BatchSummary summary;
+  summary.run_id = make_run_id(options.shard);
+
+  if (mirror) {
+    for (const auto& input : options.inputs)
+      if (same_file(input, options.output_dir))
+        throw std::runtime_error("the output directory " + options.output_dir +
+                                 " is also an input; use in-place instead");
+    if (!options.dry_run)
+      if (auto s = store->make_dirs(options.output_dir); !s.ok())
+        throw std::runtime_error("cannot use the output directory: " + s.message);
+  }
+
+  std::unique_ptr<batch::Journal> journal;
+  std::string text = policy_text(options.policy);
+  std::string fingerprint = hex64(XXH3_64bits(text.data(), text.size()));
+  if (options.use_journal && !options.dry_run) {
+    summary.journal_path =
+        options.journal_path.empty() ? default_journal_path(options) : options.journal_path;
+    auto dir = std::filesystem::path(summary.journal_path).parent_path().string();
+    if (auto s = store->make_dirs(dir); !s.ok())
+      throw std::runtime_error("cannot create the journal's directory: " + s.message);
+    journal = std::make_unique<batch::Journal>(summary.journal_path);
+    journal->begin_run(summary.run_id, text);
+  }
+
+  batch::WalkOptions walk_options;
+  walk_options.follow_symlinks = options.follow_symlinks;
+  walk_options.clean_temps = !options.dry_run;
+  walk_options.owns_temp = [&](const std::string& relative) {
+    return batch::in_shard(relative, options.shard);
+  };
+  if (mirror) walk_options.exclude_paths.push_back(options.output_dir);
+  if (journal) {
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+      walk_options.exclude_paths.push_back(summary.journal_path + suffix);
+  }
+  auto found = batch::walk(*store, options.inputs, walk_options);
+  summary.cleaned_temps = found.cleaned_temps;
+  if (mirror && !options.dry_run) {
+    // Temp files of a killed mirror run lie in the output tree, which the walk above skips.
+    batch::WalkOptions out_options = walk_options;
+    out_options.exclude_paths.clear();
+    summary.cleaned_temps += batch::walk(*store, {options.output_dir}, out_options).cleaned_temps;
+  }
+
+  std::vector<batch::WalkEntry> files;
+  uint64_t bytes = 0;
+  for (auto& entry : found.files) {
+    if (!batch::in_shard(entry.relative, options.shard)) continue;
+    bytes += entry.stat.size;
+    files.push_back(std::move(entry));
+  }
+  progress.on_discovered(files.size(), bytes);
+
+  Collector collector(progress, summary);
+  // Problems of the walk are reported once, by the first shard.
+  if (options.shard.index == 0) {
+    for (const auto& problem : found.problems) {
+      FileResult r;
+      r.path = problem.path;
+      r.reason = problem.io_error ? Reason::kIoError : Reason::kSkipped;
+      r.message = problem.message;
+      collector.file(r);
+    }
+  }
+
+  batch::RunContext context{options, *store, journal.get(), summary.run_id, fingerprint};
+  batch::Scheduler scheduler(options.jobs, options.memory_budget);
+  scheduler.run(
+      files.size(), [&](size_t i) { return batch::memory_estimate(files[i].stat.size); },
+      [&](size_t i) { collector.file(batch::process_file(context, files[i])); });
+
+  if (journal) journal->flush();
+  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  progress.on_finish(summary);
+  return summary;
+}
+
+}  // namespace lighten

@@ -1,0 +1,252 @@
+#include "batch/process.h"
+
+#include <xxhash.h>
+
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <new>
+#include <vector>
+
+#include "lighten/lighten.h"
+
+namespace lighten::batch {
+namespace {
+
+std::string hex64(uint64_t value) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string parent_of(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash);
+}
+
+void set_io_error(FileResult& r, const IoStatus& status) {
+  r.action = Action::kKept;
+  r.bytes_out = r.bytes_in;
+  if (status.source_changed) {
+    r.reason = Reason::kSkipped;
+  } else {
+    r.reason = Reason::kIoError;
+  }
+  r.message = status.message;
+}
+
+// Reasons that say nothing final about the file: they are redone by the next run.
+bool is_final(Reason reason) { return reason != Reason::kIoError && reason != Reason::kSkipped; }
+
+class FileJob {
+ public:
+  FileJob(const RunContext& context, const WalkEntry& entry)
+      : ctx_(context),
+        options_(context.options),
+        entry_(entry),
+        mirror_(!options_.in_place && !options_.output_dir.empty()),
+        out_path_(mirror_ ? mirror_path(options_.output_dir, entry.relative) : entry.path) {
+    result_.path = entry.path;
+    result_.bytes_in = result_.bytes_out = entry.stat.size;
+  }
+
+  FileResult run() {
+    auto start = std::chrono::steady_clock::now();
+    if (ctx_.journal) key_ = journal_key(entry_.path);
+    if (!from_journal()) {
+      optimise_and_write();
+      result_.ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count();
+      record();
+    }
+    return result_;
+  }
+
+ private:
+  bool from_journal() {
+    if (!ctx_.journal) return false;
+    auto row = ctx_.journal->find(key_);
+    if (!row || row->policy_fingerprint != ctx_.policy_fingerprint || !is_final(row->reason))
+      return false;
+    const FileStat& st = entry_.stat;
+    bool as_input = row->size == st.size && row->mtime_ns == st.mtime_ns;
+    bool as_output = options_.in_place && row->action == Action::kReplaced &&
+                     row->out_size == st.size && row->out_mtime_ns == st.mtime_ns;
+    if (!as_input && !as_output) return false;
+    if (mirror_) {  // the mirror must still hold what the row says was written
+      FileStat out;
+      if (!ctx_.store.stat(out_path_, false, out).ok() || out.size != row->out_size ||
+          out.mtime_ns != row->out_mtime_ns)
+        return false;
+    }
+    result_ = row->to_result();
+    result_.path = entry_.path;
+    result_.from_journal = true;
+    return true;
+  }
+
+  void optimise_and_write() {
+    const Policy& policy = options_.policy;
+    if (entry_.stat.size > policy.limits.max_input_bytes) {
+      result_.reason = Reason::kLimitExceeded;
+      result_.message = "larger than the input limit of " +
+                        std::to_string(policy.limits.max_input_bytes) + " bytes; not read";
+      if (mirror_ && !options_.dry_run) {
+        // The mirror stays complete without reading the file into memory.
+        IoStatus s = ctx_.store.make_dirs(parent_of(out_path_));
+        if (s.ok())
+          s = options_.unchanged == UnchangedFiles::kHardlink
+                  ? ctx_.store.link_or_copy(out_path_, entry_.path)
+                  : ctx_.store.copy_atomic(out_path_, entry_.path, &entry_.stat);
+        if (!s.ok()) set_io_error(result_, s);
+      }
+      return;
+    }
+
+    std::vector<uint8_t> bytes;
+    if (auto s = ctx_.store.read(entry_.path, bytes, read_stat_); !s.ok()) {
+      set_io_error(result_, s);
+      return;
+    }
+    read_ = true;
+    result_.bytes_in = result_.bytes_out = bytes.size();
+    hash_ = hex64(XXH3_64bits(bytes.data(), bytes.size()));
+
+    Outcome outcome;
+    try {
+      outcome = optimize(bytes, policy);
+    } catch (const std::bad_alloc&) {
+      outcome = kept(Reason::kLimitExceeded, "out of memory while optimising");
+    } catch (const std::exception& e) {  // optimize() promises not to; keep the file if it does
+      outcome = kept(Reason::kInternalError, std::string("internal error: ") + e.what());
+    }
+    result_.kind = outcome.kind != Kind::kUnknown ? outcome.kind : sniff(bytes);
+    result_.action = outcome.action;
+    result_.reason = outcome.reason;
+    result_.message = outcome.message;
+    result_.detail = outcome.detail;
+    // Never larger, whatever the optimiser says.
+    if (outcome.replaced() && (outcome.bytes.empty() || outcome.bytes.size() >= bytes.size())) {
+      result_.action = Action::kKept;
+      result_.reason = Reason::kNoGain;
+      result_.message = "the output was not smaller";
+    }
+    bool replace = result_.action == Action::kReplaced;
+    result_.bytes_out = replace ? outcome.bytes.size() : bytes.size();
+    if (options_.dry_run) return;
+
+    IoStatus s;
+    if (mirror_) {
+      s = ctx_.store.make_dirs(parent_of(out_path_));
+      if (s.ok()) {
+        if (replace)
+          s = ctx_.store.write_atomic(out_path_, outcome.bytes, entry_.path, &read_stat_);
+        else if (options_.unchanged == UnchangedFiles::kHardlink)
+          s = ctx_.store.link_or_copy(out_path_, entry_.path);
+        else
+          s = ctx_.store.write_atomic(out_path_, bytes, entry_.path, &read_stat_);
+      }
+    } else if (options_.in_place && replace) {
+      s = ctx_.store.write_atomic(entry_.path, outcome.bytes, entry_.path, &read_stat_);
+    }
+    if (!s.ok()) {
+      set_io_error(result_, s);
+      return;
+    }
+    wrote_ = true;
+  }
+
+  Outcome kept(Reason reason, std::string message) {
+    Outcome o;
+    o.action = Action::kKept;
+    o.reason = reason;
+    o.message = std::move(message);
+    return o;
+  }
+
+  void record() {
+    if (!ctx_.journal || options_.dry_run) return;
+    JournalRow row;
+    row.path = key_;
+    const FileStat& in = read_ ? read_stat_ : entry_.stat;
+    row.size = in.size;
+    row.mtime_ns = in.mtime_ns;
+    row.hash = hash_;
+    row.kind = result_.kind;
+    row.action = result_.action;
+    row.reason = result_.reason;
+    row.message = result_.message;
+    row.detail = result_.detail;
+    row.bytes_before = result_.bytes_in;
+    row.bytes_after = result_.bytes_out;
+    row.out_size = in.size;
+    row.out_mtime_ns = in.mtime_ns;
+    if (wrote_ || mirror_) {
+      FileStat out;
+      if (ctx_.store.stat(out_path_, false, out).ok()) {
+        row.out_size = out.size;
+        row.out_mtime_ns = out.mtime_ns;
+      }
+    }
+    row.ms = result_.ms;
+    row.run_id = ctx_.run_id;
+    row.policy_fingerprint = ctx_.policy_fingerprint;
+    row.done_ns = now_ns();
+    try {
+      ctx_.journal->record(row);
+    } catch (const std::exception&) {
+      // A row that cannot be written only means the file is looked at again next time.
+    }
+  }
+
+  const RunContext& ctx_;
+  const BatchOptions& options_;
+  const WalkEntry& entry_;
+  bool mirror_;
+  std::string out_path_;
+  std::string key_;
+  std::string hash_;
+  FileStat read_stat_;
+  bool read_ = false;
+  bool wrote_ = false;
+  FileResult result_;
+};
+
+}  // namespace
+
+std::string journal_key(const std::string& path) {
+  std::error_code ec;
+  auto absolute = std::filesystem::absolute(path, ec);
+  return (ec ? std::filesystem::path(path) : absolute).lexically_normal().string();
+}
+
+std::string mirror_path(const std::string& output_dir, const std::string& relative) {
+  if (output_dir.empty() || output_dir.back() == '/') return output_dir + relative;
+  return output_dir + "/" + relative;
+}
+
+FileResult process_file(const RunContext& context, const WalkEntry& entry) {
+  FileResult r;
+  r.path = entry.path;
+  r.bytes_in = r.bytes_out = entry.stat.size;
+  try {
+    return FileJob(context, entry).run();
+  } catch (const std::bad_alloc&) {
+    r.reason = Reason::kLimitExceeded;
+    r.message = "out of memory";
+  } catch (const std::exception& e) {
+    r.reason = Reason::kInternalError;
+    r.message = std::string("internal error: ") + e.what();
+  }
+  return r;
+}
+
+}  // namespace lighten::batch

@@ -1,0 +1,30 @@
+// One file through the batch: journal check, read, optimise, write, journal.
+#pragma once
+
+#include <string>
+
+#include "batch/journal.h"
+#include "batch/store.h"
+#include "batch/walk.h"
+#include "lighten/batch.h"
+
+namespace lighten::batch {
+
+struct RunContext {
+  const BatchOptions& options;
+  Store& store;
+  Journal* journal;  // null when the run keeps none (dry run, use_journal off)
+  std::string run_id;
+  std::string policy_fingerprint;
+};
+
+// Never throws for anything the file or the disk does: problems end as the result's reason.
+FileResult process_file(const RunContext& context, const WalkEntry& entry);
+
+// The journal's key for a path: absolute and lexically normal, so any working directory agrees.
+std::string journal_key(const std::string& path);
+
+// OUT/relative, for mirror mode.
+std::string mirror_path(const std::string& output_dir, const std::string& relative);
+
+}  // namespace lighten::batch

@@ -1,0 +1,78 @@
+#include "batch/scheduler.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace lighten::batch {
+namespace {
+constexpr uint64_t kEstimateFactor = 16;
+constexpr uint64_t kMinEstimate = 1 << 20;
+constexpr uint64_t kMaxDefaultBudget = 8ull << 30;
+}  // namespace
+
+uint64_t memory_estimate(uint64_t file_size) {
+  uint64_t e = file_size > UINT64_MAX / kEstimateFactor ? UINT64_MAX : file_size * kEstimateFactor;
+  return std::max(e, kMinEstimate);
+}
+
+uint64_t default_memory_budget() {
+  long pages = ::sysconf(_SC_PHYS_PAGES);
+  long page_size = ::sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page_size <= 0) return 1ull << 30;
+  return std::min(uint64_t(pages) * uint64_t(page_size) / 2, kMaxDefaultBudget);
+}
+
+Scheduler::Scheduler(unsigned jobs, uint64_t budget)
+    : jobs_(jobs ? jobs : std::max(1u, std::thread::hardware_concurrency())),
+      budget_(budget ? budget : default_memory_budget()) {}
+
+SchedulerStats Scheduler::run(size_t count, const std::function<uint64_t(size_t)>& estimate,
+                              const std::function<void(size_t)>& work) {
+  std::mutex mutex;
+  std::condition_variable changed;
+  size_t next = 0;
+  uint64_t in_flight = 0;
+  size_t running = 0;
+  SchedulerStats stats;
+
+  auto worker = [&]() {
+    std::unique_lock lock(mutex);
+    for (;;) {
+      // Strict index order: a big file waits at the head until memory frees up, rather than
+      // being overtaken forever by small ones.
+      changed.wait(lock, [&]() {
+        if (next >= count) return true;
+        uint64_t need = estimate(next);
+        return running == 0 || (need <= budget_ && in_flight + need <= budget_);
+      });
+      if (next >= count) return;
+      size_t index = next++;
+      uint64_t need = estimate(index);
+      in_flight += need;
+      ++running;
+      stats.peak_in_flight = std::max(stats.peak_in_flight, in_flight);
+      stats.peak_running = std::max(stats.peak_running, running);
+      lock.unlock();
+      changed.notify_all();  // the next task may fit too
+      work(index);
+      lock.lock();
+      in_flight -= need;
+      --running;
+      changed.notify_all();
+    }
+  };
+
+  unsigned threads = unsigned(std::min<size_t>(jobs_, std::max<size_t>(count, 1)));
+  std::vector<std::thread> pool;
+  pool.reserve(threads);
+  for (unsigned i = 0; i < threads; ++i) pool.emplace_back(worker);
+  for (auto& t : pool) t.join();
+  return stats;
+}
+
+}  // namespace lighten::batch

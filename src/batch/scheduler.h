@@ -1,0 +1,41 @@
+// Runs the files of a batch on a pool of threads under a memory budget.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+namespace lighten::batch {
+
+// What a file is expected to need in memory while it is optimised (input, decoded planes,
+// candidates): a coarse upper bound, enough to keep a pool of workers out of swap.
+uint64_t memory_estimate(uint64_t file_size);
+
+struct SchedulerStats {
+  uint64_t peak_in_flight = 0;  // largest sum of estimates running at once
+  size_t peak_running = 0;      // most tasks running at once
+};
+
+class Scheduler {
+ public:
+  // `jobs` workers (0 = one per hardware thread); `budget` bytes of estimates in flight.
+  Scheduler(unsigned jobs, uint64_t budget);
+
+  // Runs work(i) for i in [0, count), starting tasks in index order. A task starts only while
+  // the estimates in flight plus its own stay within the budget; a task larger than the whole
+  // budget runs alone. Returns when all are done. work must not throw.
+  SchedulerStats run(size_t count, const std::function<uint64_t(size_t)>& estimate,
+                     const std::function<void(size_t)>& work);
+
+  unsigned jobs() const { return jobs_; }
+  uint64_t budget() const { return budget_; }
+
+ private:
+  unsigned jobs_;
+  uint64_t budget_;
+};
+
+// Half of physical memory, at most 8 GiB: the default budget.
+uint64_t default_memory_budget();
+
+}  // namespace lighten::batch

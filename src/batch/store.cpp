@@ -1,0 +1,339 @@
+#include "batch/store.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <system_error>
+#include <vector>
+
+namespace lighten::batch {
+namespace {
+
+constexpr std::string_view kTempMarker = ".lighten-tmp-";
+constexpr size_t kTempSuffixLength = 6;     // mkstemp's XXXXXX
+constexpr size_t kMaxBaseInTempName = 200;  // keeps temp names under NAME_MAX
+constexpr size_t kCopyChunk = 1 << 20;
+
+FileStat from_stat(const struct stat& s) {
+  FileStat st;
+  st.size = uint64_t(s.st_size);
+  st.mtime_ns = int64_t(s.st_mtim.tv_sec) * 1'000'000'000 + s.st_mtim.tv_nsec;
+  st.mode = s.st_mode;
+  st.dev = s.st_dev;
+  st.ino = s.st_ino;
+  return st;
+}
+
+std::pair<std::string, std::string> split_path(const std::string& path) {
+  auto slash = path.rfind('/');
+  if (slash == std::string::npos) return {".", path};
+  if (slash == 0) return {"/", path.substr(1)};
+  return {path.substr(0, slash), path.substr(slash + 1)};
+}
+
+// Closes a descriptor on every path out of a function.
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  void reset(int fd) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+
+ private:
+  int fd_;
+};
+
+IoStatus write_all(int fd, const uint8_t* data, size_t size, const std::string& path) {
+  while (size > 0) {
+    ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return IoStatus::fail("write", path, errno);
+    }
+    data += n;
+    size -= size_t(n);
+  }
+  return {};
+}
+
+// Copies mode, owner (only root may), extended attributes and timestamps of `source` to `fd`.
+IoStatus copy_metadata(int fd, const std::string& source, const std::string& temp) {
+  struct stat s;
+  if (::stat(source.c_str(), &s) != 0) return IoStatus::fail("stat", source, errno);
+  // chown before chmod: chown clears set-id bits.
+  if (::geteuid() == 0 && ::fchown(fd, s.st_uid, s.st_gid) != 0)
+    return IoStatus::fail("chown", temp, errno);
+  if (::fchmod(fd, s.st_mode & 07777) != 0) return IoStatus::fail("chmod", temp, errno);
+
+  ssize_t names_size = ::listxattr(source.c_str(), nullptr, 0);
+  if (names_size < 0 && errno != ENOTSUP) return IoStatus::fail("listxattr", source, errno);
+  if (names_size > 0) {
+    std::vector<char> names(size_t(names_size) + 1, '\0');
+    names_size = ::listxattr(source.c_str(), names.data(), names.size());
+    if (names_size < 0) return IoStatus::fail("listxattr", source, errno);
+    std::vector<char> value;
+    for (ssize_t at = 0; at < names_size; at += ssize_t(std::strlen(&names[at])) + 1) {
+      const char* name = &names[at];
+      ssize_t n = ::getxattr(source.c_str(), name, nullptr, 0);
+      if (n < 0) return IoStatus::fail(std::string("getxattr ") + name, source, errno);
+      value.resize(size_t(n) + 1);
+      n = ::getxattr(source.c_str(), name, value.data(), value.size());
+      if (n < 0) return IoStatus::fail(std::string("getxattr ") + name, source, errno);
+      if (::fsetxattr(fd, name, value.data(), size_t(n), 0) != 0)
+        return IoStatus::fail(std::string("setxattr ") + name, temp, errno);
+    }
+  }
+  // Timestamps last: nothing may touch the file after them.
+  struct timespec times[2] = {s.st_atim, s.st_mtim};
+  if (::futimens(fd, times) != 0) return IoStatus::fail("utimensat", temp, errno);
+  return {};
+}
+
+IoStatus fsync_dir(const std::string& dir) {
+  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (fd.get() < 0) return IoStatus::fail("open directory", dir, errno);
+  if (::fsync(fd.get()) != 0) return IoStatus::fail("fsync directory", dir, errno);
+  return {};
+}
+
+// After the rename the new file is in place whatever happens next: a failed directory fsync
+// can at worst lose the rename on power loss, which leaves the original, so it is no error.
+void sync_dir_after_rename(const std::string& dir) { (void)fsync_dir(dir); }
+
+IoStatus make_temp(const std::string& target, std::string& temp, Fd& fd) {
+  auto [dir, base] = split_path(target);
+  temp = (dir == "/" ? "" : dir) + "/" + temp_prefix(base) + "XXXXXX";
+  int raw = ::mkostemp(temp.data(), O_CLOEXEC);
+  if (raw < 0) return IoStatus::fail("create temporary file for", target, errno);
+  fd.reset(raw);
+  return {};
+}
+
+class LocalStore final : public Store {
+ public:
+  IoStatus stat(const std::string& path, bool follow_links, FileStat& out) override {
+    struct stat s;
+    int rc = follow_links ? ::stat(path.c_str(), &s) : ::lstat(path.c_str(), &s);
+    if (rc != 0) return IoStatus::fail("stat", path, errno);
+    out = from_stat(s);
+    return {};
+  }
+
+  IoStatus list(const std::string& dir, std::vector<DirEntry>& out) override {
+    out.clear();
+    DIR* d = ::opendir(dir.c_str());
+    if (!d) return IoStatus::fail("open directory", dir, errno);
+    errno = 0;
+    while (struct dirent* e = ::readdir(d)) {
+      std::string_view name = e->d_name;
+      if (name == "." || name == "..") continue;
+      DirEntry entry{std::string(name), EntryType::kOther};
+      unsigned char type = e->d_type;
+      if (type == DT_UNKNOWN) {  // some file systems do not fill d_type
+        struct stat s;
+        std::string full = dir + "/" + entry.name;
+        if (::lstat(full.c_str(), &s) == 0) {
+          type = S_ISREG(s.st_mode)   ? DT_REG
+                 : S_ISDIR(s.st_mode) ? DT_DIR
+                 : S_ISLNK(s.st_mode) ? DT_LNK
+                                      : DT_UNKNOWN;
+        }
+      }
+      entry.type = type == DT_REG   ? EntryType::kFile
+                   : type == DT_DIR ? EntryType::kDirectory
+                   : type == DT_LNK ? EntryType::kSymlink
+                                    : EntryType::kOther;
+      out.push_back(std::move(entry));
+      errno = 0;
+    }
+    int err = errno;
+    ::closedir(d);
+    if (err != 0) return IoStatus::fail("read directory", dir, err);
+    return {};
+  }
+
+  IoStatus read(const std::string& path, std::vector<uint8_t>& bytes, FileStat& st) override {
+    // O_NOATIME: reading must not change the atime that the output is to keep.
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOATIME));
+    if (fd.get() < 0 && errno == EPERM)
+      fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+    if (fd.get() < 0) return IoStatus::fail("open", path, errno);
+    struct stat s;
+    if (::fstat(fd.get(), &s) != 0) return IoStatus::fail("stat", path, errno);
+    st = from_stat(s);
+    bytes.resize(st.size);
+    size_t got = 0;
+    while (got < bytes.size()) {
+      ssize_t n = ::read(fd.get(), bytes.data() + got, bytes.size() - got);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return IoStatus::fail("read", path, errno);
+      }
+      if (n == 0) break;
+      got += size_t(n);
+    }
+    if (got != bytes.size()) return IoStatus::fail("read (file shrank while reading)", path, EIO);
+    return {};
+  }
+
+  IoStatus write_atomic(const std::string& target, std::span<const uint8_t> bytes,
+                        const std::string& source, const FileStat* expected) override {
+    return replace(target, source, expected,
+                   [&](int fd) { return write_all(fd, bytes.data(), bytes.size(), target); });
+  }
+
+  IoStatus copy_atomic(const std::string& target, const std::string& source,
+                       const FileStat* expected) override {
+    return replace(target, source, expected, [&](int out) -> IoStatus {
+      Fd in(::open(source.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOATIME));
+      if (in.get() < 0 && errno == EPERM) in.reset(::open(source.c_str(), O_RDONLY | O_CLOEXEC));
+      if (in.get() < 0) return IoStatus::fail("open", source, errno);
+      std::vector<uint8_t> buffer(kCopyChunk);
+      for (;;) {
+        ssize_t n = ::read(in.get(), buffer.data(), buffer.size());
+        if (n < 0) {
+          if (errno == EINTR) continue;
+          return IoStatus::fail("read", source, errno);
+        }
+        if (n == 0) return {};
+        if (auto s = write_all(out, buffer.data(), size_t(n), target); !s.ok()) return s;
+      }
+    });
+  }
+
+  IoStatus link_or_copy(const std::string& target, const std::string& source) override {
+    struct stat a, b;
+    if (::stat(source.c_str(), &a) == 0 && ::stat(target.c_str(), &b) == 0 &&
+        a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+      return {};  // already linked by an earlier run
+    std::string temp;
+    {
+      Fd fd;
+      if (auto s = make_temp(target, temp, fd); !s.ok()) return s;
+    }
+    // Link under a temp name, then rename: the target is never missing or half there.
+    ::unlink(temp.c_str());
+    if (::link(source.c_str(), temp.c_str()) != 0) {
+      int err = errno;
+      if (err == EXDEV || err == EPERM || err == EMLINK)
+        return copy_atomic(target, source, nullptr);
+      return IoStatus::fail("link", target, err);
+    }
+    int rc = ::rename(temp.c_str(), target.c_str());
+    int err = errno;
+    // rename() between two links of one file succeeds and does nothing: drop the temp name.
+    ::unlink(temp.c_str());
+    if (rc != 0) return IoStatus::fail("rename", target, err);
+    sync_dir_after_rename(split_path(target).first);
+    return {};
+  }
+
+  IoStatus make_dirs(const std::string& dir) override {
+    if (dir.empty()) return {};
+    struct stat s;
+    if (::stat(dir.c_str(), &s) == 0) {
+      if (S_ISDIR(s.st_mode)) return {};
+      return IoStatus::fail("create directory", dir, ENOTDIR);
+    }
+    auto parent = split_path(dir).first;
+    if (parent != dir && parent != "." && parent != "/")
+      if (auto st = make_dirs(parent); !st.ok()) return st;
+    if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)
+      return IoStatus::fail("create directory", dir, errno);
+    return {};
+  }
+
+  IoStatus remove(const std::string& path) override {
+    if (::unlink(path.c_str()) != 0) return IoStatus::fail("remove", path, errno);
+    return {};
+  }
+
+ private:
+  IoStatus replace(const std::string& target, const std::string& source, const FileStat* expected,
+                   const FillFn& fill) {
+    std::string temp;
+    Fd fd;
+    if (auto s = make_temp(target, temp, fd); !s.ok()) return s;
+    auto fail = [&](IoStatus status) {
+      ::close(fd.release());
+      ::unlink(temp.c_str());
+      return status;
+    };
+    if (auto s = fill(fd.get()); !s.ok()) return fail(s);
+    if (auto s = copy_metadata(fd.get(), source, temp); !s.ok()) return fail(s);
+    if (::fsync(fd.get()) != 0) return fail(IoStatus::fail("fsync", temp, errno));
+    if (::close(fd.release()) != 0) return fail(IoStatus::fail("close", temp, errno));
+    if (expected) {
+      struct stat s;
+      if (::stat(source.c_str(), &s) != 0) return fail(IoStatus::fail("stat", source, errno));
+      FileStat now = from_stat(s);
+      if (now.size != expected->size || now.mtime_ns != expected->mtime_ns ||
+          now.ino != expected->ino) {
+        IoStatus changed;
+        changed.source_changed = true;
+        changed.message = source + " changed while it was being optimised; left as it is";
+        return fail(changed);
+      }
+    }
+    if (::rename(temp.c_str(), target.c_str()) != 0)
+      return fail(IoStatus::fail("rename", target, errno));
+    sync_dir_after_rename(split_path(target).first);
+    return {};
+  }
+};
+
+}  // namespace
+
+bool FileStat::is_regular() const { return S_ISREG(mode); }
+bool FileStat::is_directory() const { return S_ISDIR(mode); }
+bool FileStat::is_symlink() const { return S_ISLNK(mode); }
+
+IoStatus IoStatus::fail(std::string_view op, const std::string& path, int err) {
+  IoStatus s;
+  s.error = err == 0 ? EIO : err;
+  s.message = std::string(op) + " " + path + ": " + std::generic_category().message(s.error);
+  return s;
+}
+
+std::string temp_prefix(std::string_view base_name) {
+  if (base_name.size() > kMaxBaseInTempName) base_name = base_name.substr(0, kMaxBaseInTempName);
+  // Built by appending: GCC 12 warns falsely (-Wrestrict) on "." + std::string at -O2.
+  std::string prefix(1, '.');
+  prefix.append(base_name).append(kTempMarker);
+  return prefix;
+}
+
+bool is_temp_name(std::string_view name) {
+  if (name.size() < 1 + kTempMarker.size() + kTempSuffixLength || name[0] != '.') return false;
+  auto at = name.size() - kTempSuffixLength - kTempMarker.size();
+  return name.substr(at, kTempMarker.size()) == kTempMarker;
+}
+
+std::string temp_target(std::string_view temp_name) {
+  if (!is_temp_name(temp_name)) return {};
+  auto base = temp_name.substr(1, temp_name.size() - 1 - kTempMarker.size() - kTempSuffixLength);
+  if (base.size() >= kMaxBaseInTempName) return {};
+  return std::string(base);
+}
+
+std::unique_ptr<Store> make_local_store() { return std::make_unique<LocalStore>(); }
+
+}  // namespace lighten::batch

@@ -1,0 +1,76 @@
+// The Store seam: every file access of the batch goes through it, so that object storage or
+// throttled reads (for the probe) can stand in for local files later.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lighten::batch {
+
+struct FileStat {
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  uint32_t mode = 0;  // st_mode
+  uint64_t dev = 0;
+  uint64_t ino = 0;
+  bool is_regular() const;
+  bool is_directory() const;
+  bool is_symlink() const;
+};
+
+// The result of one operation: ok, or the operation, the path and errno, ready for a report.
+struct IoStatus {
+  int error = 0;                // errno; 0 = ok
+  bool source_changed = false;  // the source moved under us: nothing was written
+  std::string message;          // "write /a/b.jpg: No space left on device"
+
+  bool ok() const { return error == 0 && !source_changed; }
+  static IoStatus fail(std::string_view op, const std::string& path, int err);
+};
+
+enum class EntryType : uint8_t { kFile, kDirectory, kSymlink, kOther };
+struct DirEntry {
+  std::string name;
+  EntryType type = EntryType::kOther;
+};
+
+// Writes the whole content into an open file descriptor (used for streaming copies).
+using FillFn = std::function<IoStatus(int fd)>;
+
+class Store {
+ public:
+  virtual ~Store() = default;
+  virtual IoStatus stat(const std::string& path, bool follow_links, FileStat& out) = 0;
+  // Entries of one directory (without "." and ".."), in no particular order.
+  virtual IoStatus list(const std::string& dir, std::vector<DirEntry>& out) = 0;
+  // Reads the whole file; `st` is the state of the opened file, so size and mtime match bytes.
+  virtual IoStatus read(const std::string& path, std::vector<uint8_t>& bytes, FileStat& st) = 0;
+  // Writes `target` atomically: temp file beside it, data, metadata of `source` (mode, owner
+  // when root, extended attributes, atime and mtime), fsync, rename, fsync of the directory.
+  // With `expected`, the source must still have that size and mtime just before the rename.
+  virtual IoStatus write_atomic(const std::string& target, std::span<const uint8_t> bytes,
+                                const std::string& source, const FileStat* expected) = 0;
+  // Same as write_atomic, streaming the source's content instead of holding it in memory.
+  virtual IoStatus copy_atomic(const std::string& target, const std::string& source,
+                               const FileStat* expected) = 0;
+  // Makes `target` a hard link to `source`, replacing what was there; copies across devices.
+  virtual IoStatus link_or_copy(const std::string& target, const std::string& source) = 0;
+  virtual IoStatus make_dirs(const std::string& dir) = 0;
+  virtual IoStatus remove(const std::string& path) = 0;
+};
+
+std::unique_ptr<Store> make_local_store();
+
+// The temp file name write_atomic uses for `target`'s base name, before the random suffix.
+std::string temp_prefix(std::string_view base_name);
+// True for a name write_atomic would use for its temp files (strays of killed runs).
+bool is_temp_name(std::string_view name);
+// The base name a temp file was made for; empty when it was cut to fit.
+std::string temp_target(std::string_view temp_name);
+
+}  // namespace lighten::batch

@@ -1,0 +1,147 @@
+#include "batch/walk.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <unordered_set>
+#include <utility>
+
+namespace lighten::batch {
+namespace {
+
+std::string join(const std::string& dir, const std::string& name) {
+  if (dir.empty()) return name;
+  if (dir.back() == '/') return dir + name;
+  return dir + "/" + name;
+}
+
+std::string base_name(const std::string& path) {
+  auto p = std::filesystem::path(path).lexically_normal();
+  auto name = p.filename().string();
+  if (name.empty()) name = p.parent_path().filename().string();  // "dir/" -> "dir"
+  return name.empty() || name == "." || name == ".." ? std::string("input") : name;
+}
+
+class Walker {
+ public:
+  Walker(Store& store, const WalkOptions& options, WalkResult& result)
+      : store_(store), options_(options), result_(result) {
+    for (const auto& path : options.exclude_paths) {
+      FileStat st;
+      if (store_.stat(path, true, st).ok()) excluded_.insert({st.dev, st.ino});
+    }
+  }
+
+  void input(const std::string& path, const std::string& relative) {
+    FileStat st;
+    if (auto s = store_.stat(path, true, st); !s.ok()) {
+      result_.problems.push_back({path, s.message, true});
+      return;
+    }
+    if (st.is_directory()) {
+      directory(path, relative, st);
+    } else if (st.is_regular()) {
+      if (!is_excluded(st)) add(path, relative, st);
+    } else {
+      result_.problems.push_back({path, "not a regular file", false});
+    }
+  }
+
+ private:
+  bool is_excluded(const FileStat& st) const { return excluded_.count({st.dev, st.ino}) > 0; }
+
+  void add(const std::string& path, const std::string& relative, const FileStat& st) {
+    // The same file named twice (an input inside another) must not get two writers.
+    std::error_code ec;
+    auto absolute = std::filesystem::absolute(path, ec);
+    if (!seen_.insert((ec ? std::filesystem::path(path) : absolute).lexically_normal()).second)
+      return;
+    result_.total_bytes += st.size;
+    result_.files.push_back({path, relative, st});
+  }
+
+  void directory(const std::string& path, const std::string& relative, const FileStat& st) {
+    if (is_excluded(st)) return;
+    // Guards against cycles when following symbolic links.
+    if (!visiting_.insert({st.dev, st.ino}).second) {
+      result_.problems.push_back({path, "directory cycle through a symbolic link", false});
+      return;
+    }
+    std::vector<DirEntry> entries;
+    if (auto s = store_.list(path, entries); !s.ok()) {
+      result_.problems.push_back({path, s.message, true});
+      visiting_.erase({st.dev, st.ino});
+      return;
+    }
+    std::sort(entries.begin(), entries.end(),
+              [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+    for (const auto& e : entries) {
+      std::string child = join(path, e.name);
+      std::string child_relative = join(relative, e.name);
+      if (is_temp_name(e.name) && e.type == EntryType::kFile) {
+        if (options_.clean_temps && owns_temp(relative, e.name) && store_.remove(child).ok())
+          ++result_.cleaned_temps;
+        continue;
+      }
+      EntryType type = e.type;
+      FileStat child_stat;
+      if (type == EntryType::kSymlink) {
+        if (!options_.follow_symlinks) {
+          result_.problems.push_back({child, "symbolic link not followed", false});
+          continue;
+        }
+        if (auto s = store_.stat(child, true, child_stat); !s.ok()) {
+          result_.problems.push_back({child, s.message, true});
+          continue;
+        }
+        type = child_stat.is_directory() ? EntryType::kDirectory
+               : child_stat.is_regular() ? EntryType::kFile
+                                         : EntryType::kOther;
+      } else if (type == EntryType::kFile || type == EntryType::kDirectory) {
+        if (auto s = store_.stat(child, false, child_stat); !s.ok()) {
+          result_.problems.push_back({child, s.message, true});
+          continue;
+        }
+      }
+      if (type == EntryType::kDirectory) {
+        directory(child, child_relative, child_stat);
+      } else if (type == EntryType::kFile) {
+        if (!is_excluded(child_stat)) add(child, child_relative, child_stat);
+      } else {
+        result_.problems.push_back({child, "not a regular file", false});
+      }
+    }
+    visiting_.erase({st.dev, st.ino});
+  }
+
+  bool owns_temp(const std::string& relative, const std::string& temp_name) const {
+    if (!options_.owns_temp) return true;
+    auto target = temp_target(temp_name);
+    // A name too long to recover: whoever sees it cleans it.
+    return target.empty() || options_.owns_temp(join(relative, target));
+  }
+
+  Store& store_;
+  const WalkOptions& options_;
+  WalkResult& result_;
+  std::set<std::pair<uint64_t, uint64_t>> excluded_;
+  std::set<std::pair<uint64_t, uint64_t>> visiting_;
+  std::unordered_set<std::string> seen_;
+};
+
+}  // namespace
+
+WalkResult walk(Store& store, const std::vector<std::string>& inputs, const WalkOptions& options) {
+  WalkResult result;
+  Walker walker(store, options, result);
+  size_t directories = 0;
+  for (const auto& input : inputs) {
+    FileStat st;
+    if (store.stat(input, true, st).ok() && st.is_directory()) ++directories;
+  }
+  bool single_directory = inputs.size() == 1 && directories == 1;
+  for (const auto& input : inputs) walker.input(input, single_directory ? "" : base_name(input));
+  return result;
+}
+
+}  // namespace lighten::batch

@@ -1,0 +1,46 @@
+// Finding the files of a batch: directories recursively, in a stable order.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "batch/store.h"
+
+namespace lighten::batch {
+
+struct WalkOptions {
+  bool follow_symlinks = false;
+  bool clean_temps = true;  // remove stray temp files of killed runs (off for dry runs)
+  std::vector<std::string> exclude_paths;  // files or directories never walked (journal, output)
+  // Whether this run owns the file a stray temp file was written for (its relative path):
+  // parallel shards over one tree must not remove each other's live temp files.
+  std::function<bool(const std::string&)> owns_temp;
+};
+
+struct WalkEntry {
+  std::string path;      // as found: input joined with the names below it
+  std::string relative;  // path inside the mirror (see walk())
+  FileStat stat;
+};
+
+struct WalkProblem {
+  std::string path;
+  std::string message;
+  bool io_error = false;  // false: skipped on purpose (symlink not followed, special file)
+};
+
+struct WalkResult {
+  std::vector<WalkEntry> files;
+  std::vector<WalkProblem> problems;
+  uint64_t total_bytes = 0;
+  uint64_t cleaned_temps = 0;
+};
+
+// Walks `inputs` (files and directories). Entries come in input order, and inside a directory
+// depth-first in byte order of names. `relative` is the path below the input directory when
+// there is one input directory, and starts with each input's base name otherwise.
+WalkResult walk(Store& store, const std::vector<std::string>& inputs, const WalkOptions& options);
+
+}  // namespace lighten::batch

@@ -1,0 +1,188 @@
+// run_batch through the library API: modes, journal resume, limits, progress.
+#include <sys/stat.h>
+
+#include <mutex>
+#include <set>
+
+#include "batch/test_support.h"
+#include "lighten/batch.h"
+
+namespace lighten::testing {
+namespace {
+
+struct Recorder : ProgressSink {
+  std::mutex mutex;
+  uint64_t discovered = 0, discovered_bytes = 0, files = 0, finished = 0;
+  std::vector<FileResult> results;
+  void on_discovered(uint64_t n, uint64_t bytes) override {
+    discovered = n;
+    discovered_bytes = bytes;
+  }
+  void on_file(const FileResult& r) override {
+    std::lock_guard lock(mutex);
+    results.push_back(r);
+  }
+  void on_finish(const BatchSummary&) override { ++finished; }
+};
+
+class RunBatch : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto corpus = corpus_files("jpeg");
+    if (corpus.empty()) GTEST_SKIP() << "shared corpus not found at " << shared_dir();
+    std::vector<fs::path> few;
+    for (const char* name : {"testorig.jpg", "gray.jpg", "iptc.jpg", "orient_1.jpg"})
+      if (fs::exists(shared_dir() / "corpus" / "jpeg" / name))
+        few.push_back(shared_dir() / "corpus" / "jpeg" / name);
+    copy_into(few, dir_ / "in");
+    copy_into({few[0]}, dir_ / "in" / "sub");
+    write_file(dir_ / "in" / "sub" / "notes.txt", {'h', 'i'});
+    ::setenv("XDG_STATE_HOME", (dir_ / "state").c_str(), 1);
+  }
+  BatchOptions options() {
+    BatchOptions o;
+    o.inputs = {(dir_ / "in").string()};
+    o.jobs = 2;
+    return o;
+  }
+  TempDir dir_;
+};
+
+TEST_F(RunBatch, DryRunWritesNothing) {
+  auto before = snapshot(dir_ / "in");
+  auto o = options();
+  o.dry_run = true;
+  o.output_dir = (dir_ / "out").string();
+  Recorder rec;
+  auto s = run_batch(o, rec);
+  EXPECT_EQ(snapshot(dir_ / "in"), before);
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+  EXPECT_FALSE(fs::exists(dir_ / "state"));
+  EXPECT_EQ(s.total.files, before.size());
+  EXPECT_EQ(rec.discovered, before.size());
+  EXPECT_EQ(rec.results.size(), before.size());
+  EXPECT_EQ(rec.finished, 1u);
+}
+
+TEST_F(RunBatch, MirrorIsCompleteAndHardLinksUnchangedFiles) {
+  auto before = snapshot(dir_ / "in");
+  auto o = options();
+  o.output_dir = (dir_ / "out").string();
+  o.unchanged = UnchangedFiles::kHardlink;
+  Recorder rec;
+  auto s = run_batch(o, rec);
+  EXPECT_EQ(snapshot(dir_ / "in"), before);
+  EXPECT_EQ(s.io_errors, 0u);
+  for (const auto& [name, bytes] : before) {
+    auto out = dir_ / "out" / name;
+    ASSERT_TRUE(fs::exists(out)) << name;
+    EXPECT_TRUE(same_or_equivalent(bytes, read_file(out))) << name;
+    if (read_file(out) == bytes) {
+      struct stat a, b;
+      ::stat((dir_ / "in" / name).c_str(), &a);
+      ::stat(out.c_str(), &b);
+      EXPECT_EQ(a.st_ino, b.st_ino) << name << " should be a hard link";
+    }
+  }
+  EXPECT_EQ(s.journal_path, (dir_ / "out" / ".lighten-journal.sqlite").string());
+
+  // Again with a fresh journal: links already in place stay, no temp file is left behind.
+  o.journal_path = (dir_ / "fresh.sqlite").string();
+  s = run_batch(o, rec);
+  EXPECT_EQ(s.io_errors, 0u);
+  EXPECT_FALSE(has_temp_files(dir_ / "out"));
+}
+
+TEST_F(RunBatch, SecondRunIsANoOpFromTheJournalAndWithAFreshOne) {
+  auto o = options();
+  o.in_place = true;
+  Recorder first_rec;
+  auto first = run_batch(o, first_rec);
+  EXPECT_EQ(first.io_errors, 0u);
+  EXPECT_EQ(first.from_journal, 0u);
+  auto after_first = snapshot(dir_ / "in");
+
+  Recorder second_rec;
+  auto second = run_batch(o, second_rec);
+  EXPECT_EQ(second.journal_path, first.journal_path);
+  EXPECT_EQ(second.from_journal, second.total.files);
+  EXPECT_EQ(second.total.files, first.total.files);
+  EXPECT_EQ(snapshot(dir_ / "in"), after_first);
+
+  o.journal_path = (dir_ / "fresh.sqlite").string();
+  Recorder third_rec;
+  auto third = run_batch(o, third_rec);
+  EXPECT_EQ(third.total.replaced, 0u) << "lossless output must not shrink again";
+  EXPECT_EQ(third.from_journal, 0u);
+  EXPECT_EQ(snapshot(dir_ / "in"), after_first);
+}
+
+TEST_F(RunBatch, ChangedPolicyRedoesFiles) {
+  auto o = options();
+  o.in_place = true;
+  Recorder r1, r2;
+  run_batch(o, r1);
+  o.policy.effort = o.policy.effort == 9 ? 8 : 9;
+  auto s = run_batch(o, r2);
+  EXPECT_EQ(s.from_journal, 0u);
+}
+
+TEST_F(RunBatch, LimitExceededFilesAreNotReadAndStillMirrored) {
+  auto o = options();
+  o.output_dir = (dir_ / "out").string();
+  o.policy.limits.max_input_bytes = 10;
+  Recorder rec;
+  auto s = run_batch(o, rec);
+  EXPECT_EQ(s.total.replaced, 0u);
+  EXPECT_EQ(s.total.kept[Reason::kLimitExceeded], s.total.files - 1);  // notes.txt is 2 bytes
+  EXPECT_EQ(snapshot(dir_ / "out").size(), s.total.files + 1);         // + the journal
+}
+
+TEST_F(RunBatch, UnwritableMirrorEndsAsIoErrorsNotAnException) {
+  // A file where the mirror needs a directory: every write below it fails.
+  auto o = options();
+  o.output_dir = (dir_ / "out").string();
+  fs::create_directories(dir_ / "out");
+  write_file(dir_ / "out" / "sub", {'x'});
+  Recorder rec;
+  auto s = run_batch(o, rec);
+  EXPECT_EQ(s.io_errors, 2u);
+  EXPECT_EQ(s.total.kept[Reason::kIoError], 2u);
+  for (const auto& r : rec.results)
+    if (r.reason == Reason::kIoError) {
+      EXPECT_NE(r.message.find("sub"), std::string::npos);
+    }
+}
+
+TEST_F(RunBatch, ShardsCoverEveryFileOnceAndTheirJournalsMerge) {
+  std::vector<std::string> journals;
+  std::multiset<std::string> seen;
+  for (uint32_t k = 0; k < 3; ++k) {
+    auto o = options();
+    o.output_dir = (dir_ / "out").string();
+    o.shard = Shard{k, 3};
+    o.journal_path = (dir_ / ("j" + std::to_string(k) + ".sqlite")).string();
+    Recorder rec;
+    run_batch(o, rec);
+    for (const auto& r : rec.results) seen.insert(r.path);
+    journals.push_back(o.journal_path);
+  }
+  auto files = snapshot(dir_ / "in");
+  EXPECT_EQ(seen.size(), files.size());
+  for (const auto& [name, bytes] : files)
+    EXPECT_EQ(seen.count((dir_ / "in" / name).string()), 1u) << name;
+  EXPECT_EQ(merge_journals(journals, (dir_ / "merged.sqlite").string()), files.size());
+}
+
+TEST(RunBatchErrors, BadOptionsThrow) {
+  Recorder rec;
+  BatchOptions o;
+  o.inputs = {"/nonexistent"};
+  EXPECT_THROW(run_batch(o, rec), std::runtime_error);  // neither output nor in-place
+  o.in_place = true;
+  o.output_dir = "/tmp/x";
+  EXPECT_THROW(run_batch(o, rec), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace lighten::testing
