@@ -1,0 +1,315 @@
+#include "formats/jpeg/coefficients.h"
+
+// clang-format off
+#include <cstdio>  // jpeglib.h needs FILE
+#include <jerror.h>
+// clang-format on
+
+#include <csetjmp>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "core/context.h"
+#include "core/errors.h"
+
+namespace lighten::jpeg {
+namespace {
+
+// libjpeg reports errors through a callback that must not return; it longjmps back to the
+// jmp_buf of the one call that set it. Only plain C data lives between setjmp and longjmp.
+struct ErrorMgr {
+  jpeg_error_mgr pub;
+  jmp_buf jump;
+  int error_code = 0;
+  int warning_code = -1;  // first warning that is not tolerated
+  bool timed_out = false;
+  char message[JMSG_LENGTH_MAX] = {};
+  char warning[JMSG_LENGTH_MAX] = {};
+};
+
+ErrorMgr* error_mgr(j_common_ptr c) { return reinterpret_cast<ErrorMgr*>(c->err); }
+
+extern "C" void on_error_exit(j_common_ptr c) {
+  ErrorMgr* e = error_mgr(c);
+  e->error_code = c->err->msg_code;
+  (*c->err->format_message)(c, e->message);
+  longjmp(e->jump, 1);
+}
+
+// Harmless warnings: junk between markers, odd JFIF versions, unknown Adobe transform or a
+// malformed ICC chunk (the markers are copied byte for byte, so readers see what they saw).
+bool tolerated(int code) {
+  return code == JWRN_EXTRANEOUS_DATA || code == JWRN_JFIF_MAJOR || code == JWRN_ADOBE_XFORM ||
+         code == JWRN_BOGUS_ICC;
+}
+
+extern "C" void on_emit_message(j_common_ptr c, int level) {
+  if (level >= 0) return;  // trace messages
+  ErrorMgr* e = error_mgr(c);
+  if (tolerated(c->err->msg_code) || e->warning_code >= 0) return;
+  e->warning_code = c->err->msg_code;
+  (*c->err->format_message)(c, e->warning);
+}
+
+void init_error_mgr(ErrorMgr& e) {
+  jpeg_std_error(&e.pub);
+  e.pub.error_exit = on_error_exit;
+  e.pub.emit_message = on_emit_message;
+}
+
+Reason reason_for_error(int code) {
+  switch (code) {
+    case JERR_INPUT_EOF:
+      return Reason::kTruncated;
+    case JERR_OUT_OF_MEMORY:
+    case JERR_NO_BACKING_STORE:
+    case JERR_IMAGE_TOO_BIG:
+    case JERR_WIDTH_OVERFLOW:
+      return Reason::kLimitExceeded;
+    case JERR_BAD_PRECISION:
+    case JERR_NOT_COMPILED:
+    case JERR_ARITH_NOTIMPL:
+    case JERR_COMPONENT_COUNT:
+      return Reason::kUnsupportedVariant;
+    default:
+      return Reason::kCorrupt;
+  }
+}
+
+[[noreturn]] void throw_error(const ErrorMgr& e, const char* what) {
+  if (e.timed_out) throw FormatError(Reason::kLimitExceeded, 0, "time budget spent while decoding");
+  throw FormatError(reason_for_error(e.error_code), 0, std::string(what) + ": " + e.message);
+}
+
+[[noreturn]] void throw_warning(const ErrorMgr& e) {
+  Reason r = e.warning_code == JWRN_JPEG_EOF ? Reason::kTruncated : Reason::kCorrupt;
+  throw FormatError(r, 0, std::string("libjpeg: ") + e.warning);
+}
+
+// Caps what libjpeg may allocate for one image (it has no backing store, so it fails cleanly).
+constexpr long kMaxLibjpegMemory = 6L << 30;
+
+struct Progress {
+  jpeg_progress_mgr pub;
+  const Context* context = nullptr;
+};
+
+extern "C" void on_progress(j_common_ptr c) {
+  auto* p = reinterpret_cast<Progress*>(c->progress);
+  if (p->context && p->context->out_of_time()) {
+    error_mgr(c)->timed_out = true;
+    c->err->msg_code = JERR_OUT_OF_MEMORY;  // any code; timed_out decides the reason
+    on_error_exit(c);
+  }
+}
+
+}  // namespace
+
+struct CoefficientImage::State {
+  jpeg_decompress_struct info;
+  ErrorMgr err;
+  Progress progress;
+  jvirt_barray_ptr* arrays = nullptr;
+  bool created = false;
+};
+
+namespace {
+
+bool read_raw(CoefficientImage::State* s, const uint8_t* data, size_t size) {
+  if (setjmp(s->err.jump)) return false;
+  jpeg_create_decompress(&s->info);
+  s->created = true;
+  s->info.mem->max_memory_to_use = kMaxLibjpegMemory;
+  s->info.progress = &s->progress.pub;
+  jpeg_mem_src(&s->info, data, static_cast<unsigned long>(size));
+  jpeg_read_header(&s->info, TRUE);
+  s->arrays = jpeg_read_coefficients(&s->info);
+  return true;
+}
+
+bool access_raw(CoefficientImage::State* s, int ci, JDIMENSION row, JBLOCKARRAY* out) {
+  if (setjmp(s->err.jump)) return false;
+  *out = (*s->info.mem->access_virt_barray)(reinterpret_cast<j_common_ptr>(&s->info),
+                                            s->arrays[ci], row, 1, FALSE);
+  return true;
+}
+
+}  // namespace
+
+CoefficientImage::CoefficientImage(ByteView jpeg, const Context* context)
+    : state_(std::make_unique<State>()) {
+  State* s = state_.get();
+  std::memset(&s->info, 0, sizeof(s->info));
+  init_error_mgr(s->err);
+  s->info.err = &s->err.pub;
+  s->progress.pub.progress_monitor = on_progress;
+  s->progress.context = context;
+  const bool ok = read_raw(s, jpeg.data(), jpeg.size());
+  if (ok && s->err.warning_code < 0) return;
+  // The destructor does not run when the constructor throws: release libjpeg's memory here.
+  if (s->created) jpeg_destroy_decompress(&s->info);
+  s->created = false;
+  if (!ok) throw_error(s->err, "libjpeg");
+  throw_warning(s->err);
+}
+
+CoefficientImage::~CoefficientImage() {
+  if (state_->created) jpeg_destroy_decompress(&state_->info);
+}
+
+const jpeg_decompress_struct& CoefficientImage::info() const { return state_->info; }
+jpeg_decompress_struct* CoefficientImage::decompressor() { return &state_->info; }
+jvirt_barray_ptr* CoefficientImage::arrays() { return state_->arrays; }
+
+bool CoefficientImage::progression_complete() const {
+  const jpeg_decompress_struct& d = state_->info;
+  if (!d.progressive_mode || !d.coef_bits) return true;
+  for (int ci = 0; ci < d.num_components; ++ci)
+    for (int k = 0; k < DCTSIZE2; ++k)
+      if (d.coef_bits[ci][k] != 0) return false;
+  return true;
+}
+
+const JBLOCK* CoefficientImage::block_row(int ci, JDIMENSION row) {
+  JBLOCKARRAY rows = nullptr;
+  if (!access_raw(state_.get(), ci, row, &rows)) throw_error(state_->err, "libjpeg");
+  return rows[0];
+}
+
+namespace {
+
+// A growing output buffer of our own: libjpeg's jpeg_mem_dest frees the buffer it hands out
+// when it grows, so after an error the caller cannot tell which pointer to free.
+struct Destination {
+  jpeg_destination_mgr pub;
+  unsigned char* buffer = nullptr;
+  size_t capacity = 0;
+  size_t size = 0;
+};
+
+constexpr size_t kInitialOutput = 256 * 1024;
+
+extern "C" void dest_init(j_compress_ptr c) {
+  auto* d = reinterpret_cast<Destination*>(c->dest);
+  d->buffer = static_cast<unsigned char*>(std::malloc(kInitialOutput));
+  if (!d->buffer) ERREXIT1(c, JERR_OUT_OF_MEMORY, 10);
+  d->capacity = kInitialOutput;
+  d->pub.next_output_byte = d->buffer;
+  d->pub.free_in_buffer = d->capacity;
+}
+
+extern "C" boolean dest_empty(j_compress_ptr c) {
+  auto* d = reinterpret_cast<Destination*>(c->dest);
+  const size_t grown = d->capacity * 2;
+  auto* p = static_cast<unsigned char*>(std::realloc(d->buffer, grown));
+  if (!p) ERREXIT1(c, JERR_OUT_OF_MEMORY, 10);
+  d->buffer = p;
+  d->pub.next_output_byte = p + d->capacity;
+  d->pub.free_in_buffer = grown - d->capacity;
+  d->capacity = grown;
+  return TRUE;
+}
+
+extern "C" void dest_term(j_compress_ptr c) {
+  auto* d = reinterpret_cast<Destination*>(c->dest);
+  d->size = d->capacity - d->pub.free_in_buffer;
+}
+
+struct Writer {
+  jpeg_compress_struct info;
+  ErrorMgr err;
+  Destination dest;
+  bool created = false;
+};
+
+bool write_raw(Writer* w, CoefficientImage::State* src, const WriteOptions* o) {
+  if (setjmp(w->err.jump)) return false;
+  jpeg_create_compress(&w->info);
+  w->created = true;
+  w->info.mem->max_memory_to_use = kMaxLibjpegMemory;
+  w->dest.pub.init_destination = dest_init;
+  w->dest.pub.empty_output_buffer = dest_empty;
+  w->dest.pub.term_destination = dest_term;
+  w->info.dest = &w->dest.pub;
+  jpeg_copy_critical_parameters(&src->info, &w->info);
+  // Metadata is spliced in from the original by the caller, byte for byte.
+  w->info.write_JFIF_header = FALSE;
+  w->info.write_Adobe_marker = FALSE;
+  w->info.arith_code = FALSE;
+  w->info.optimize_coding = TRUE;
+  w->info.restart_interval = o->restart_interval;
+  w->info.restart_in_rows = 0;
+  if (o->scans == WriteOptions::Scans::kSimpleProgressive) {
+    jpeg_simple_progression(&w->info);
+  } else if (o->scans == WriteOptions::Scans::kScript) {
+    w->info.scan_info = o->script.data();
+    w->info.num_scans = static_cast<int>(o->script.size());
+  }
+  jpeg_write_coefficients(&w->info, src->arrays);
+  jpeg_finish_compress(&w->info);
+  return true;
+}
+
+}  // namespace
+
+Bytes write_coefficients(CoefficientImage& image, const WriteOptions& options) {
+  // Not on the stack of write_raw: a longjmp must not skip a C++ destructor.
+  auto w = std::make_unique<Writer>();
+  std::memset(&w->info, 0, sizeof(w->info));
+  init_error_mgr(w->err);
+  w->info.err = &w->err.pub;
+  bool ok = write_raw(w.get(), image.state(), &options);
+  Bytes out;
+  if (ok) out.assign(w->dest.buffer, w->dest.buffer + w->dest.size);
+  if (w->created) jpeg_destroy_compress(&w->info);
+  std::free(w->dest.buffer);
+  if (!ok) throw_error(w->err, "libjpeg while writing");
+  return out;
+}
+
+namespace {
+
+struct Decoder {
+  jpeg_decompress_struct info;
+  ErrorMgr err;
+  bool created = false;
+};
+
+bool decode_raw(Decoder* d, const uint8_t* data, size_t size, PixelImage* out) {
+  if (setjmp(d->err.jump)) return false;
+  jpeg_create_decompress(&d->info);
+  d->created = true;
+  d->info.mem->max_memory_to_use = kMaxLibjpegMemory;
+  jpeg_mem_src(&d->info, data, static_cast<unsigned long>(size));
+  jpeg_read_header(&d->info, TRUE);
+  jpeg_start_decompress(&d->info);
+  out->width = d->info.output_width;
+  out->height = d->info.output_height;
+  out->components = static_cast<unsigned>(d->info.output_components);
+  size_t stride = size_t(out->width) * out->components;
+  out->samples.resize(stride * out->height);  // sized by the frame header, capped by the caller
+  while (d->info.output_scanline < d->info.output_height) {
+    JSAMPROW row = out->samples.data() + stride * d->info.output_scanline;
+    jpeg_read_scanlines(&d->info, &row, 1);
+  }
+  jpeg_finish_decompress(&d->info);
+  return true;
+}
+
+}  // namespace
+
+PixelImage decode_pixels(ByteView jpeg) {
+  auto d = std::make_unique<Decoder>();
+  std::memset(&d->info, 0, sizeof(d->info));
+  init_error_mgr(d->err);
+  d->info.err = &d->err.pub;
+  PixelImage img;
+  bool ok = decode_raw(d.get(), jpeg.data(), jpeg.size(), &img);
+  if (d->created) jpeg_destroy_decompress(&d->info);
+  if (!ok) throw_error(d->err, "libjpeg");
+  if (d->err.warning_code >= 0) throw_warning(d->err);
+  return img;
+}
+
+}  // namespace lighten::jpeg

@@ -1,0 +1,69 @@
+// libjpeg-turbo coefficient I/O. Every libjpeg object gets its own error manager and jmp_buf
+// (no globals, safe on many threads); libjpeg errors and warnings become FormatError.
+#pragma once
+
+// clang-format off
+#include <cstddef>
+#include <cstdio>  // jpeglib.h needs size_t and FILE first
+#include <jpeglib.h>
+// clang-format on
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/bytes.h"
+
+namespace lighten {
+class Context;
+}
+
+namespace lighten::jpeg {
+
+// The DCT coefficients of one JPEG, read once and written as often as needed.
+class CoefficientImage {
+ public:
+  // Reads every coefficient. Throws FormatError (kCorrupt, kTruncated, kUnsupportedVariant,
+  // kLimitExceeded). Any libjpeg warning other than skipped junk between markers is an error:
+  // a damaged file is left alone, never silently "repaired". `context` (may be null) is asked
+  // for the time budget while decoding.
+  CoefficientImage(ByteView jpeg, const Context* context);
+  ~CoefficientImage();
+  CoefficientImage(const CoefficientImage&) = delete;
+  CoefficientImage& operator=(const CoefficientImage&) = delete;
+
+  const jpeg_decompress_struct& info() const;
+  jpeg_decompress_struct* decompressor();
+  jvirt_barray_ptr* arrays();
+  // False when a progressive input never sent some coefficient bits: libjpeg then smooths the
+  // missing AC coefficients while decoding, so a complete re-encoding would decode otherwise.
+  bool progression_complete() const;
+  // Row `row` of component `ci`'s blocks (width_in_blocks entries).
+  const JBLOCK* block_row(int ci, JDIMENSION row);
+
+  struct State;
+  State* state() { return state_.get(); }
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+struct WriteOptions {
+  enum class Scans { kSequential, kSimpleProgressive, kScript };
+  Scans scans = Scans::kSequential;
+  std::vector<jpeg_scan_info> script;  // for kScript
+  unsigned restart_interval = 0;       // in MCUs; 0 = none
+};
+
+// Writes the coefficients as a JPEG with optimal Huffman tables and no markers of libjpeg's own
+// (no JFIF, no Adobe): SOI, DQT, SOF, DHT/DRI/SOS..., EOI.
+Bytes write_coefficients(CoefficientImage& image, const WriteOptions& options);
+
+// Decoded samples with libjpeg's default settings (RGB, gray or CMYK, interleaved).
+struct PixelImage {
+  unsigned width = 0, height = 0, components = 0;
+  std::vector<uint8_t> samples;
+};
+PixelImage decode_pixels(ByteView jpeg);
+
+}  // namespace lighten::jpeg

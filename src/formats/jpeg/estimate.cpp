@@ -1,0 +1,225 @@
+#include "formats/jpeg/estimate.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstdlib>
+
+namespace lighten::jpeg {
+namespace {
+
+// Zigzag position -> natural (row-major) index.
+constexpr int kZigzag[64] = {0,  1,  8,  16, 9,  2,  3,  10, 17, 24, 32, 25, 18, 11, 4,  5,
+                             12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6,  7,  14, 21, 28,
+                             35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51,
+                             58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63};
+
+constexpr int kMaxCorrectionBits = 1000;  // MAX_CORR_BITS in jcphuff.c
+
+int bit_length(unsigned v) { return v ? 32 - std::countl_zero(v) : 0; }
+
+uint64_t band_mask(int ss, int se) {
+  uint64_t upto = se >= 63 ? ~0ull : (1ull << (se + 1)) - 1;
+  return upto & ~((1ull << ss) - 1);
+}
+
+// Symbol statistics of one scan, as jcphuff.c gathers them.
+struct Gather {
+  uint32_t freq[256] = {};
+  uint64_t raw_bits = 0;
+  uint32_t eobrun = 0;
+  uint32_t be = 0;  // buffered correction bits (refinement scans)
+
+  void emit_eobrun() {
+    if (eobrun == 0) return;
+    int nbits = bit_length(eobrun) - 1;
+    ++freq[nbits << 4];
+    raw_bits += unsigned(nbits) + be;
+    eobrun = 0;
+    be = 0;
+  }
+};
+
+}  // namespace
+
+uint64_t huffman_bits(const uint32_t (&freq_in)[256], int* symbols) {
+  // jpeg_gen_optimal_table (jchuff.c), counting instead of building the table.
+  long freq[257];
+  int codesize[257] = {};
+  int others[257];
+  for (int i = 0; i < 256; ++i) freq[i] = freq_in[i];
+  freq[256] = 1;  // reserves one code point so no code is all ones
+  std::fill(std::begin(others), std::end(others), -1);
+  for (;;) {
+    int c1 = -1, c2 = -1;
+    long v = 1000000000L;
+    for (int i = 0; i <= 256; ++i)
+      if (freq[i] && freq[i] <= v) {
+        v = freq[i];
+        c1 = i;
+      }
+    v = 1000000000L;
+    for (int i = 0; i <= 256; ++i)
+      if (freq[i] && freq[i] <= v && i != c1) {
+        v = freq[i];
+        c2 = i;
+      }
+    if (c2 < 0) break;
+    freq[c1] += freq[c2];
+    freq[c2] = 0;
+    ++codesize[c1];
+    while (others[c1] >= 0) {
+      c1 = others[c1];
+      ++codesize[c1];
+    }
+    others[c1] = c2;
+    ++codesize[c2];
+    while (others[c2] >= 0) {
+      c2 = others[c2];
+      ++codesize[c2];
+    }
+  }
+  int bits[33] = {};
+  for (int i = 0; i <= 256; ++i)
+    if (codesize[i]) ++bits[std::min(codesize[i], 32)];
+  for (int i = 32; i > 16; --i) {
+    while (bits[i] > 0) {
+      int j = i - 2;
+      while (bits[j] == 0) --j;
+      bits[i] -= 2;
+      bits[i - 1] += 1;
+      bits[j + 1] += 2;
+      bits[j] -= 1;
+    }
+  }
+  int i = 16;
+  while (bits[i] == 0) --i;
+  bits[i] -= 1;  // the reserved code point
+  // Assign lengths to symbols by decreasing frequency, as the table build order implies.
+  int order[256];
+  int n = 0;
+  for (int s = 0; s < 256; ++s)
+    if (freq_in[s]) order[n++] = s;
+  std::stable_sort(order, order + n, [&](int a, int b) { return freq_in[a] > freq_in[b]; });
+  uint64_t total = 0;
+  int k = 0;
+  for (int len = 1; len <= 16; ++len)
+    for (int c = 0; c < bits[len] && k < n; ++c) total += uint64_t(freq_in[order[k++]]) * len;
+  if (symbols) *symbols = n;
+  return total;
+}
+
+ComponentIndex::ComponentIndex(CoefficientImage& image, int component) {
+  const jpeg_component_info& c = image.info().comp_info[component];
+  width_ = c.width_in_blocks;
+  height_ = c.height_in_blocks;
+  rows_.resize(height_);
+  masks_.resize(size_t(width_) * height_ * kMaxAl);
+  uint64_t* m = masks_.data();
+  for (JDIMENSION r = 0; r < height_; ++r) {
+    rows_[r] = image.block_row(component, r);
+    for (JDIMENSION b = 0; b < width_; ++b) {
+      const JCOEF* block = rows_[r][b];
+      uint64_t m0 = 0, m1 = 0, m2 = 0;
+      for (int k = 1; k < 64; ++k) {
+        unsigned a = unsigned(std::abs(block[kZigzag[k]]));
+        m0 |= uint64_t(a != 0) << k;
+        m1 |= uint64_t(a > 1) << k;
+        m2 |= uint64_t(a > 3) << k;
+      }
+      *m++ = m0;
+      *m++ = m1;
+      *m++ = m2;
+    }
+  }
+}
+
+size_t ComponentIndex::estimate(const ScanBand& band, unsigned restart_interval) const {
+  const uint64_t in_band = band_mask(band.ss, band.se);
+  const int al = band.al, ah = band.ah;
+  if (al >= kMaxAl || ah > kMaxAl) return SIZE_MAX;
+  Gather g;
+  unsigned to_go = restart_interval;
+  uint64_t restarts = 0;
+  const uint64_t* m = masks_.data();
+  for (JDIMENSION r = 0; r < height_; ++r) {
+    const JBLOCK* row = rows_[r];
+    for (JDIMENSION b = 0; b < width_; ++b, m += kMaxAl) {
+      if (restart_interval) {
+        if (to_go == 0) {
+          g.emit_eobrun();
+          ++restarts;
+          to_go = restart_interval;
+        }
+        --to_go;
+      }
+      const JCOEF* block = row[b];
+      uint64_t nonzero = m[al] & in_band;
+      if (ah == 0) {  // first scan of this band (encode_mcu_AC_first)
+        int prev = band.ss - 1;
+        while (nonzero) {
+          int k = std::countr_zero(nonzero);
+          nonzero &= nonzero - 1;
+          int run = k - prev - 1;
+          prev = k;
+          g.emit_eobrun();
+          while (run > 15) {
+            ++g.freq[0xF0];
+            run -= 16;
+          }
+          int nbits = bit_length(unsigned(std::abs(block[kZigzag[k]])) >> al);
+          ++g.freq[(run << 4) + nbits];
+          g.raw_bits += unsigned(nbits);
+        }
+        if (prev < band.se && ++g.eobrun == 0x7FFF) g.emit_eobrun();
+        continue;
+      }
+      // Refinement scan (encode_mcu_AC_refine): coefficients already non-zero at Ah only
+      // send a correction bit; newly non-zero ones send a run/size symbol and a sign bit.
+      const uint64_t previous = m[ah] & in_band;
+      const uint64_t fresh = nonzero & ~previous;
+      const int eob = fresh ? 63 - std::countl_zero(fresh) : -1;
+      int prev = band.ss - 1;
+      int run = 0;
+      uint32_t br = 0;
+      while (nonzero) {
+        int k = std::countr_zero(nonzero);
+        nonzero &= nonzero - 1;
+        run += k - prev - 1;
+        prev = k;
+        while (run > 15 && k <= eob) {
+          g.emit_eobrun();
+          ++g.freq[0xF0];
+          run -= 16;
+          g.raw_bits += br;
+          br = 0;
+        }
+        if (previous >> k & 1) {
+          ++br;
+          continue;
+        }
+        g.emit_eobrun();
+        ++g.freq[(run << 4) + 1];
+        g.raw_bits += 1 + br;
+        br = 0;
+        run = 0;
+      }
+      run += band.se - prev;
+      if (run > 0 || br > 0) {
+        ++g.eobrun;
+        g.be += br;
+        if (g.eobrun == 0x7FFF || g.be > kMaxCorrectionBits - 64 + 1) g.emit_eobrun();
+      }
+    }
+  }
+  g.emit_eobrun();
+  int symbols = 0;
+  const uint64_t bits = huffman_bits(g.freq, &symbols) + g.raw_bits;
+  size_t bytes = size_t((bits + 7) / 8);
+  bytes += bytes / 256;                         // about one stuffed zero per 0xFF byte
+  if (symbols) bytes += 4 + 1 + 16 + size_t(symbols);  // DHT
+  bytes += 10;                                  // SOS with one component
+  bytes += size_t(restarts) * 2 + size_t(restarts) / 2;  // RST markers and padding bits
+  return bytes;
+}
+
+}  // namespace lighten::jpeg

@@ -1,0 +1,38 @@
+// Size estimates of progressive scans without writing them: the symbol statistics libjpeg's
+// progressive Huffman encoder (jcphuff.c) would gather, coded with the optimal table it would
+// build. Lets the scan search try many scripts for the price of one pass each over the
+// non-zero coefficients, and write only the winner.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "formats/jpeg/coefficients.h"
+
+namespace lighten::jpeg {
+
+struct ScanBand {
+  int ss, se, ah, al;
+};
+
+// One component's coefficients, indexed for fast scans over their non-zero positions.
+class ComponentIndex {
+ public:
+  ComponentIndex(CoefficientImage& image, int component);
+  // Bytes a single-component AC scan would take: entropy data, its DHT segment, the SOS
+  // header and restart markers. `restart_interval` is in MCUs (one block per MCU here).
+  size_t estimate(const ScanBand& band, unsigned restart_interval) const;
+
+ private:
+  static constexpr int kMaxAl = 3;
+  JDIMENSION width_ = 0, height_ = 0;
+  std::vector<const JBLOCK*> rows_;
+  std::vector<uint64_t> masks_;  // kMaxAl masks per block: bit k set when |coef[zigzag k]| >> al
+};
+
+// Lengths of libjpeg's optimal Huffman code for `freq` (jpeg_gen_optimal_table: one reserved
+// code point, lengths limited to 16 bits); returns the total bits and the symbol count.
+uint64_t huffman_bits(const uint32_t (&freq)[256], int* symbols);
+
+}  // namespace lighten::jpeg

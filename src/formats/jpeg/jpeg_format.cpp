@@ -1,0 +1,112 @@
+#include "formats/jpeg/jpeg_format.h"
+
+#include <cstring>
+#include <optional>
+#include <string>
+
+#include "formats/jpeg/coefficients.h"
+#include "formats/jpeg/markers.h"
+#include "formats/jpeg/metadata.h"
+#include "formats/jpeg/mpf.h"
+#include "formats/jpeg/scans.h"
+
+namespace lighten {
+namespace jpeg {
+namespace {
+
+// Where libjpeg's frame header ends in its own output (its segments are well formed).
+size_t end_of_frame_header(const Bytes& core) {
+  ByteReader r(core, 2);
+  for (;;) {
+    if (r.u8() != 0xFF) throw FormatError(Reason::kInternalError, r.offset(), "bad libjpeg output");
+    uint8_t m = r.u8();
+    uint16_t len = r.u16be();
+    if (len < 2) throw FormatError(Reason::kInternalError, r.offset(), "bad libjpeg output");
+    r.skip(len - 2u);
+    if (is_sof(m)) return r.offset();
+  }
+}
+
+// SOI, metadata from before the frame, libjpeg's DQT and SOF, metadata from after the frame,
+// the scans and EOI, then the input's trailing bytes; MPF offsets follow the primary's size.
+Bytes assemble(const Bytes& core, const MetadataPlan& plan, ByteView trailing,
+               const std::optional<MpfIndex>& mpf, size_t old_image_end) {
+  const size_t sof_end = end_of_frame_header(core);
+  size_t total = core.size() + trailing.size();
+  for (const auto& s : plan.before_sof) total += s.bytes.size();
+  for (const auto& s : plan.after_sof) total += s.bytes.size();
+  // Sized once and filled by position (GCC 12 warns falsely on repeated vector::insert).
+  Bytes out(total);
+  size_t at = 0;
+  auto put = [&](const uint8_t* p, size_t n) {
+    if (n) std::memcpy(out.data() + at, p, n);
+    at += n;
+  };
+  std::optional<size_t> mpf_at;
+  auto put_segments = [&](const std::vector<PlannedSegment>& segments) {
+    for (const auto& s : segments) {
+      if (mpf && s.source_offset == mpf->segment_offset) mpf_at = at;
+      put(s.bytes.data(), s.bytes.size());
+    }
+  };
+  put(core.data(), 2);
+  put_segments(plan.before_sof);
+  put(core.data() + 2, sof_end - 2);
+  put_segments(plan.after_sof);
+  put(core.data() + sof_end, core.size() - sof_end);
+  const size_t new_image_end = at;
+  put(trailing.data(), trailing.size());
+  if (mpf && mpf_at) rewrite_mpf(out, *mpf, *mpf_at, old_image_end, new_image_end);
+  return out;
+}
+
+}  // namespace
+}  // namespace jpeg
+
+Outcome optimize_jpeg(ByteView input, Context& context) {
+  using namespace jpeg;
+  const Policy& policy = context.policy();
+  Outcome outcome;
+  outcome.kind = Kind::kJpeg;
+  outcome.bytes_in = input.size();
+  outcome.bytes_out = input.size();
+  if (input.empty()) throw FormatError(Reason::kEmpty, 0, "empty file");
+  if (input.size() > policy.limits.max_input_bytes)
+    throw FormatError(Reason::kLimitExceeded, 0, "input larger than the policy's limit");
+
+  Layout layout = parse_layout(input);
+  const uint64_t pixels = uint64_t(layout.frame.width) * layout.frame.height;
+  if (pixels > policy.limits.max_pixels)
+    throw FormatError(Reason::kLimitExceeded, 0,
+                      std::to_string(layout.frame.width) + "x" +
+                          std::to_string(layout.frame.height) +
+                          " pixels exceed the policy's limit");
+  std::optional<MpfIndex> mpf = parse_mpf(input, layout);
+  MetadataPlan plan = plan_metadata(input, layout, policy.metadata);
+
+  CoefficientImage image(input, &context);
+  if (!image.progression_complete())
+    throw FormatError(Reason::kUnsupportedVariant, 0,
+                      "progressive JPEG that never sends some coefficients (decoders fill "
+                      "them in differently)");
+  if (context.out_of_time())
+    throw FormatError(Reason::kLimitExceeded, 0, "time budget spent after decoding");
+  const unsigned restart =
+      policy.jpeg_restarts == RestartPolicy::kKeep ? image.info().restart_interval : 0;
+  ScanResult scans = choose_scans(image, policy.jpeg_scans, policy.effort, restart, &context);
+
+  outcome.bytes = assemble(scans.jpeg, plan, layout.trailing(input), mpf, layout.image_end);
+  outcome.bytes_out = outcome.bytes.size();
+  outcome.action = Action::kReplaced;
+  outcome.reason = Reason::kOptimized;
+  outcome.detail = scans.detail;
+  if (image.info().arith_code) outcome.detail += ", from arithmetic coding";
+  if (restart == 0 && image.info().restart_interval != 0) outcome.detail += ", restarts dropped";
+  if (plan.dropped > 0) outcome.detail += ", " + std::to_string(plan.dropped) + " metadata segments dropped";
+  if (layout.junk_bytes > 0)
+    outcome.detail += ", " + std::to_string(layout.junk_bytes) + " junk bytes between markers dropped";
+  outcome.warnings = std::move(plan.warnings);
+  return outcome;
+}
+
+}  // namespace lighten

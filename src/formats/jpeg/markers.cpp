@@ -1,0 +1,178 @@
+#include "formats/jpeg/markers.h"
+
+#include <cstdio>
+#include <string>
+
+namespace lighten::jpeg {
+namespace {
+
+// More scans than any encoder writes; a file with thousands of tiny scans is a decoding-time
+// bomb (each scan is a pass over the coefficients), so it is refused.
+constexpr size_t kMaxScans = 1000;
+
+bool is_rst(uint8_t m) { return m >= 0xD0 && m <= 0xD7; }
+
+// Finds where entropy-coded data starting at `pos` ends: the FF of the next marker that is not
+// a stuffed zero or a restart marker.
+size_t skip_entropy(ByteView in, size_t pos) {
+  while (pos < in.size()) {
+    if (in[pos] != 0xFF) {
+      ++pos;
+      continue;
+    }
+    size_t next = pos + 1;
+    while (next < in.size() && in[next] == 0xFF) ++next;  // fill bytes
+    if (next >= in.size()) return in.size();
+    uint8_t b = in[next];
+    if (b == 0x00 || is_rst(b)) {
+      pos = next + 1;
+      continue;
+    }
+    return next - 1;  // the FF right before the marker code
+  }
+  return in.size();
+}
+
+}  // namespace
+
+bool is_sof(uint8_t m) {
+  return m >= 0xC0 && m <= 0xCF && m != kDht && m != 0xC8 && m != 0xCC;
+}
+
+FrameInfo parse_frame(const Segment& sof) {
+  FrameInfo f;
+  f.marker = sof.marker;
+  ByteReader r(sof.payload);
+  f.precision = r.u8();
+  f.height = r.u16be();
+  f.width = r.u16be();
+  uint8_t n = r.u8();
+  if (n == 0 || n > 4)
+    throw FormatError(Reason::kUnsupportedVariant, sof.offset,
+                      "JPEG with " + std::to_string(n) + " components is not supported");
+  for (uint8_t i = 0; i < n; ++i) {
+    FrameInfo::Component c;
+    c.id = r.u8();
+    uint8_t hv = r.u8();
+    c.h = hv >> 4;
+    c.v = hv & 15;
+    c.tq = r.u8();
+    if (c.h < 1 || c.h > 4 || c.v < 1 || c.v > 4 || c.tq > 3)
+      throw FormatError(Reason::kCorrupt, sof.offset, "bad component in the frame header");
+    f.components.push_back(c);
+  }
+  return f;
+}
+
+Layout parse_layout(ByteView in) {
+  if (in.size() < 2 || in[0] != 0xFF || in[1] != kSoi)
+    throw FormatError(in.empty() ? Reason::kEmpty : Reason::kCorrupt, 0,
+                      "not a JPEG: no SOI marker at the start");
+  Layout layout;
+  bool have_sof = false;
+  size_t pos = 2;
+  for (;;) {
+    if (pos >= in.size())
+      throw FormatError(Reason::kTruncated, pos, "JPEG ends before its EOI marker");
+    if (in[pos] != 0xFF) {  // junk between segments: libjpeg skips it with a warning
+      ++pos;
+      ++layout.junk_bytes;
+      continue;
+    }
+    size_t start = pos;
+    while (pos + 1 < in.size() && in[pos + 1] == 0xFF) ++pos;  // fill bytes before a marker
+    if (pos + 1 >= in.size())
+      throw FormatError(Reason::kTruncated, pos, "JPEG ends before its EOI marker");
+    layout.junk_bytes += pos - start;
+    uint8_t m = in[pos + 1];
+    if (m == kEoi) {
+      if (!have_sof || layout.scans == 0)
+        throw FormatError(Reason::kCorrupt, pos, "EOI before any image data");
+      layout.image_end = pos + 2;
+      return layout;
+    }
+    if (m == 0x00 || m == 0x01 || is_rst(m)) {  // stray marker outside entropy data
+      pos += 2;
+      layout.junk_bytes += 2;
+      continue;
+    }
+    if (m == kSoi) throw FormatError(Reason::kCorrupt, pos, "second SOI before EOI");
+    if (m == 0xDE || m == 0xDF)
+      throw FormatError(Reason::kUnsupportedVariant, pos, "hierarchical JPEG is not supported");
+    if (pos + 4 > in.size())
+      throw FormatError(Reason::kTruncated, pos, "JPEG ends inside a marker segment");
+    size_t len = size_t(in[pos + 2]) << 8 | in[pos + 3];
+    if (len < 2) throw FormatError(Reason::kCorrupt, pos, "marker segment length below 2");
+    if (pos + 2 + len > in.size())
+      throw FormatError(Reason::kTruncated, pos, "JPEG ends inside a marker segment");
+    Segment s;
+    s.marker = m;
+    s.offset = pos;
+    s.length = 2 + len;
+    s.payload = in.subspan(pos + 4, len - 2);
+    s.entropy_end = s.end();
+    if (is_sof(m)) {
+      if (have_sof) throw FormatError(Reason::kCorrupt, pos, "second frame header");
+      switch (m) {
+        case 0xC3:
+        case 0xCB:
+          throw FormatError(Reason::kUnsupportedVariant, pos, "lossless JPEG is not supported");
+        case 0xC5:
+        case 0xC6:
+        case 0xC7:
+        case 0xCD:
+        case 0xCE:
+        case 0xCF:
+          throw FormatError(Reason::kUnsupportedVariant, pos,
+                            "hierarchical JPEG is not supported");
+        default:
+          break;
+      }
+      layout.frame = parse_frame(s);
+      if (layout.frame.precision != 8)
+        throw FormatError(Reason::kUnsupportedVariant, pos,
+                          std::to_string(layout.frame.precision) +
+                              "-bit JPEG is not supported (8-bit only)");
+      if (layout.frame.width == 0 || layout.frame.height == 0)
+        throw FormatError(Reason::kUnsupportedVariant, pos,
+                          "JPEG with zero or DNL-defined dimensions is not supported");
+      have_sof = true;
+      layout.sof_index = layout.segments.size();
+    }
+    if (m == kSos) {
+      if (!have_sof) throw FormatError(Reason::kCorrupt, pos, "scan before the frame header");
+      if (++layout.scans > kMaxScans)
+        throw FormatError(Reason::kLimitExceeded, pos, "more than 1000 scans");
+      s.entropy_end = skip_entropy(in, s.end());
+    }
+    layout.segments.push_back(s);
+    pos = s.entropy_end;
+  }
+}
+
+const char* marker_name(uint8_t m) {
+  static const char* const kApp[16] = {"APP0",  "APP1",  "APP2",  "APP3", "APP4",  "APP5",
+                                       "APP6",  "APP7",  "APP8",  "APP9", "APP10", "APP11",
+                                       "APP12", "APP13", "APP14", "APP15"};
+  static const char* const kSof[16] = {"SOF0", "SOF1", "SOF2",  "SOF3",  "DHT",   "SOF5",
+                                       "SOF6", "SOF7", "JPG",   "SOF9",  "SOF10", "SOF11",
+                                       "DAC",  "SOF13", "SOF14", "SOF15"};
+  if (m >= 0xE0 && m <= 0xEF) return kApp[m - 0xE0];
+  if (m >= 0xC0 && m <= 0xCF) return kSof[m - 0xC0];
+  switch (m) {
+    case kSos:
+      return "SOS";
+    case kDqt:
+      return "DQT";
+    case kDri:
+      return "DRI";
+    case kCom:
+      return "COM";
+    case 0xDC:
+      return "DNL";
+    default:
+      return "marker";
+  }
+}
+
+}  // namespace lighten::jpeg

@@ -1,0 +1,135 @@
+#include "formats/jpeg/metadata.h"
+
+#include <algorithm>
+#include <string_view>
+
+#include "formats/jpeg/mpf.h"
+
+namespace lighten::jpeg {
+namespace {
+
+bool payload_starts(const Segment& s, std::string_view prefix) {
+  return starts_with(s.payload, prefix);
+}
+
+bool is_exif(const Segment& s) {
+  return s.marker == 0xE1 && payload_starts(s, std::string_view("Exif\0\0", 6));
+}
+bool is_xmp(const Segment& s) {
+  return s.marker == 0xE1 && (payload_starts(s, "http://ns.adobe.com/xap/1.0/") ||
+                              payload_starts(s, "http://ns.adobe.com/xmp/extension/"));
+}
+bool is_icc(const Segment& s) {
+  return s.marker == 0xE2 && payload_starts(s, std::string_view("ICC_PROFILE\0", 12));
+}
+bool is_jfif(const Segment& s) {
+  return s.marker == kApp0 && payload_starts(s, std::string_view("JFIF\0", 5));
+}
+bool is_adobe(const Segment& s) { return s.marker == 0xEE && payload_starts(s, "Adobe"); }
+
+bool contains(ByteView bytes, std::string_view needle) {
+  auto it = std::search(bytes.begin(), bytes.end(), needle.begin(), needle.end());
+  return it != bytes.end();
+}
+
+// Keep mode keeps everything; safe drops comments and editor records (APP12 Ducky/Picture
+// Info, APP13 Photoshop IRB/IPTC), none of which changes how an image displays.
+bool keep_in_safe(const Segment& s) { return s.marker != kCom && s.marker != 0xEC && s.marker != 0xED; }
+
+// Strip keeps only what changes decoding or display.
+bool keep_in_strip(const Segment& s) {
+  return is_jfif(s) || is_icc(s) || is_adobe(s) || is_mpf_segment(s);
+}
+
+}  // namespace
+
+std::string segment_label(const Segment& s) {
+  if (is_exif(s)) return "Exif";
+  if (is_xmp(s)) return payload_starts(s, "http://ns.adobe.com/xmp/extension/") ? "XMP extension" : "XMP";
+  if (is_icc(s)) return "ICC";
+  if (is_mpf_segment(s)) return "MPF";
+  if (is_jfif(s)) return "JFIF";
+  if (s.marker == kApp0 && payload_starts(s, std::string_view("JFXX\0", 5))) return "JFXX";
+  if (is_adobe(s)) return "Adobe";
+  if (s.marker == 0xED && payload_starts(s, "Photoshop 3.0")) return "Photoshop";
+  if (s.marker == 0xEC && payload_starts(s, "Ducky")) return "Ducky";
+  if (s.marker == kCom) return "comment";
+  return "";
+}
+
+std::optional<int> exif_orientation(ByteView payload) {
+  if (!starts_with(payload, std::string_view("Exif\0\0", 6))) return std::nullopt;
+  ByteView tiff = payload.subspan(6);
+  bool le;
+  if (starts_with(tiff, std::string_view("II*\0", 4)))
+    le = true;
+  else if (starts_with(tiff, std::string_view("MM\0*", 4)))
+    le = false;
+  else
+    return std::nullopt;
+  try {
+    ByteReader r(tiff, 4);
+    auto u16 = [&] { return le ? r.u16le() : r.u16be(); };
+    auto u32 = [&] { return le ? r.u32le() : r.u32be(); };
+    r.seek(u32());
+    uint16_t count = u16();
+    for (uint16_t i = 0; i < count; ++i) {
+      uint16_t tag = u16();
+      uint16_t type = u16();
+      uint32_t n = u32();
+      uint16_t value = u16();
+      r.skip(2);
+      if (tag == 0x0112 && type == 3 && n == 1) {
+        if (value >= 1 && value <= 8) return value;
+        return std::nullopt;
+      }
+    }
+  } catch (const FormatError&) {
+  }
+  return std::nullopt;
+}
+
+Bytes minimal_exif_segment(int orientation) {
+  // APP1: "Exif\0\0", big-endian TIFF header, IFD0 with one SHORT entry, no next IFD.
+  Bytes s = {0xFF, 0xE1, 0x00, 0x00, 'E', 'x', 'i', 'f', 0, 0, 'M', 'M', 0, 42, 0, 0, 0, 8,
+             0x00, 0x01,                                      // one entry
+             0x01, 0x12, 0x00, 0x03, 0x00, 0x00, 0x00, 0x01,  // Orientation, SHORT, 1
+             0x00, static_cast<uint8_t>(orientation), 0x00, 0x00,
+             0x00, 0x00, 0x00, 0x00};  // no next IFD
+  size_t len = s.size() - 2;
+  s[2] = static_cast<uint8_t>(len >> 8);
+  s[3] = static_cast<uint8_t>(len);
+  return s;
+}
+
+MetadataPlan plan_metadata(ByteView input, const Layout& layout, MetadataPolicy policy) {
+  MetadataPlan plan;
+  bool exif_written = false;
+  for (size_t i = 0; i < layout.segments.size(); ++i) {
+    const Segment& s = layout.segments[i];
+    if (!s.is_metadata()) continue;
+    auto& dest = i < layout.sof_index ? plan.before_sof : plan.after_sof;
+    bool keep = policy == MetadataPolicy::kKeep ||
+                (policy == MetadataPolicy::kSafe && keep_in_safe(s)) ||
+                (policy == MetadataPolicy::kStrip && keep_in_strip(s));
+    if (keep) {
+      auto whole = input.subspan(s.offset, s.length);
+      dest.push_back({Bytes(whole.begin(), whole.end()), s.offset});
+      continue;
+    }
+    ++plan.dropped;
+    if (is_exif(s) && !exif_written) {
+      exif_written = true;
+      auto orientation = exif_orientation(s.payload);
+      if (orientation && *orientation != 1)
+        dest.push_back({minimal_exif_segment(*orientation), SIZE_MAX});
+    }
+    if (is_xmp(s) && contains(s.payload, "hdrgm"))
+      plan.warnings.push_back("XMP with gain-map (hdrgm) metadata dropped: HDR display is lost");
+    if (is_xmp(s) && contains(s.payload, "GCamera:MotionPhoto"))
+      plan.warnings.push_back("XMP motion-photo metadata dropped: the video is no longer found");
+  }
+  return plan;
+}
+
+}  // namespace lighten::jpeg

@@ -1,0 +1,37 @@
+// Which APPn/COM segments go into the output, under the metadata policy.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/bytes.h"
+#include "formats/jpeg/markers.h"
+#include "lighten/policy.h"
+
+namespace lighten::jpeg {
+
+struct PlannedSegment {
+  Bytes bytes;                       // the whole segment, FF xx and length included
+  size_t source_offset = SIZE_MAX;   // where it was in the input; SIZE_MAX when generated
+};
+
+struct MetadataPlan {
+  std::vector<PlannedSegment> before_sof;  // right after SOI, in input order
+  std::vector<PlannedSegment> after_sof;   // right after the frame header, in input order
+  size_t dropped = 0;
+  std::vector<std::string> warnings;
+};
+
+MetadataPlan plan_metadata(ByteView input, const Layout& layout, MetadataPolicy policy);
+
+// EXIF Orientation (1..8) from an APP1 payload starting "Exif\0\0", if present and readable.
+std::optional<int> exif_orientation(ByteView app1_payload);
+// A whole APP1 segment with a minimal EXIF carrying only the Orientation tag.
+Bytes minimal_exif_segment(int orientation);
+
+// "Exif", "XMP", "ICC", "MPF", "JFIF", "Adobe", "Photoshop", ... or "" when unknown.
+std::string segment_label(const Segment& s);
+
+}  // namespace lighten::jpeg

@@ -1,0 +1,44 @@
+// The Multi-Picture Format index (CIPA DC-007, APP2 "MPF\0"): the MP Entry offsets of the
+// secondary images are relative to the MPF segment's TIFF header, so they change when the
+// primary image shrinks.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/bytes.h"
+#include "formats/jpeg/markers.h"
+
+namespace lighten::jpeg {
+
+struct MpfIndex {
+  size_t segment_offset = 0;  // of the APP2 segment's FF in the input
+  bool little_endian = false;
+  struct Entry {
+    size_t field_offset = 0;  // of the 16-byte MP Entry, relative to the segment start
+    uint32_t attribute = 0;
+    uint32_t size = 0;
+    uint32_t offset = 0;  // relative to the TIFF header; 0 for the primary image
+  };
+  std::vector<Entry> entries;
+
+  // The TIFF header is right after FF E2, the length and "MPF\0".
+  static constexpr size_t kTiffInSegment = 8;
+};
+
+bool is_mpf_segment(const Segment& s);
+
+// Parses the first MPF segment of the primary image, if any. Throws FormatError(kCorrupt) when
+// its IFD or MP Entries do not fit in the segment.
+std::optional<MpfIndex> parse_mpf(ByteView input, const Layout& layout);
+
+// Rewrites, in `output`, the MPF segment copied to `new_segment_offset`, so that each secondary
+// image's offset points to the same trailing bytes after the primary image moved from ending at
+// `old_image_end` to ending at `new_image_end`; the primary's size is updated when it was
+// exact. Throws FormatError(kUnsupportedVariant) when an offset does not land on an SOI.
+void rewrite_mpf(Bytes& output, const MpfIndex& mpf, size_t new_segment_offset,
+                 size_t old_image_end, size_t new_image_end);
+
+}  // namespace lighten::jpeg

@@ -1,0 +1,86 @@
+#include "formats/jpeg/markers.h"
+
+#include <gtest/gtest.h>
+
+#include "test_support.h"
+
+namespace lighten::jpeg {
+namespace {
+
+using testing::EncodeOptions;
+using testing::make_jpeg;
+
+Reason reason_of(const Bytes& bytes) {
+  try {
+    parse_layout(bytes);
+  } catch (const FormatError& e) {
+    return e.reason();
+  }
+  return Reason::kOptimized;
+}
+
+TEST(JpegMarkers, WalksSegmentsAndFindsTheEnd) {
+  EncodeOptions o;
+  o.markers = {{JPEG_COM, "hello"}, {JPEG_APP0 + 1, "Exif"}};
+  Bytes jpeg = make_jpeg(o);
+  jpeg.insert(jpeg.end(), {'t', 'a', 'i', 'l'});
+  Layout l = parse_layout(jpeg);
+  EXPECT_EQ(l.image_end, jpeg.size() - 4);
+  EXPECT_EQ(l.trailing(jpeg).size(), 4u);
+  EXPECT_EQ(l.frame.width, 67);
+  EXPECT_EQ(l.frame.height, 45);
+  EXPECT_EQ(l.frame.components.size(), 3u);
+  EXPECT_EQ(l.scans, 1u);
+  EXPECT_EQ(l.junk_bytes, 0u);
+  int metadata = 0;
+  for (const Segment& s : l.segments) metadata += s.is_metadata();
+  EXPECT_EQ(metadata, 3);  // JFIF, COM, APP1
+  EXPECT_EQ(l.segments[l.sof_index].marker, 0xC0);
+}
+
+TEST(JpegMarkers, ProgressiveHasManyScans) {
+  EncodeOptions o;
+  o.progressive = true;
+  Layout l = parse_layout(make_jpeg(o));
+  EXPECT_GT(l.scans, 5u);
+  EXPECT_EQ(l.frame.marker, 0xC2);
+}
+
+TEST(JpegMarkers, CountsJunkBetweenMarkers) {
+  Bytes jpeg = make_jpeg({});
+  jpeg.insert(jpeg.begin() + 2, {0x12, 0x34, 0x56});
+  Layout l = parse_layout(jpeg);
+  EXPECT_EQ(l.junk_bytes, 3u);
+}
+
+TEST(JpegMarkers, RejectsBadInput) {
+  Bytes jpeg = make_jpeg({});
+  EXPECT_EQ(reason_of({}), Reason::kEmpty);
+  EXPECT_EQ(reason_of({0x89, 'P', 'N', 'G'}), Reason::kCorrupt);
+  for (size_t cut : {size_t(3), size_t(20), jpeg.size() / 2, jpeg.size() - 1})
+    EXPECT_EQ(reason_of(Bytes(jpeg.begin(), jpeg.begin() + cut)), Reason::kTruncated) << cut;
+  // A segment length below 2.
+  Bytes bad = {0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x01, 0xFF, 0xD9};
+  EXPECT_EQ(reason_of(bad), Reason::kCorrupt);
+  // EOI without a frame.
+  EXPECT_EQ(reason_of({0xFF, 0xD8, 0xFF, 0xD9}), Reason::kCorrupt);
+}
+
+TEST(JpegMarkers, RejectsVariantsLibjpegCannotCarry) {
+  Bytes jpeg = make_jpeg({});
+  Layout l = parse_layout(jpeg);
+  size_t sof = l.segments[l.sof_index].offset;
+  Bytes lossless = jpeg;
+  lossless[sof + 1] = 0xC3;
+  EXPECT_EQ(reason_of(lossless), Reason::kUnsupportedVariant);
+  Bytes hierarchical = jpeg;
+  hierarchical[sof + 1] = 0xC5;
+  EXPECT_EQ(reason_of(hierarchical), Reason::kUnsupportedVariant);
+  Bytes twelve = jpeg;
+  twelve[sof + 1] = 0xC1;
+  twelve[sof + 4] = 12;
+  EXPECT_EQ(reason_of(twelve), Reason::kUnsupportedVariant);
+}
+
+}  // namespace
+}  // namespace lighten::jpeg

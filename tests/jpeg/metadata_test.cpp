@@ -1,0 +1,131 @@
+#include "formats/jpeg/metadata.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "formats/jpeg/jpeg_format.h"
+#include "test_support.h"
+
+namespace lighten::jpeg {
+namespace {
+
+using testing::EncodeOptions;
+using testing::make_jpeg;
+using testing::TestContext;
+
+// An EXIF APP1 payload (little-endian) with Orientation = `o` and one more tag.
+std::string exif_payload(int o) {
+  std::string s("Exif\0\0II*\0\x08\0\0\0", 14);
+  s += std::string("\x02\0", 2);
+  s += std::string("\x0f\x01\x02\0\x04\0\0\0ACME", 12);  // Make
+  s += std::string("\x12\x01\x03\0\x01\0\0\0", 8) + char(o) + std::string("\0\0\0", 3);
+  s += std::string("\0\0\0\0", 4);
+  return s;
+}
+
+Bytes sample_jpeg() {
+  EncodeOptions o;
+  o.markers = {{JPEG_APP0 + 1, exif_payload(6)},
+               {JPEG_COM, "a comment"},
+               {JPEG_APP0 + 13, "Photoshop 3.0"},
+               {JPEG_APP0 + 1, std::string("http://ns.adobe.com/xap/1.0/\0<x hdrgm:Version/>", 48)},
+               {JPEG_APP0 + 2, std::string("ICC_PROFILE\0\x01\x01profile", 21)}};
+  return make_jpeg(o);
+}
+
+std::vector<std::string> labels(const Bytes& jpeg) {
+  Layout l = parse_layout(jpeg);
+  std::vector<std::string> out;
+  for (const Segment& s : l.segments)
+    if (s.is_metadata()) {
+      std::string label = marker_name(s.marker);
+      label += ' ';
+      label += segment_label(s);
+      out.push_back(label);
+    }
+  return out;
+}
+
+TEST(JpegMetadata, ReadsOrientation) {
+  std::string p = exif_payload(6);
+  EXPECT_EQ(exif_orientation(ByteView(reinterpret_cast<const uint8_t*>(p.data()), p.size())), 6);
+  Bytes minimal = minimal_exif_segment(8);
+  EXPECT_EQ(exif_orientation(ByteView(minimal).subspan(4)), 8);
+  EXPECT_FALSE(exif_orientation(ByteView(minimal).subspan(4, 10)));
+}
+
+TEST(JpegMetadata, PoliciesKeepWhatTheyPromise) {
+  Bytes in = sample_jpeg();
+  const std::vector<std::string> all = {"APP0 JFIF", "APP1 Exif", "COM comment",
+                                        "APP13 Photoshop", "APP1 XMP", "APP2 ICC"};
+  ASSERT_EQ(labels(in), all);
+  struct Case {
+    MetadataPolicy policy;
+    std::vector<std::string> expected;
+    size_t warnings;
+  };
+  const Case cases[] = {
+      {MetadataPolicy::kKeep, all, 0},
+      {MetadataPolicy::kSafe, {"APP0 JFIF", "APP1 Exif", "APP1 XMP", "APP2 ICC"}, 0},
+      {MetadataPolicy::kStrip, {"APP0 JFIF", "APP1 Exif", "APP2 ICC"}, 1},
+  };
+  for (const Case& c : cases) {
+    Policy p;
+    p.metadata = c.policy;
+    TestContext context(p);
+    Outcome out = optimize_jpeg(in, context);
+    ASSERT_TRUE(out.replaced());
+    EXPECT_EQ(labels(out.bytes), c.expected) << int(c.policy);
+    EXPECT_EQ(out.warnings.size(), c.warnings);
+    Verdict v = verify_jpeg(in, out.bytes, p);
+    EXPECT_TRUE(v.ok) << v.problem;
+    if (c.policy == MetadataPolicy::kStrip) {
+      Layout l = parse_layout(out.bytes);
+      for (const Segment& s : l.segments)
+        if (segment_label(s) == "Exif") {
+          EXPECT_EQ(exif_orientation(s.payload), 6);
+          EXPECT_LT(s.length, 40u);
+        }
+    }
+  }
+}
+
+TEST(JpegMetadata, StripDropsOrientationOne) {
+  EncodeOptions o;
+  o.markers = {{JPEG_APP0 + 1, exif_payload(1)}};
+  Bytes in = make_jpeg(o);
+  Policy p;
+  p.metadata = MetadataPolicy::kStrip;
+  TestContext context(p);
+  Outcome out = optimize_jpeg(in, context);
+  EXPECT_EQ(labels(out.bytes), std::vector<std::string>{"APP0 JFIF"});
+}
+
+TEST(JpegMetadata, SegmentsAfterTheFrameStayAfterIt) {
+  // ICC after SOF, as some writers do: move the APP2 written by libjpeg behind the SOF.
+  EncodeOptions o;
+  o.markers = {{JPEG_APP0 + 2, std::string("ICC_PROFILE\0\x01\x01late", 18)}};
+  Bytes jpeg = make_jpeg(o);
+  Layout l = parse_layout(jpeg);
+  const Segment* app2 = nullptr;
+  for (const Segment& s : l.segments)
+    if (s.marker == 0xE2) app2 = &s;
+  ASSERT_NE(app2, nullptr);
+  const Segment& sof = l.segments[l.sof_index];
+  Bytes moved(jpeg.begin(), jpeg.begin() + long(app2->offset));
+  moved.insert(moved.end(), jpeg.begin() + long(app2->end()), jpeg.begin() + long(sof.end()));
+  moved.insert(moved.end(), jpeg.begin() + long(app2->offset), jpeg.begin() + long(app2->end()));
+  moved.insert(moved.end(), jpeg.begin() + long(sof.end()), jpeg.end());
+  TestContext context;
+  Outcome out = optimize_jpeg(moved, context);
+  Layout lo = parse_layout(out.bytes);
+  size_t app2_index = 0;
+  for (size_t i = 0; i < lo.segments.size(); ++i)
+    if (lo.segments[i].marker == 0xE2) app2_index = i;
+  EXPECT_GT(app2_index, lo.sof_index);
+  EXPECT_TRUE(verify_jpeg(moved, out.bytes, context.policy()).ok);
+}
+
+}  // namespace
+}  // namespace lighten::jpeg

@@ -1,0 +1,148 @@
+#include <gtest/gtest.h>
+
+#include "formats/jpeg/jpeg_format.h"
+#include "formats/jpeg/markers.h"
+#include "test_support.h"
+
+namespace lighten::jpeg {
+namespace {
+
+using testing::decode;
+using testing::EncodeOptions;
+using testing::make_jpeg;
+using testing::TestContext;
+
+const ScanMode kModes[] = {ScanMode::kKeep, ScanMode::kBaseline, ScanMode::kProgressive,
+                           ScanMode::kSmallest};
+
+void expect_same_pixels(const Bytes& a, const Bytes& b) {
+  auto x = decode(a);
+  auto y = decode(b);
+  ASSERT_TRUE(x.ok && y.ok);
+  EXPECT_EQ(y.warnings, 0);
+  EXPECT_EQ(x.width, y.width);
+  EXPECT_EQ(x.height, y.height);
+  EXPECT_EQ(x.components, y.components);
+  EXPECT_TRUE(x.samples == y.samples);
+}
+
+TEST(JpegOptimize, EveryModeKeepsPixels) {
+  for (int components : {1, 3, 4})
+    for (bool progressive : {false, true})
+      for (ScanMode mode : kModes) {
+        SCOPED_TRACE(std::to_string(components) + (progressive ? " progressive " : " ") +
+                     std::to_string(int(mode)));
+        EncodeOptions o;
+        o.components = components;
+        o.progressive = progressive;
+        Bytes in = make_jpeg(o);
+        Policy p;
+        p.jpeg_scans = mode;
+        p.verify = VerifyLevel::kPixels;
+        TestContext context(p);
+        Outcome out = optimize_jpeg(in, context);
+        ASSERT_TRUE(out.replaced());
+        EXPECT_EQ(out.kind, Kind::kJpeg);
+        EXPECT_FALSE(out.detail.empty());
+        expect_same_pixels(in, out.bytes);
+        Verdict v = verify_jpeg(in, out.bytes, p);
+        EXPECT_TRUE(v.ok) << v.problem;
+        EXPECT_TRUE(v.quality.pixels_identical);
+        uint8_t sof = parse_layout(out.bytes).frame.marker;
+        if (mode == ScanMode::kBaseline || (mode == ScanMode::kKeep && !progressive)) {
+          EXPECT_EQ(sof, 0xC0);
+        }
+        if (mode == ScanMode::kProgressive || (mode == ScanMode::kKeep && progressive)) {
+          EXPECT_EQ(sof, 0xC2);
+        }
+      }
+}
+
+bool has_dri(const Bytes& jpeg) {
+  for (const Segment& s : parse_layout(jpeg).segments)
+    if (s.marker == kDri) return true;
+  return false;
+}
+
+TEST(JpegOptimize, RestartIntervalKeptOrDropped) {
+  EncodeOptions o;
+  o.restart_interval = 2;
+  Bytes in = make_jpeg(o);
+  ASSERT_TRUE(has_dri(in));
+  Policy p;
+  TestContext keep(p);
+  EXPECT_TRUE(has_dri(optimize_jpeg(in, keep).bytes));
+  p.jpeg_restarts = RestartPolicy::kDrop;
+  TestContext drop(p);
+  Outcome out = optimize_jpeg(in, drop);
+  EXPECT_FALSE(has_dri(out.bytes));
+  expect_same_pixels(in, out.bytes);
+}
+
+TEST(JpegOptimize, LimitsAndDamage) {
+  Bytes in = make_jpeg({});
+  Policy p;
+  p.limits.max_pixels = 100;
+  TestContext small(p);
+  try {
+    optimize_jpeg(in, small);
+    FAIL();
+  } catch (const FormatError& e) {
+    EXPECT_EQ(e.reason(), Reason::kLimitExceeded);
+  }
+  // Damage inside the entropy-coded data: libjpeg warns; the file must be left alone.
+  Layout l = parse_layout(in);
+  const Segment* sos = nullptr;
+  for (const Segment& s : l.segments)
+    if (s.marker == kSos) sos = &s;
+  ASSERT_NE(sos, nullptr);
+  Bytes damaged = in;
+  damaged.erase(damaged.begin() + long(sos->end() + 10), damaged.begin() + long(sos->entropy_end - 20));
+  TestContext context;
+  try {
+    optimize_jpeg(damaged, context);
+    FAIL();
+  } catch (const FormatError& e) {
+    EXPECT_TRUE(e.reason() == Reason::kCorrupt || e.reason() == Reason::kTruncated) << e.what();
+  }
+}
+
+TEST(JpegOptimize, VerifyCatchesDifferences) {
+  EncodeOptions a;
+  Bytes in = make_jpeg(a);
+  a.quality = 80;
+  Bytes other = make_jpeg(a);
+  Policy p;
+  EXPECT_FALSE(verify_jpeg(in, other, p).ok);
+  TestContext context;
+  Bytes out = optimize_jpeg(in, context).bytes;
+  Bytes with_tail = out;
+  with_tail.push_back(0);
+  EXPECT_FALSE(verify_jpeg(in, with_tail, p).ok);
+  EXPECT_FALSE(verify_jpeg(in, Bytes(out.begin(), out.end() - 10), p).ok);
+}
+
+TEST(JpegOptimize, Describes) {
+  EncodeOptions o;
+  o.restart_interval = 3;
+  o.markers = {{JPEG_COM, "x"}};
+  Bytes in = make_jpeg(o);
+  in.insert(in.end(), {1, 2, 3});
+  FileInfo info;
+  describe_jpeg(in, info);
+  auto get = [&](const std::string& name) {
+    for (const auto& [k, v] : info.properties)
+      if (k == name) return v;
+    return std::string("<none>");
+  };
+  EXPECT_EQ(get("width"), "67");
+  EXPECT_EQ(get("subsampling"), "4:2:0");
+  EXPECT_EQ(get("coding"), "baseline");
+  EXPECT_EQ(get("colour space"), "YCbCr");
+  EXPECT_EQ(get("estimated quality"), "q90");
+  EXPECT_EQ(get("restart interval"), "3 MCUs");
+  EXPECT_EQ(get("bytes after EOI"), "3");
+}
+
+}  // namespace
+}  // namespace lighten::jpeg

@@ -1,0 +1,147 @@
+// Helpers for the JPEG tests: a simple Context, and JPEGs made and decoded with libjpeg here,
+// independently of the optimiser's code.
+#pragma once
+
+// clang-format off
+#include <cstdio>
+#include <jpeglib.h>
+// clang-format on
+
+#include <csetjmp>
+#include <cstdlib>
+#include <memory>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/context.h"
+
+namespace lighten::testing {
+
+class TestContext : public Context {
+ public:
+  explicit TestContext(Policy policy = {}) : policy_(std::move(policy)) {}
+  const Policy& policy() const override { return policy_; }
+  unsigned depth() const override { return 0; }
+  bool out_of_time() const override { return false; }
+  Outcome optimize_embedded(ByteView, std::string_view) override { return {}; }
+  Verdict verify_embedded(ByteView, ByteView) override { return {}; }
+  Policy& mutable_policy() { return policy_; }
+
+ private:
+  Policy policy_;
+};
+
+struct TestErrorMgr {
+  jpeg_error_mgr pub;
+  jmp_buf jump;
+  int warnings = 0;
+};
+extern "C" inline void test_error_exit(j_common_ptr c) {
+  longjmp(reinterpret_cast<TestErrorMgr*>(c->err)->jump, 1);
+}
+extern "C" inline void test_emit_message(j_common_ptr c, int level) {
+  if (level < 0) ++reinterpret_cast<TestErrorMgr*>(c->err)->warnings;
+}
+
+struct EncodeOptions {
+  int width = 67, height = 45;
+  int components = 3;  // 1 gray, 3 YCbCr, 4 CMYK
+  bool progressive = false;
+  int quality = 90;
+  unsigned restart_interval = 0;
+  std::vector<std::pair<int, std::string>> markers;  // (marker code, payload) after SOI
+};
+
+// Writes a small JPEG of a smooth pattern with noise, so that the coefficients are not trivial.
+inline std::vector<uint8_t> make_jpeg(const EncodeOptions& o) {
+  struct State {
+    jpeg_compress_struct c;
+    TestErrorMgr err;
+    unsigned char* buf = nullptr;
+    unsigned long size = 0;
+  } s{};
+  std::vector<uint8_t> pixels(size_t(o.width) * o.height * o.components);
+  uint32_t seed = 12345;
+  for (size_t i = 0; i < pixels.size(); ++i) {
+    seed = seed * 1103515245u + 12345u;
+    size_t x = (i / o.components) % o.width, y = (i / o.components) / o.width;
+    pixels[i] = uint8_t((x * 3 + y * 2 + (i % o.components) * 40 + (seed >> 27)) & 255);
+  }
+  s.c.err = jpeg_std_error(&s.err.pub);
+  s.err.pub.error_exit = test_error_exit;
+  if (setjmp(s.err.jump)) {
+    jpeg_destroy_compress(&s.c);
+    std::free(s.buf);
+    return {};
+  }
+  jpeg_create_compress(&s.c);
+  jpeg_mem_dest(&s.c, &s.buf, &s.size);
+  s.c.image_width = JDIMENSION(o.width);
+  s.c.image_height = JDIMENSION(o.height);
+  s.c.input_components = o.components;
+  s.c.in_color_space = o.components == 1 ? JCS_GRAYSCALE : o.components == 4 ? JCS_CMYK : JCS_RGB;
+  jpeg_set_defaults(&s.c);
+  jpeg_set_quality(&s.c, o.quality, TRUE);
+  s.c.restart_interval = o.restart_interval;
+  if (o.progressive) jpeg_simple_progression(&s.c);
+  jpeg_start_compress(&s.c, TRUE);
+  for (const auto& [code, payload] : o.markers)
+    jpeg_write_marker(&s.c, code, reinterpret_cast<const JOCTET*>(payload.data()),
+                      unsigned(payload.size()));
+  while (s.c.next_scanline < s.c.image_height) {
+    JSAMPROW row = pixels.data() + size_t(s.c.next_scanline) * o.width * o.components;
+    jpeg_write_scanlines(&s.c, &row, 1);
+  }
+  jpeg_finish_compress(&s.c);
+  std::vector<uint8_t> out(s.buf, s.buf + s.size);
+  jpeg_destroy_compress(&s.c);
+  std::free(s.buf);
+  return out;
+}
+
+struct Decoded {
+  bool ok = false;
+  int warnings = 0;
+  unsigned width = 0, height = 0, components = 0;
+  std::vector<uint8_t> samples;
+};
+
+// Full decode with libjpeg's default settings (RGB, gray or CMYK samples).
+inline Decoded decode(const std::vector<uint8_t>& jpeg) {
+  struct State {
+    jpeg_decompress_struct d;
+    TestErrorMgr err;
+  };
+  auto s = std::make_unique<State>();
+  Decoded out;
+  s->d.err = jpeg_std_error(&s->err.pub);
+  s->err.pub.error_exit = test_error_exit;
+  s->err.pub.emit_message = test_emit_message;
+  if (setjmp(s->err.jump)) {
+    jpeg_destroy_decompress(&s->d);
+    out.ok = false;
+    return out;
+  }
+  jpeg_create_decompress(&s->d);
+  jpeg_mem_src(&s->d, jpeg.data(), static_cast<unsigned long>(jpeg.size()));
+  jpeg_read_header(&s->d, TRUE);
+  jpeg_start_decompress(&s->d);
+  out.width = s->d.output_width;
+  out.height = s->d.output_height;
+  out.components = unsigned(s->d.output_components);
+  size_t stride = size_t(out.width) * out.components;
+  out.samples.resize(stride * out.height);
+  while (s->d.output_scanline < s->d.output_height) {
+    JSAMPROW row = out.samples.data() + stride * s->d.output_scanline;
+    jpeg_read_scanlines(&s->d, &row, 1);
+  }
+  jpeg_finish_decompress(&s->d);
+  jpeg_destroy_decompress(&s->d);
+  out.warnings = s->err.warnings;
+  out.ok = true;
+  return out;
+}
+
+}  // namespace lighten::testing
