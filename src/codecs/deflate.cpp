@@ -1,0 +1,152 @@
+#include "codecs/deflate.h"
+
+#include <libdeflate.h>
+#include <zlib.h>
+#include <zopfli/zopfli.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <limits>
+#include <memory>
+#include <string>
+
+namespace lighten {
+namespace {
+
+struct CompressorDeleter {
+  void operator()(libdeflate_compressor* c) const { libdeflate_free_compressor(c); }
+};
+
+Bytes libdeflate_compress(ByteView input, int level, DeflateWrapper wrapper) {
+  std::unique_ptr<libdeflate_compressor, CompressorDeleter> c(libdeflate_alloc_compressor(level));
+  if (!c) throw std::bad_alloc();
+  const size_t bound = wrapper == DeflateWrapper::kZlib
+                           ? libdeflate_zlib_compress_bound(c.get(), input.size())
+                           : libdeflate_deflate_compress_bound(c.get(), input.size());
+  Bytes out(bound);
+  const size_t n = wrapper == DeflateWrapper::kZlib
+                       ? libdeflate_zlib_compress(c.get(), input.data(), input.size(), out.data(),
+                                                  out.size())
+                       : libdeflate_deflate_compress(c.get(), input.data(), input.size(),
+                                                     out.data(), out.size());
+  if (n == 0) throw std::runtime_error("libdeflate: output did not fit its own bound");
+  out.resize(n);
+  return out;
+}
+
+Bytes zopfli_compress(ByteView input, int iterations, DeflateWrapper wrapper) {
+  ZopfliOptions options;
+  ZopfliInitOptions(&options);
+  options.numiterations = iterations;
+  unsigned char* out = nullptr;
+  size_t size = 0;
+  ZopfliCompress(&options,
+                 wrapper == DeflateWrapper::kZlib ? ZOPFLI_FORMAT_ZLIB : ZOPFLI_FORMAT_DEFLATE,
+                 input.data(), input.size(), &out, &size);
+  Bytes result(out, out + size);
+  std::free(out);
+  return result;
+}
+
+struct Inflater {
+  explicit Inflater(DeflateWrapper wrapper) {
+    if (inflateInit2(&stream, wrapper == DeflateWrapper::kZlib ? 15 : -15) != Z_OK)
+      throw std::bad_alloc();
+  }
+  ~Inflater() { inflateEnd(&stream); }
+  z_stream stream{};
+};
+
+[[noreturn]] void corrupt(const z_stream& s, const std::string& what) {
+  throw FormatError(Reason::kCorrupt, s.total_in,
+                    "deflate stream " + what + (s.msg ? std::string(": ") + s.msg : ""));
+}
+
+}  // namespace
+
+Bytes deflate_bytes(ByteView input, int effort, DeflateWrapper wrapper) {
+  if (effort >= 9) return zopfli_compress(input, 15, wrapper);
+  if (effort >= 8) return zopfli_compress(input, 5, wrapper);
+  const int level = effort <= 2 ? 6 : effort <= 4 ? 9 : 12;
+  return libdeflate_compress(input, level, wrapper);
+}
+
+Bytes deflate_at_level(ByteView input, int level, DeflateWrapper wrapper) {
+  return libdeflate_compress(input, std::clamp(level, 1, 12), wrapper);
+}
+
+Bytes inflate_exact(ByteView input, size_t expected_size, DeflateWrapper wrapper) {
+  Inflater inf(wrapper);
+  Bytes out(expected_size);
+  z_stream& s = inf.stream;
+  // zlib counts in uInt; feed in chunks so inputs over 4 GiB are handled too.
+  size_t in_pos = 0, out_pos = 0;
+  constexpr size_t kChunk = std::numeric_limits<uInt>::max();
+  int rc = Z_OK;
+  uint8_t spare = 0;  // one byte of room to notice a stream longer than announced
+  while (rc != Z_STREAM_END) {
+    s.next_in = const_cast<Bytef*>(input.data() + in_pos);
+    s.avail_in = uInt(std::min(kChunk, input.size() - in_pos));
+    const bool full = out_pos == expected_size;
+    s.next_out = full ? &spare : out.data() + out_pos;
+    s.avail_out = full ? 1 : uInt(std::min(kChunk, expected_size - out_pos));
+    const uInt before_in = s.avail_in, before_out = s.avail_out;
+    rc = inflate(&s, Z_NO_FLUSH);
+    in_pos += before_in - s.avail_in;
+    const size_t produced = before_out - s.avail_out;
+    if (full && produced > 0) corrupt(s, "is longer than its recorded size");
+    out_pos += produced;
+    if (rc == Z_STREAM_END) break;
+    if (rc == Z_BUF_ERROR && in_pos == input.size())
+      throw FormatError(Reason::kTruncated, in_pos, "deflate stream ends early");
+    if (rc != Z_OK && rc != Z_BUF_ERROR) corrupt(s, "is damaged");
+    if (produced == 0 && before_in == s.avail_in)
+      throw FormatError(Reason::kTruncated, in_pos, "deflate stream ends early");
+  }
+  if (out_pos != expected_size) corrupt(s, "is shorter than its recorded size");
+  return out;
+}
+
+Bytes inflate_bounded(ByteView input, size_t limit, DeflateWrapper wrapper, size_t* consumed) {
+  Inflater inf(wrapper);
+  z_stream& s = inf.stream;
+  Bytes out;
+  size_t in_pos = 0;
+  int rc = Z_OK;
+  while (rc != Z_STREAM_END) {
+    if (out.size() == limit)
+      throw FormatError(Reason::kLimitExceeded, in_pos,
+                        "deflate stream expands past " + std::to_string(limit) + " bytes");
+    const size_t grow = std::min<size_t>(limit - out.size(), std::max<size_t>(out.size(), 1 << 16));
+    const size_t old = out.size();
+    out.resize(old + std::min<size_t>(grow, std::numeric_limits<uInt>::max()));
+    s.next_in = const_cast<Bytef*>(input.data() + in_pos);
+    s.avail_in = uInt(std::min<size_t>(std::numeric_limits<uInt>::max(), input.size() - in_pos));
+    s.next_out = out.data() + old;
+    s.avail_out = uInt(out.size() - old);
+    const uInt before_in = s.avail_in, before_out = s.avail_out;
+    rc = inflate(&s, Z_NO_FLUSH);
+    in_pos += before_in - s.avail_in;
+    out.resize(old + (before_out - s.avail_out));
+    if (rc == Z_STREAM_END) break;
+    if (rc != Z_OK && rc != Z_BUF_ERROR) corrupt(s, "is damaged");
+    if (before_in == s.avail_in && before_out == s.avail_out)
+      throw FormatError(Reason::kTruncated, in_pos, "deflate stream ends early");
+  }
+  if (consumed) *consumed = in_pos;
+  return out;
+}
+
+uint32_t crc32_update(uint32_t crc, ByteView bytes) {
+  size_t pos = 0;
+  while (pos < bytes.size()) {
+    const uInt n = uInt(std::min<size_t>(bytes.size() - pos, 1u << 30));
+    crc = uint32_t(::crc32(crc, bytes.data() + pos, n));
+    pos += n;
+  }
+  return crc;
+}
+
+uint32_t crc32_of(ByteView bytes) { return crc32_update(uint32_t(::crc32(0, nullptr, 0)), bytes); }
+
+}  // namespace lighten

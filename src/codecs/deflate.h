@@ -1,0 +1,32 @@
+// Deflate back-ends behind one interface: zlib to inflate (the reference decoder, independent of
+// the encoders), libdeflate and zopfli to compress.
+#pragma once
+
+#include <cstdint>
+
+#include "core/bytes.h"
+
+namespace lighten {
+
+enum class DeflateWrapper { kRaw, kZlib };
+
+// Compresses with the back-end `effort` calls for: libdeflate level 6 (effort 1-2), 9 (3-4),
+// 12 (5-7); zopfli with more iterations for 8 and 9.
+Bytes deflate_bytes(ByteView input, int effort, DeflateWrapper wrapper);
+
+// Compresses with libdeflate at `level` (1-12): for quick trials that rank candidates.
+Bytes deflate_at_level(ByteView input, int level, DeflateWrapper wrapper);
+
+// Inflates a stream that must decode to exactly `expected_size` bytes and end there; throws
+// FormatError (kCorrupt) otherwise. Never allocates more than `expected_size`.
+Bytes inflate_exact(ByteView input, size_t expected_size, DeflateWrapper wrapper);
+
+// Inflates a stream of unknown size, refusing to grow past `limit` bytes (kLimitExceeded).
+// `consumed`, when given, receives how many input bytes the stream used.
+Bytes inflate_bounded(ByteView input, size_t limit, DeflateWrapper wrapper,
+                      size_t* consumed = nullptr);
+
+uint32_t crc32_of(ByteView bytes);
+uint32_t crc32_update(uint32_t crc, ByteView bytes);
+
+}  // namespace lighten

@@ -1,0 +1,220 @@
+#include "formats/zip/zip_format.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "codecs/deflate.h"
+#include "formats/zip/zip_archive.h"
+
+namespace lighten {
+namespace {
+
+bool is_first_mimetype(const ZipArchive& a, size_t i) {
+  return i == 0 && a.entries[0].name == "mimetype";
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+// Documents whose bytes are covered by a signature or that are encrypted are not ours to change.
+void refuse_protected(const ZipArchive& archive, ByteView input) {
+  for (const ZipEntry& e : archive.entries) {
+    if (e.encrypted())
+      throw FormatError(Reason::kEncrypted, e.local_offset, "entry " + e.name + " is encrypted");
+    const std::string name = lower(e.name);
+    if (name.starts_with("_xmlsignatures/") ||
+        (name.starts_with("meta-inf/") && name.find("signature") != std::string::npos) ||
+        (name.starts_with("meta-inf/") && name.ends_with(".sf")))
+      throw FormatError(Reason::kSigned, e.local_offset,
+                        "signed document (" + e.name + "); changing any byte would break it");
+    if (name == "meta-inf/encryption.xml")
+      throw FormatError(Reason::kEncrypted, e.local_offset,
+                        "the document declares encrypted parts (META-INF/encryption.xml)");
+    if (name == "meta-inf/manifest.xml" && e.uncompressed_size < (16u << 20)) {
+      Bytes manifest = e.method == kZipMethodDeflate
+                           ? inflate_exact(e.data, e.uncompressed_size, DeflateWrapper::kRaw)
+                           : Bytes(e.data.begin(), e.data.end());
+      const std::string_view text(reinterpret_cast<const char*>(manifest.data()), manifest.size());
+      if (text.find("encryption-data") != std::string_view::npos)
+        throw FormatError(Reason::kEncrypted, e.local_offset,
+                          "the document is password-protected (manifest lists encryption data)");
+    }
+  }
+  (void)input;
+}
+
+// Zip bombs are refused from the directory's own figures, before anything is inflated.
+void check_budget(const ZipArchive& archive, ByteView input, const Policy& policy) {
+  uint64_t total = 0;
+  for (const ZipEntry& e : archive.entries) total += e.uncompressed_size;
+  if (total > policy.limits.max_expanded_bytes)
+    throw FormatError(Reason::kLimitExceeded, 0,
+                      "entries expand to " + std::to_string(total) +
+                          " bytes, over the expansion budget");
+  if (double(total) > policy.limits.max_expansion_ratio * double(input.size()) &&
+      total > (64u << 20))
+    throw FormatError(Reason::kLimitExceeded, 0,
+                      "entries expand " + std::to_string(total / std::max<size_t>(input.size(), 1)) +
+                          " times the archive's size (a zip bomb?)");
+}
+
+Bytes entry_content(const ZipEntry& e) {
+  Bytes content = e.method == kZipMethodDeflate
+                      ? inflate_exact(e.data, e.uncompressed_size, DeflateWrapper::kRaw)
+                      : Bytes(e.data.begin(), e.data.end());
+  if (e.method == kZipMethodStored && content.size() != e.uncompressed_size)
+    throw FormatError(Reason::kCorrupt, e.local_offset, "stored entry " + e.name + " has the wrong size");
+  if (crc32_of(content) != e.crc32)
+    throw FormatError(Reason::kCorrupt, e.local_offset, "CRC of " + e.name + " does not match its data");
+  return content;
+}
+
+// Already-compressed media gain nothing from another deflate pass below the highest efforts.
+bool worth_redeflating(Kind kind, int effort) {
+  const bool compressed_media = kind == Kind::kJpeg || kind == Kind::kPng || kind == Kind::kGif ||
+                                kind == Kind::kWebp || kind == Kind::kMp4 || kind == Kind::kMov ||
+                                kind == Kind::kHeif;
+  return !compressed_media || effort >= 8;
+}
+
+}  // namespace
+
+Outcome optimize_zip(ByteView input, Context& context) {
+  const Policy& policy = context.policy();
+  const Kind kind = sniff(input);
+  if ((kind == Kind::kZip || kind == Kind::kJar) && policy.plain_zip == PlainZipPolicy::kLeave)
+    throw FormatError(Reason::kSkipped, 0,
+                      "plain ZIP and JAR archives are left alone unless --plain-zip optimize "
+                      "(some readers check archive hashes)");
+  const ZipArchive archive = read_zip(input);
+  refuse_protected(archive, input);
+  check_budget(archive, input, policy);
+
+  ZipArchive out = archive;
+  std::vector<Bytes> storage(archive.entries.size());
+  std::map<Kind, int> optimised;
+  size_t redeflated = 0;
+  Outcome outcome;
+  for (size_t i = 0; i < out.entries.size(); ++i) {
+    ZipEntry& e = out.entries[i];
+    if (context.out_of_time())
+      throw FormatError(Reason::kLimitExceeded, e.local_offset, "the time budget ran out");
+    if (is_first_mimetype(archive, i)) continue;  // must stay first, stored and byte-identical
+    if (e.method != kZipMethodStored && e.method != kZipMethodDeflate) continue;
+    Bytes content = entry_content(e);
+    const Kind item_kind = sniff(content);
+    bool changed = false;
+    if (item_kind != Kind::kUnknown) {
+      Outcome item = context.optimize_embedded(content, e.name);
+      if (item.replaced()) {
+        content = std::move(item.bytes);
+        changed = true;
+        ++optimised[item_kind];
+      }
+      for (auto& w : item.warnings) outcome.warnings.push_back(e.name + ": " + w);
+    }
+    if (e.method == kZipMethodStored) {
+      if (!changed) continue;
+      storage[i] = std::move(content);
+    } else {
+      if (!changed && !worth_redeflating(item_kind, policy.effort)) continue;
+      Bytes packed = deflate_bytes(content, policy.effort, DeflateWrapper::kRaw);
+      if (!changed && packed.size() >= e.data.size()) continue;
+      if (!changed) ++redeflated;
+      e.uncompressed_size = content.size();
+      e.crc32 = crc32_of(content);
+      storage[i] = std::move(packed);
+    }
+    e.data = storage[i];
+    e.compressed_size = storage[i].size();
+    if (e.method == kZipMethodStored) {
+      e.uncompressed_size = storage[i].size();
+      e.crc32 = crc32_of(storage[i]);
+    }
+  }
+  outcome.kind = kind;
+  outcome.bytes_in = input.size();
+  if (optimised.empty() && redeflated == 0) {
+    outcome.action = Action::kKept;
+    outcome.reason = Reason::kNoGain;
+    outcome.message = "no entry could be made smaller";
+    return outcome;
+  }
+  outcome.bytes = write_zip(out);
+  outcome.action = Action::kReplaced;
+  std::string detail;
+  for (const auto& [k, n] : optimised)
+    detail += (detail.empty() ? "" : ", ") + std::to_string(n) + " " + std::string(kind_name(k));
+  if (!detail.empty()) detail += " optimised";
+  if (redeflated) detail += (detail.empty() ? "" : "; ") + std::to_string(redeflated) + " parts re-deflated";
+  outcome.detail = detail;
+  return outcome;
+}
+
+Verdict verify_zip(ByteView input, ByteView output, Context& context) {
+  const ZipArchive a = read_zip(input);
+  const ZipArchive b = read_zip(output);
+  if (a.entries.size() != b.entries.size()) return {false, "entry count changed", {}};
+  if (a.comment != b.comment || a.trailing != b.trailing)
+    return {false, "archive comment or trailing bytes changed", {}};
+  bool pixels_identical = true;
+  for (size_t i = 0; i < a.entries.size(); ++i) {
+    const ZipEntry& x = a.entries[i];
+    const ZipEntry& y = b.entries[i];
+    const auto without_descriptor = [](uint16_t f) { return f & ~kZipFlagDataDescriptor; };
+    if (x.name != y.name) return {false, "entry " + std::to_string(i) + " was renamed or moved", {}};
+    if (x.method != y.method || without_descriptor(x.flags) != without_descriptor(y.flags) ||
+        x.mod_time != y.mod_time || x.mod_date != y.mod_date ||
+        x.external_attrs != y.external_attrs || x.internal_attrs != y.internal_attrs ||
+        x.central_extra != y.central_extra || x.local_extra != y.local_extra ||
+        x.comment != y.comment || x.version_made_by != y.version_made_by)
+      return {false, "the header of " + x.name + " changed", {}};
+    const bool raw_only = is_first_mimetype(a, i) ||
+                          (x.method != kZipMethodStored && x.method != kZipMethodDeflate);
+    if (raw_only) {
+      if (!std::equal(x.data.begin(), x.data.end(), y.data.begin(), y.data.end()))
+        return {false, x.name + " must stay byte-identical", {}};
+      continue;
+    }
+    const Bytes before = entry_content(x);
+    const Bytes after = entry_content(y);  // zlib inflates what libdeflate or zopfli wrote
+    if (before == after) continue;
+    const Verdict item = context.verify_embedded(before, after);
+    if (!item.ok) return {false, x.name + ": " + item.problem, {}};
+    pixels_identical = pixels_identical && item.quality.pixels_identical;
+  }
+  Verdict v;
+  v.ok = true;
+  v.quality.pixels_identical = pixels_identical;
+  return v;
+}
+
+void describe_zip(ByteView input, FileInfo& info) {
+  const ZipArchive archive = read_zip(input);
+  uint64_t expanded = 0;
+  std::map<std::string, int> methods;
+  for (const ZipEntry& e : archive.entries) {
+    expanded += e.uncompressed_size;
+    ++methods[e.method == kZipMethodStored    ? "stored"
+              : e.method == kZipMethodDeflate ? "deflated"
+                                              : "method " + std::to_string(e.method)];
+  }
+  info.properties.emplace_back("entries", std::to_string(archive.entries.size()));
+  std::string m;
+  for (const auto& [name, n] : methods) m += (m.empty() ? "" : ", ") + std::to_string(n) + " " + name;
+  info.properties.emplace_back("compression", m);
+  info.properties.emplace_back("expanded size", std::to_string(expanded) + " bytes");
+  if (!archive.entries.empty() && archive.entries[0].name == "mimetype")
+    info.properties.emplace_back(
+        "mimetype", std::string(archive.entries[0].data.begin(), archive.entries[0].data.end()));
+  try {
+    refuse_protected(archive, input);
+  } catch (const FormatError& e) {
+    info.properties.emplace_back("protection", e.what());
+  }
+}
+
+}  // namespace lighten

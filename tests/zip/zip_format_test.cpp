@@ -1,0 +1,159 @@
+// ZIP documents through the public API: media inside are optimised like files on disk, every
+// other part keeps its inflated bytes, order and mimetype stay, protected documents are left.
+#include <gtest/gtest.h>
+
+#include "codecs/deflate.h"
+#include "formats/zip/zip_archive.h"
+#include "lighten/lighten.h"
+#include "support/jpeg_maker.h"
+#include "support/zip_maker.h"
+
+namespace lighten {
+namespace {
+
+using testing::make_zip;
+using testing::text_bytes;
+using testing::ZipItem;
+
+std::string xml_body(int repeat) {
+  std::string s = "<?xml version=\"1.0\"?><w:document>";
+  for (int i = 0; i < repeat; ++i)
+    s += "<w:p><w:r><w:t>paragraph " + std::to_string(i % 37) + " of the claim</w:t></w:r></w:p>";
+  return s + "</w:document>";
+}
+
+Bytes content_of(const ZipEntry& e) {
+  return e.method == kZipMethodDeflate
+             ? inflate_exact(e.data, e.uncompressed_size, DeflateWrapper::kRaw)
+             : Bytes(e.data.begin(), e.data.end());
+}
+
+std::vector<ZipItem> docx_items(const std::vector<uint8_t>& jpeg) {
+  return {{.name = "[Content_Types].xml", .content = text_bytes("<Types/>")},
+          {.name = "word/document.xml", .content = text_bytes(xml_body(400))},
+          {.name = "word/media/image1.jpeg", .content = jpeg},
+          {.name = "docProps/core.xml", .content = text_bytes("<cp:coreProperties/>")}};
+}
+
+TEST(ZipFormat, DocxShrinksAndKeepsEveryPart) {
+  const auto jpeg = testing::make_jpeg({.width = 320, .height = 240, .quality = 95});
+  const auto docx = make_zip(docx_items(jpeg));
+  ASSERT_EQ(sniff(docx), Kind::kDocx);
+  const Outcome o = optimize(docx, Policy{});
+  ASSERT_TRUE(o.replaced()) << reason_name(o.reason) << ": " << o.message;
+  EXPECT_LT(o.bytes.size(), docx.size());
+  EXPECT_TRUE(o.quality.pixels_identical);
+  EXPECT_NE(o.detail.find("1 jpeg optimised"), std::string::npos) << o.detail;
+
+  const ZipArchive before = read_zip(docx);
+  const ZipArchive after = read_zip(o.bytes);
+  ASSERT_EQ(before.entries.size(), after.entries.size());
+  for (size_t i = 0; i < before.entries.size(); ++i) {
+    EXPECT_EQ(before.entries[i].name, after.entries[i].name);
+    EXPECT_EQ(before.entries[i].mod_time, after.entries[i].mod_time);
+    const Bytes x = content_of(before.entries[i]), y = content_of(after.entries[i]);
+    if (before.entries[i].name.ends_with(".jpeg")) {
+      EXPECT_LT(y.size(), x.size());
+      EXPECT_EQ(testing::decode_jpeg_pixels(y), testing::decode_jpeg_pixels(x));
+    } else {
+      EXPECT_EQ(x, y) << before.entries[i].name;
+    }
+  }
+  // Idempotent: a second pass finds nothing worth writing.
+  const Outcome again = optimize(o.bytes, Policy{});
+  EXPECT_FALSE(again.replaced()) << again.detail;
+}
+
+TEST(ZipFormat, MimetypeStaysFirstStoredAndIdentical) {
+  const auto hwpx = make_zip(
+      {{.name = "mimetype", .content = text_bytes("application/hwp+zip"), .deflate = false},
+       {.name = "Contents/section0.xml", .content = text_bytes(xml_body(300))},
+       {.name = "BinData/image1.jpg", .content = testing::make_jpeg({.width = 200, .height = 150})}});
+  ASSERT_EQ(sniff(hwpx), Kind::kHwpx);
+  const Outcome o = optimize(hwpx, Policy{});
+  ASSERT_TRUE(o.replaced()) << o.message;
+  const ZipArchive a = read_zip(hwpx), b = read_zip(o.bytes);
+  EXPECT_EQ(b.entries[0].name, "mimetype");
+  EXPECT_EQ(b.entries[0].method, kZipMethodStored);
+  EXPECT_EQ(b.entries[0].local_offset, 0u);
+  EXPECT_TRUE(std::equal(a.entries[0].data.begin(), a.entries[0].data.end(),
+                         b.entries[0].data.begin(), b.entries[0].data.end()));
+  // The first bytes readers check for the mimetype are unchanged.
+  EXPECT_TRUE(std::equal(hwpx.begin(), hwpx.begin() + 30 + 8 + 19, o.bytes.begin()));
+}
+
+TEST(ZipFormat, SignedDocumentsAreLeftAlone) {
+  auto items = docx_items(testing::make_jpeg({.width = 200, .height = 150}));
+  items.push_back({.name = "_xmlsignatures/sig1.xml", .content = text_bytes("<Signature/>")});
+  const Outcome o = optimize(make_zip(items), Policy{});
+  EXPECT_EQ(o.reason, Reason::kSigned) << o.message;
+}
+
+TEST(ZipFormat, EncryptedEntriesAreLeftAlone) {
+  auto items = docx_items(testing::make_jpeg({.width = 200, .height = 150}));
+  items[1].flags = 1;  // "encrypted" bit
+  const Outcome o = optimize(make_zip(items), Policy{});
+  EXPECT_EQ(o.reason, Reason::kEncrypted) << o.message;
+}
+
+TEST(ZipFormat, OdfPasswordProtectionIsDetected) {
+  const auto odt = make_zip(
+      {{.name = "mimetype", .content = text_bytes("application/vnd.oasis.opendocument.text"),
+        .deflate = false},
+       {.name = "content.xml", .content = text_bytes(xml_body(50))},
+       {.name = "META-INF/manifest.xml",
+        .content = text_bytes("<manifest:file-entry><manifest:encryption-data/></manifest:file-entry>")}});
+  EXPECT_EQ(optimize(odt, Policy{}).reason, Reason::kEncrypted);
+}
+
+TEST(ZipFormat, BrokenCrcIsLeftAloneWithAReason) {
+  auto docx = make_zip(docx_items(testing::make_jpeg({.width = 200, .height = 150})));
+  // Flip the CRC of the first entry in the central directory.
+  const ZipArchive archive = read_zip(docx);
+  size_t cd = archive.entries.back().span_end;
+  docx[cd + 16] ^= 0xFF;
+  const Outcome o = optimize(docx, Policy{});
+  EXPECT_EQ(o.action, Action::kKept);
+  EXPECT_EQ(o.reason, Reason::kCorrupt) << o.message;
+  EXPECT_NE(o.message.find("CRC"), std::string::npos) << o.message;
+}
+
+TEST(ZipFormat, PlainZipOnlyWhenThePolicyAllows) {
+  const auto zip = make_zip({{.name = "notes.txt", .content = text_bytes(xml_body(300))}});
+  ASSERT_EQ(sniff(zip), Kind::kZip);
+  EXPECT_EQ(optimize(zip, Policy{}).reason, Reason::kSkipped);
+  Policy p;
+  p.plain_zip = PlainZipPolicy::kOptimize;
+  EXPECT_TRUE(optimize(zip, p).replaced());
+}
+
+TEST(ZipFormat, ZipBombIsRefusedBeforeInflating) {
+  // 200 MB of zeros deflate to about 200 kB.
+  const auto zip = make_zip({{.name = "[Content_Types].xml", .content = text_bytes("<T/>")},
+                             {.name = "word/document.xml", .content = Bytes(200u << 20, 0)}});
+  Policy p;
+  p.limits.max_expansion_ratio = 100;
+  const Outcome o = optimize(zip, p);
+  EXPECT_EQ(o.reason, Reason::kLimitExceeded) << o.message;
+}
+
+TEST(ZipFormat, NestedArchivesStopAtTheDepthLimit) {
+  const auto inner = make_zip(docx_items(testing::make_jpeg({.width = 200, .height = 150})));
+  const auto outer = make_zip({{.name = "[Content_Types].xml", .content = text_bytes("<T/>")},
+                               {.name = "word/embeddings/inner.docx", .content = inner,
+                                .deflate = false}});
+  Policy p;
+  p.limits.max_depth = 0;  // the inner document would be depth 1
+  const Outcome o = optimize(outer, p);
+  if (o.replaced()) {
+    const ZipArchive b = read_zip(o.bytes);
+    EXPECT_EQ(content_of(b.entries[1]), inner);  // left as it was
+  }
+  p.limits.max_depth = 4;
+  const Outcome deeper = optimize(outer, p);
+  ASSERT_TRUE(deeper.replaced()) << deeper.message;
+  EXPECT_LT(deeper.bytes.size(), outer.size());
+}
+
+}  // namespace
+}  // namespace lighten
