@@ -35,10 +35,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint8_t pick = size > 0 ? data[size - 1] : 0;
   policy.jpeg_scans = static_cast<lighten::ScanMode>(pick % 4);
   policy.metadata = static_cast<lighten::MetadataPolicy>((pick / 4) % 3);
-  policy.jpeg_restarts = (pick & 0x20) ? lighten::RestartPolicy::kDrop
-                                       : lighten::RestartPolicy::kKeep;
-  policy.verify = (pick & 0x40) ? lighten::VerifyLevel::kPixels
-                                : lighten::VerifyLevel::kCoefficients;
+  policy.jpeg_restarts =
+      (pick & 0x20) ? lighten::RestartPolicy::kDrop : lighten::RestartPolicy::kKeep;
+  policy.verify =
+      (pick & 0x40) ? lighten::VerifyLevel::kPixels : lighten::VerifyLevel::kCoefficients;
   policy.effort = 3;
   FuzzContext context(policy);
   try {
