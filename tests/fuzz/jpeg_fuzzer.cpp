@@ -39,7 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (pick & 0x20) ? lighten::RestartPolicy::kDrop : lighten::RestartPolicy::kKeep;
   policy.verify =
       (pick & 0x40) ? lighten::VerifyLevel::kPixels : lighten::VerifyLevel::kCoefficients;
-  policy.effort = 3;
+  policy.effort = (pick & 0x80) ? 5 : 3;  // 5 runs the band search
   FuzzContext context(policy);
   try {
     lighten::Outcome out = lighten::optimize_jpeg(input, context);

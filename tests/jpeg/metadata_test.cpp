@@ -57,8 +57,8 @@ TEST(JpegMetadata, ReadsOrientation) {
 
 TEST(JpegMetadata, PoliciesKeepWhatTheyPromise) {
   Bytes in = sample_jpeg();
-  const std::vector<std::string> all = {"APP0 JFIF", "APP1 Exif", "COM comment",
-                                        "APP13 Photoshop", "APP1 XMP", "APP2 ICC"};
+  const std::vector<std::string> all = {"APP0 JFIF",       "APP1 Exif", "COM comment",
+                                        "APP13 Photoshop", "APP1 XMP",  "APP2 ICC"};
   ASSERT_EQ(labels(in), all);
   struct Case {
     MetadataPolicy policy;

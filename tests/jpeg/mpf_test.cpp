@@ -32,8 +32,9 @@ std::string mpf_payload(bool le) {
   put16(s, 0xB001, le), put16(s, 4, le), put32(s, 1, le), put32(s, 2, le);
   put16(s, 0xB002, le), put16(s, 7, le), put32(s, 32, le), put32(s, 50, le);
   put32(s, 0, le);
-  for (int i = 0; i < 2; ++i) put32(s, i == 0 ? 0x20030000 : 0x00020002, le), put32(s, 0, le),
-      put32(s, 0, le), put32(s, 0, le);
+  for (int i = 0; i < 2; ++i)
+    put32(s, i == 0 ? 0x20030000 : 0x00020002, le), put32(s, 0, le), put32(s, 0, le),
+        put32(s, 0, le);
   return s;
 }
 
@@ -73,8 +74,7 @@ TEST(JpegMpf, ParsesBothByteOrders) {
     ASSERT_EQ(mpf->entries.size(), 2u);
     EXPECT_EQ(mpf->entries[0].offset, 0u);
     EXPECT_EQ(mpf->entries[0].size, l.image_end);
-    EXPECT_EQ(mpf->segment_offset + MpfIndex::kTiffInSegment + mpf->entries[1].offset,
-              l.image_end);
+    EXPECT_EQ(mpf->segment_offset + MpfIndex::kTiffInSegment + mpf->entries[1].offset, l.image_end);
   }
 }
 

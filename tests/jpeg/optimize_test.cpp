@@ -97,7 +97,8 @@ TEST(JpegOptimize, LimitsAndDamage) {
     if (s.marker == kSos) sos = &s;
   ASSERT_NE(sos, nullptr);
   Bytes damaged = in;
-  damaged.erase(damaged.begin() + long(sos->end() + 10), damaged.begin() + long(sos->entropy_end - 20));
+  damaged.erase(damaged.begin() + long(sos->end() + 10),
+                damaged.begin() + long(sos->entropy_end - 20));
   TestContext context;
   try {
     optimize_jpeg(damaged, context);
@@ -105,6 +106,42 @@ TEST(JpegOptimize, LimitsAndDamage) {
   } catch (const FormatError& e) {
     EXPECT_TRUE(e.reason() == Reason::kCorrupt || e.reason() == Reason::kTruncated) << e.what();
   }
+}
+
+TEST(JpegOptimize, IncompleteProgressionIsLeftAlone) {
+  // libjpeg smooths the missing AC coefficients of such a file while decoding; a complete
+  // re-encoding would decode differently, so the file is refused.
+  EncodeOptions o;
+  o.dc_only = true;
+  Bytes in = make_jpeg(o);
+  ASSERT_FALSE(in.empty());
+  TestContext context;
+  try {
+    optimize_jpeg(in, context);
+    FAIL();
+  } catch (const FormatError& e) {
+    EXPECT_EQ(e.reason(), Reason::kUnsupportedVariant) << e.what();
+  }
+}
+
+TEST(JpegOptimize, SmallestIsNoLargerThanBaselineOrSimpleProgression) {
+  EncodeOptions o;
+  o.width = 300;
+  o.height = 200;
+  Bytes in = make_jpeg(o);
+  auto size_for = [&](ScanMode mode, int effort) {
+    Policy p;
+    p.jpeg_scans = mode;
+    p.effort = effort;
+    TestContext context(p);
+    return optimize_jpeg(in, context).bytes.size();
+  };
+  const size_t smallest = size_for(ScanMode::kSmallest, 5);
+  EXPECT_LE(smallest, size_for(ScanMode::kBaseline, 5));
+  // The estimate may pick a script a few bytes off the simple one on tiny images.
+  EXPECT_LE(smallest, size_for(ScanMode::kProgressive, 1) + 64);
+  for (int effort = 1; effort <= 9; ++effort)
+    EXPECT_LE(size_for(ScanMode::kSmallest, effort), size_for(ScanMode::kBaseline, 5)) << effort;
 }
 
 TEST(JpegOptimize, VerifyCatchesDifferences) {

@@ -8,9 +8,9 @@
 // clang-format on
 
 #include <csetjmp>
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
-#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,6 +49,7 @@ struct EncodeOptions {
   int width = 67, height = 45;
   int components = 3;  // 1 gray, 3 YCbCr, 4 CMYK
   bool progressive = false;
+  bool dc_only = false;  // a progressive file that never sends any AC coefficient
   int quality = 90;
   unsigned restart_interval = 0;
   std::vector<std::pair<int, std::string>> markers;  // (marker code, payload) after SOI
@@ -86,6 +87,13 @@ inline std::vector<uint8_t> make_jpeg(const EncodeOptions& o) {
   jpeg_set_quality(&s.c, o.quality, TRUE);
   s.c.restart_interval = o.restart_interval;
   if (o.progressive) jpeg_simple_progression(&s.c);
+  jpeg_scan_info dc_scan{};
+  if (o.dc_only) {
+    dc_scan.comps_in_scan = o.components;
+    for (int ci = 0; ci < o.components; ++ci) dc_scan.component_index[ci] = ci;
+    s.c.scan_info = &dc_scan;
+    s.c.num_scans = 1;
+  }
   jpeg_start_compress(&s.c, TRUE);
   for (const auto& [code, payload] : o.markers)
     jpeg_write_marker(&s.c, code, reinterpret_cast<const JOCTET*>(payload.data()),

@@ -130,8 +130,8 @@ bool read_raw(CoefficientImage::State* s, const uint8_t* data, size_t size) {
 
 bool access_raw(CoefficientImage::State* s, int ci, JDIMENSION row, JBLOCKARRAY* out) {
   if (setjmp(s->err.jump)) return false;
-  *out = (*s->info.mem->access_virt_barray)(reinterpret_cast<j_common_ptr>(&s->info),
-                                            s->arrays[ci], row, 1, FALSE);
+  *out = (*s->info.mem->access_virt_barray)(reinterpret_cast<j_common_ptr>(&s->info), s->arrays[ci],
+                                            row, 1, FALSE);
   return true;
 }
 

@@ -42,8 +42,7 @@ std::string subsampling(const FrameInfo& f) {
   if (f.components.size() < 3) return "none";
   const auto& y = f.components[0];
   const auto& c = f.components[1];
-  if (c.h != 1 || c.v != 1 || f.components[2].h != 1 || f.components[2].v != 1)
-    return "irregular";
+  if (c.h != 1 || c.v != 1 || f.components[2].h != 1 || f.components[2].v != 1) return "irregular";
   if (y.h == 1 && y.v == 1) return "4:4:4";
   if (y.h == 2 && y.v == 2) return "4:2:0";
   if (y.h == 2 && y.v == 1) return "4:2:2";
@@ -54,10 +53,10 @@ std::string subsampling(const FrameInfo& f) {
 
 // IJG quality whose scaled standard luminance table is closest to table 0.
 int estimate_quality(const uint16_t* table) {
-  static constexpr int kStd[64] = {16, 11, 12, 14, 12, 10, 16, 14, 13, 14, 18, 17, 16,
-                                   19, 24, 40, 26, 24, 22, 22, 24, 49, 35, 37, 29, 40,
-                                   58, 51, 61, 60, 57, 51, 56, 55, 64, 72, 92, 78, 64,
-                                   68, 87, 69, 55, 56, 80, 109, 81, 87, 95, 98, 103, 104,
+  static constexpr int kStd[64] = {16,  11, 12, 14,  12,  10,  16,  14,  13, 14,  18,  17,  16,
+                                   19,  24, 40, 26,  24,  22,  22,  24,  49, 35,  37,  29,  40,
+                                   58,  51, 61, 60,  57,  51,  56,  55,  64, 72,  92,  78,  64,
+                                   68,  87, 69, 55,  56,  80,  109, 81,  87, 95,  98,  103, 104,
                                    103, 62, 77, 113, 121, 112, 100, 120, 92, 101, 103, 99};
   int best = 0;
   long best_err = -1;
@@ -135,9 +134,15 @@ void describe_jpeg(ByteView input, FileInfo& info) {
   for (const Segment& s : layout.segments) {
     if (!s.is_metadata()) continue;
     std::string label = segment_label(s);
-    add("metadata", std::string(marker_name(s.marker)) + (label.empty() ? "" : " " + label) +
-                        " " + with_commas(s.length) + " bytes");
+    add("metadata", std::string(marker_name(s.marker)) + (label.empty() ? "" : " " + label) + " " +
+                        with_commas(s.length) + " bytes");
   }
+  for (const Segment& s : layout.segments)
+    if (s.marker == 0xE1)
+      if (auto o = exif_orientation(s.payload)) {
+        add("orientation", std::to_string(*o));
+        break;
+      }
   add("bytes after EOI", with_commas(input.size() - layout.image_end));
   if (auto mpf = parse_mpf(input, layout)) add("MPF images", std::to_string(mpf->entries.size()));
 }

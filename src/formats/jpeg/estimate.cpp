@@ -108,27 +108,31 @@ uint64_t huffman_bits(const uint32_t (&freq_in)[256], int* symbols) {
   return total;
 }
 
-ComponentIndex::ComponentIndex(CoefficientImage& image, int component) {
+ComponentIndex::ComponentIndex(CoefficientImage& image, int component, unsigned row_step) {
   const jpeg_component_info& c = image.info().comp_info[component];
+  row_step = std::max(1u, row_step);
   width_ = c.width_in_blocks;
-  height_ = c.height_in_blocks;
+  height_ = (c.height_in_blocks + row_step - 1) / row_step;
+  scale_ = height_ ? double(c.height_in_blocks) / height_ : 1;
   rows_.resize(height_);
   masks_.resize(size_t(width_) * height_ * kMaxAl);
   uint64_t* m = masks_.data();
   for (JDIMENSION r = 0; r < height_; ++r) {
-    rows_[r] = image.block_row(component, r);
+    rows_[r] = image.block_row(component, r * row_step);
     for (JDIMENSION b = 0; b < width_; ++b) {
       const JCOEF* block = rows_[r][b];
-      uint64_t m0 = 0, m1 = 0, m2 = 0;
+      uint64_t m0 = 0, m1 = 0, m2 = 0, m3 = 0;
       for (int k = 1; k < 64; ++k) {
         unsigned a = unsigned(std::abs(block[kZigzag[k]]));
         m0 |= uint64_t(a != 0) << k;
         m1 |= uint64_t(a > 1) << k;
         m2 |= uint64_t(a > 3) << k;
+        m3 |= uint64_t(a > 7) << k;
       }
       *m++ = m0;
       *m++ = m1;
       *m++ = m2;
+      *m++ = m3;
     }
   }
 }
@@ -136,7 +140,7 @@ ComponentIndex::ComponentIndex(CoefficientImage& image, int component) {
 size_t ComponentIndex::estimate(const ScanBand& band, unsigned restart_interval) const {
   const uint64_t in_band = band_mask(band.ss, band.se);
   const int al = band.al, ah = band.ah;
-  if (al >= kMaxAl || ah > kMaxAl) return SIZE_MAX;
+  if (al >= kMaxAl || ah >= kMaxAl) return SIZE_MAX;
   Gather g;
   unsigned to_go = restart_interval;
   uint64_t restarts = 0;
@@ -214,11 +218,12 @@ size_t ComponentIndex::estimate(const ScanBand& band, unsigned restart_interval)
   g.emit_eobrun();
   int symbols = 0;
   const uint64_t bits = huffman_bits(g.freq, &symbols) + g.raw_bits;
-  size_t bytes = size_t((bits + 7) / 8);
-  bytes += bytes / 256;                         // about one stuffed zero per 0xFF byte
+  // Data and restarts scale with the rows sampled; the table and header do not.
+  double data = double((bits + 7) / 8) * (1 + 1.0 / 256);  // about one stuffed zero per 0xFF
+  data += double(restarts) * 2.5;                          // RST markers and padding bits
+  size_t bytes = size_t(data * scale_);
   if (symbols) bytes += 4 + 1 + 16 + size_t(symbols);  // DHT
-  bytes += 10;                                  // SOS with one component
-  bytes += size_t(restarts) * 2 + size_t(restarts) / 2;  // RST markers and padding bits
+  bytes += 10;                                         // SOS with one component
   return bytes;
 }
 

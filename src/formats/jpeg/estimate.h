@@ -19,14 +19,17 @@ struct ScanBand {
 // One component's coefficients, indexed for fast scans over their non-zero positions.
 class ComponentIndex {
  public:
-  ComponentIndex(CoefficientImage& image, int component);
+  // `row_step` > 1 indexes only every row_step-th block row: estimates then rank the
+  // candidates from a sample, for a fraction of the time.
+  ComponentIndex(CoefficientImage& image, int component, unsigned row_step = 1);
   // Bytes a single-component AC scan would take: entropy data, its DHT segment, the SOS
   // header and restart markers. `restart_interval` is in MCUs (one block per MCU here).
   size_t estimate(const ScanBand& band, unsigned restart_interval) const;
 
  private:
-  static constexpr int kMaxAl = 3;
+  static constexpr int kMaxAl = 4;
   JDIMENSION width_ = 0, height_ = 0;
+  double scale_ = 1;  // all block rows / indexed block rows
   std::vector<const JBLOCK*> rows_;
   std::vector<uint64_t> masks_;  // kMaxAl masks per block: bit k set when |coef[zigzag k]| >> al
 };

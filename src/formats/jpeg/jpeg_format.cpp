@@ -102,9 +102,11 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
   outcome.detail = scans.detail;
   if (image.info().arith_code) outcome.detail += ", from arithmetic coding";
   if (restart == 0 && image.info().restart_interval != 0) outcome.detail += ", restarts dropped";
-  if (plan.dropped > 0) outcome.detail += ", " + std::to_string(plan.dropped) + " metadata segments dropped";
+  if (plan.dropped > 0)
+    outcome.detail += ", " + std::to_string(plan.dropped) + " metadata segments dropped";
   if (layout.junk_bytes > 0)
-    outcome.detail += ", " + std::to_string(layout.junk_bytes) + " junk bytes between markers dropped";
+    outcome.detail +=
+        ", " + std::to_string(layout.junk_bytes) + " junk bytes between markers dropped";
   outcome.warnings = std::move(plan.warnings);
   return outcome;
 }

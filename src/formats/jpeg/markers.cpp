@@ -35,9 +35,7 @@ size_t skip_entropy(ByteView in, size_t pos) {
 
 }  // namespace
 
-bool is_sof(uint8_t m) {
-  return m >= 0xC0 && m <= 0xCF && m != kDht && m != 0xC8 && m != 0xCC;
-}
+bool is_sof(uint8_t m) { return m >= 0xC0 && m <= 0xCF && m != kDht && m != 0xC8 && m != 0xCC; }
 
 FrameInfo parse_frame(const Segment& sof) {
   FrameInfo f;
@@ -123,16 +121,15 @@ Layout parse_layout(ByteView in) {
         case 0xCD:
         case 0xCE:
         case 0xCF:
-          throw FormatError(Reason::kUnsupportedVariant, pos,
-                            "hierarchical JPEG is not supported");
+          throw FormatError(Reason::kUnsupportedVariant, pos, "hierarchical JPEG is not supported");
         default:
           break;
       }
       layout.frame = parse_frame(s);
       if (layout.frame.precision != 8)
-        throw FormatError(Reason::kUnsupportedVariant, pos,
-                          std::to_string(layout.frame.precision) +
-                              "-bit JPEG is not supported (8-bit only)");
+        throw FormatError(
+            Reason::kUnsupportedVariant, pos,
+            std::to_string(layout.frame.precision) + "-bit JPEG is not supported (8-bit only)");
       if (layout.frame.width == 0 || layout.frame.height == 0)
         throw FormatError(Reason::kUnsupportedVariant, pos,
                           "JPEG with zero or DNL-defined dimensions is not supported");
@@ -154,8 +151,8 @@ const char* marker_name(uint8_t m) {
   static const char* const kApp[16] = {"APP0",  "APP1",  "APP2",  "APP3", "APP4",  "APP5",
                                        "APP6",  "APP7",  "APP8",  "APP9", "APP10", "APP11",
                                        "APP12", "APP13", "APP14", "APP15"};
-  static const char* const kSof[16] = {"SOF0", "SOF1", "SOF2",  "SOF3",  "DHT",   "SOF5",
-                                       "SOF6", "SOF7", "JPG",   "SOF9",  "SOF10", "SOF11",
+  static const char* const kSof[16] = {"SOF0", "SOF1",  "SOF2",  "SOF3", "DHT",   "SOF5",
+                                       "SOF6", "SOF7",  "JPG",   "SOF9", "SOF10", "SOF11",
                                        "DAC",  "SOF13", "SOF14", "SOF15"};
   if (m >= 0xE0 && m <= 0xEF) return kApp[m - 0xE0];
   if (m >= 0xC0 && m <= 0xCF) return kSof[m - 0xC0];

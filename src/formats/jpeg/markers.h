@@ -49,9 +49,9 @@ struct Layout {
   std::vector<Segment> segments;  // every marker segment from after SOI to before EOI, in order
   size_t sof_index = 0;           // index in segments of the frame header
   FrameInfo frame;
-  size_t scans = 0;               // number of SOS segments
-  size_t image_end = 0;           // offset just after EOI
-  size_t junk_bytes = 0;          // bytes between segments that are not markers (dropped)
+  size_t scans = 0;       // number of SOS segments
+  size_t image_end = 0;   // offset just after EOI
+  size_t junk_bytes = 0;  // bytes between segments that are not markers (dropped)
 
   ByteView trailing(ByteView input) const { return input.subspan(image_end); }
 };

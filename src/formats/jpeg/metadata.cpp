@@ -34,7 +34,9 @@ bool contains(ByteView bytes, std::string_view needle) {
 
 // Keep mode keeps everything; safe drops comments and editor records (APP12 Ducky/Picture
 // Info, APP13 Photoshop IRB/IPTC), none of which changes how an image displays.
-bool keep_in_safe(const Segment& s) { return s.marker != kCom && s.marker != 0xEC && s.marker != 0xED; }
+bool keep_in_safe(const Segment& s) {
+  return s.marker != kCom && s.marker != 0xEC && s.marker != 0xED;
+}
 
 // Strip keeps only what changes decoding or display.
 bool keep_in_strip(const Segment& s) {
@@ -45,7 +47,8 @@ bool keep_in_strip(const Segment& s) {
 
 std::string segment_label(const Segment& s) {
   if (is_exif(s)) return "Exif";
-  if (is_xmp(s)) return payload_starts(s, "http://ns.adobe.com/xmp/extension/") ? "XMP extension" : "XMP";
+  if (is_xmp(s))
+    return payload_starts(s, "http://ns.adobe.com/xmp/extension/") ? "XMP extension" : "XMP";
   if (is_icc(s)) return "ICC";
   if (is_mpf_segment(s)) return "MPF";
   if (is_jfif(s)) return "JFIF";
@@ -91,11 +94,24 @@ std::optional<int> exif_orientation(ByteView payload) {
 
 Bytes minimal_exif_segment(int orientation) {
   // APP1: "Exif\0\0", big-endian TIFF header, IFD0 with one SHORT entry, no next IFD.
-  Bytes s = {0xFF, 0xE1, 0x00, 0x00, 'E', 'x', 'i', 'f', 0, 0, 'M', 'M', 0, 42, 0, 0, 0, 8,
-             0x00, 0x01,                                      // one entry
-             0x01, 0x12, 0x00, 0x03, 0x00, 0x00, 0x00, 0x01,  // Orientation, SHORT, 1
-             0x00, static_cast<uint8_t>(orientation), 0x00, 0x00,
-             0x00, 0x00, 0x00, 0x00};  // no next IFD
+  Bytes s = {0xFF, 0xE1,
+             0x00, 0x00,
+             'E',  'x',
+             'i',  'f',
+             0,    0,
+             'M',  'M',
+             0,    42,
+             0,    0,
+             0,    8,
+             0x00, 0x01,  // one entry
+             0x01, 0x12,
+             0x00, 0x03,
+             0x00, 0x00,
+             0x00, 0x01,  // Orientation, SHORT, 1
+             0x00, static_cast<uint8_t>(orientation),
+             0x00, 0x00,
+             0x00, 0x00,
+             0x00, 0x00};  // no next IFD
   size_t len = s.size() - 2;
   s[2] = static_cast<uint8_t>(len >> 8);
   s[3] = static_cast<uint8_t>(len);

@@ -13,8 +13,8 @@
 namespace lighten::jpeg {
 
 struct PlannedSegment {
-  Bytes bytes;                       // the whole segment, FF xx and length included
-  size_t source_offset = SIZE_MAX;   // where it was in the input; SIZE_MAX when generated
+  Bytes bytes;                      // the whole segment, FF xx and length included
+  size_t source_offset = SIZE_MAX;  // where it was in the input; SIZE_MAX when generated
 };
 
 struct MetadataPlan {

@@ -21,7 +21,9 @@ void put32(Bytes& out, size_t at, uint32_t v, bool le) {
 
 }  // namespace
 
-bool is_mpf_segment(const Segment& s) { return s.marker == 0xE2 && starts_with(s.payload, {"MPF\0", 4}); }
+bool is_mpf_segment(const Segment& s) {
+  return s.marker == 0xE2 && starts_with(s.payload, {"MPF\0", 4});
+}
 
 std::optional<MpfIndex> parse_mpf(ByteView input, const Layout& layout) {
   for (const Segment& s : layout.segments) {

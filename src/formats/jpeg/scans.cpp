@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -20,43 +21,68 @@ struct Band {
 using AcPlan = std::vector<Band>;  // the AC scans of one component, in order
 
 // Candidate AC progressions, most often best first on camera photos (the effort takes a
-// prefix). Luma plan 1 and chroma plan 6 are what jpeg_simple_progression writes.
+// prefix). Luma plan 11 and chroma plan 7 are what jpeg_simple_progression writes.
 const std::vector<AcPlan> kLumaPlans = {
+    {{1, 2, 0, 2}, {3, 8, 0, 2}, {9, 63, 0, 2}, {1, 63, 2, 1}, {1, 63, 1, 0}},
+    {{1, 2, 0, 3}, {3, 63, 0, 3}, {1, 63, 3, 2}, {1, 63, 2, 1}, {1, 63, 1, 0}},
+    {{1, 2, 0, 0}, {3, 8, 0, 0}, {9, 63, 0, 0}},
+    {{1, 2, 0, 2}, {3, 63, 0, 2}, {1, 63, 2, 1}, {1, 8, 1, 0}, {9, 63, 1, 0}},
+    {{1, 2, 0, 2}, {3, 63, 0, 2}, {1, 63, 2, 1}, {1, 63, 1, 0}},
+    {{1, 2, 0, 1}, {3, 8, 0, 1}, {9, 63, 0, 1}, {1, 63, 1, 0}},
+    {{1, 2, 0, 0}, {3, 5, 0, 0}, {6, 14, 0, 0}, {15, 63, 0, 0}},
+    {{1, 63, 0, 3}, {1, 63, 3, 2}, {1, 63, 2, 1}, {1, 63, 1, 0}},
+    {{1, 8, 0, 3}, {9, 63, 0, 3}, {1, 63, 3, 2}, {1, 63, 2, 1}, {1, 63, 1, 0}},
+    {{1, 2, 0, 1}, {3, 63, 0, 1}, {1, 63, 1, 0}},
     {{1, 8, 0, 2}, {9, 63, 0, 2}, {1, 63, 2, 1}, {1, 63, 1, 0}},
     {{1, 5, 0, 2}, {6, 63, 0, 2}, {1, 63, 2, 1}, {1, 63, 1, 0}},
     {{1, 63, 0, 2}, {1, 63, 2, 1}, {1, 63, 1, 0}},
-    {{1, 2, 0, 1}, {3, 63, 0, 1}, {1, 63, 1, 0}},
     {{1, 2, 0, 0}, {3, 63, 0, 0}},
     {{1, 8, 0, 0}, {9, 63, 0, 0}},
     {{1, 63, 0, 1}, {1, 63, 1, 0}},
     {{1, 5, 0, 1}, {6, 63, 0, 1}, {1, 63, 1, 0}},
     {{1, 63, 0, 0}},
+    {{1, 5, 0, 3}, {6, 63, 0, 3}, {1, 63, 3, 2}, {1, 63, 2, 1}, {1, 63, 1, 0}},
+    {{1, 2, 0, 2},
+     {3, 8, 0, 2},
+     {9, 63, 0, 2},
+     {1, 8, 2, 1},
+     {9, 63, 2, 1},
+     {1, 8, 1, 0},
+     {9, 63, 1, 0}},
 };
 const std::vector<AcPlan> kChromaPlans = {
-    {{1, 2, 0, 1}, {3, 63, 0, 1}, {1, 63, 1, 0}},
+    {{1, 1, 0, 0}, {2, 2, 0, 0}, {3, 8, 0, 0}, {9, 63, 0, 0}},
+    {{1, 2, 0, 0}, {3, 5, 0, 0}, {6, 14, 0, 0}, {15, 63, 0, 0}},
+    {{1, 2, 0, 0}, {3, 8, 0, 0}, {9, 63, 0, 0}},
+    {{1, 63, 0, 0}},
+    {{1, 2, 0, 1}, {3, 63, 0, 1}, {1, 8, 1, 0}, {9, 63, 1, 0}},
     {{1, 2, 0, 0}, {3, 63, 0, 0}},
+    {{1, 2, 0, 1}, {3, 63, 0, 1}, {1, 63, 1, 0}},
+    {{1, 2, 0, 2}, {3, 63, 0, 2}, {1, 63, 2, 1}, {1, 63, 1, 0}},
+    {{1, 63, 0, 2}, {1, 63, 2, 1}, {1, 63, 1, 0}},
+    {{1, 2, 0, 1}, {3, 8, 0, 1}, {9, 63, 0, 1}, {1, 63, 1, 0}},
+    {{1, 2, 0, 0}, {3, 14, 0, 0}, {15, 63, 0, 0}},
+    {{1, 2, 0, 0}, {3, 8, 0, 0}, {9, 20, 0, 0}, {21, 63, 0, 0}},
     {{1, 8, 0, 0}, {9, 63, 0, 0}},
     {{1, 5, 0, 0}, {6, 63, 0, 0}},
-    {{1, 63, 0, 0}},
-    {{1, 63, 0, 2}, {1, 63, 2, 1}, {1, 63, 1, 0}},
     {{1, 63, 0, 1}, {1, 63, 1, 0}},
     {{1, 8, 0, 1}, {9, 63, 0, 1}, {1, 63, 1, 0}},
     {{1, 5, 0, 1}, {6, 63, 0, 1}, {1, 63, 1, 0}},
+    {{1, 1, 0, 0}, {2, 63, 0, 0}},
+    {{1, 63, 0, 3}, {1, 63, 3, 2}, {1, 63, 2, 1}, {1, 63, 1, 0}},
+    {{1, 5, 0, 2}, {6, 63, 0, 2}, {1, 63, 2, 1}, {1, 63, 1, 0}},
 };
-constexpr int kDcPlans = 2;  // 0: DC with one bit of successive approximation; 1: DC at once
 
 constexpr int kMaxComponents = 4;
-constexpr int kDcGroup = kMaxComponents;  // cost slot of the DC scans
 
 struct Script {
-  std::array<int, kMaxComponents> ac{};  // plan index per component
+  std::array<int, kMaxComponents> ac{};       // plan index per component
+  std::array<AcPlan, kMaxComponents> custom;  // when not empty, replaces the plan
   int dc = 0;
-  bool operator==(const Script&) const = default;
 };
 
 struct Built {
   std::vector<jpeg_scan_info> scans;
-  std::vector<int> group;  // per scan: component index, or kDcGroup
 };
 
 bool uses_luma_plans(int ci, int ncomps) { return ci == 0 || ncomps == 4; }
@@ -80,7 +106,6 @@ Built build(const Script& s, const jpeg_decompress_struct& info) {
       scan.Ah = ah;
       scan.Al = al;
       b.scans.push_back(scan);
-      b.group.push_back(kDcGroup);
       return;
     }
     for (int ci = 0; ci < n; ++ci) {
@@ -90,12 +115,12 @@ Built build(const Script& s, const jpeg_decompress_struct& info) {
       scan.Ah = ah;
       scan.Al = al;
       b.scans.push_back(scan);
-      b.group.push_back(kDcGroup);
     }
   };
   dc_scans(0, dc_al);
   for (int ci = 0; ci < n; ++ci) {
-    for (const Band& band : plans_for(ci, n)[s.ac[ci]]) {
+    const AcPlan& plan = s.custom[ci].empty() ? plans_for(ci, n)[s.ac[ci]] : s.custom[ci];
+    for (const Band& band : plan) {
       jpeg_scan_info scan{};
       scan.comps_in_scan = 1;
       scan.component_index[0] = ci;
@@ -104,37 +129,28 @@ Built build(const Script& s, const jpeg_decompress_struct& info) {
       scan.Ah = band.ah;
       scan.Al = band.al;
       b.scans.push_back(scan);
-      b.group.push_back(ci);
     }
   }
   if (dc_al > 0) dc_scans(dc_al, 0);
   return b;
 }
 
-// Bytes each scan costs in a written file: its DHT segments, SOS header and entropy data. Every
-// progressive scan gets its own optimal tables, so a scan's cost does not depend on the others
-// and the costs of different scripts can be combined per component.
-std::vector<size_t> scan_costs(ByteView jpeg) {
-  Layout layout = parse_layout(jpeg);
-  std::vector<size_t> costs;
-  size_t pending = 0;
-  for (const Segment& s : layout.segments) {
-    if (s.marker == kDht) pending += s.length;
-    if (s.marker == kSos) {
-      costs.push_back(pending + (s.entropy_end - s.offset));
-      pending = 0;
-    }
-  }
-  return costs;
-}
+// What each effort level searches: plans from the lists, the band search, and the share of
+// block rows the estimates read (the ranking needs a sample, not every block).
+struct SearchEffort {
+  size_t plans;
+  bool partition;
+  unsigned row_step;
+};
+constexpr size_t kMinSampleBlocks = 4096;
 
-int trials_for(int effort) {
-  static constexpr int kTrials[10] = {1, 1, 1, 2, 3, 4, 5, 6, 8, 9};
-  return kTrials[std::clamp(effort, 1, 9)];
+SearchEffort search_effort(int effort) {
+  static constexpr SearchEffort kLevels[10] = {
+      {0, false, 1}, {0, false, 1}, {0, false, 1}, {4, false, 2}, {6, false, 2},
+      {4, true, 32}, {8, true, 16}, {12, true, 8}, {20, true, 4}, {20, true, 2},
+  };
+  return kLevels[std::clamp(effort, 1, 9)];
 }
-
-// How many plans of each list the estimate tries.
-size_t plans_for_effort(int effort) { return effort <= 3 ? 4 : effort <= 5 ? 6 : 9; }
 
 bool out_of_time(const Context* c) { return c && c->out_of_time(); }
 
@@ -157,93 +173,67 @@ ScanResult finish(Best&& best) {
   return {std::move(best.jpeg), std::move(best.detail), best.progressive};
 }
 
-// Writes `trials` paired scripts (luma plan i with chroma plan i), measures what each
-// component's scans cost, then writes the script that combines each component's cheapest plan.
-void search_progressive(CoefficientImage& image, int trials, unsigned restart,
-                        const Context* context, Best& best) {
-  const auto& info = image.info();
-  const int n = info.num_components;
-  if (n < 1 || n > kMaxComponents) return;
-  trials = std::min<int>(trials, static_cast<int>(std::min(kLumaPlans.size(), kChromaPlans.size())));
-  constexpr size_t kUnknown = SIZE_MAX;
-  // cost[group][plan]
-  std::vector<std::vector<size_t>> cost(kMaxComponents + 1,
-                                        std::vector<size_t>(kLumaPlans.size(), kUnknown));
-  size_t fixed = 0;  // bytes outside the scans (SOI, DQT, SOF, DRI, EOI)
-  std::vector<Script> written;
-  for (int t = 0; t < trials; ++t) {
-    if (t > 0 && out_of_time(context)) break;
-    Script s;
-    s.dc = t % kDcPlans;
-    for (int ci = 0; ci < n; ++ci) s.ac[ci] = t;
-    Built b = build(s, info);
-    WriteOptions o;
-    o.scans = WriteOptions::Scans::kScript;
-    o.script = b.scans;
-    o.restart_interval = restart;
-    Bytes out;
-    try {
-      out = write_coefficients(image, o);
-    } catch (const FormatError&) {
-      continue;  // a script this image's sampling cannot carry
-    }
-    std::vector<size_t> costs = scan_costs(out);
-    if (costs.size() != b.scans.size()) continue;
-    size_t sum = 0;
-    std::vector<size_t> group_cost(kMaxComponents + 1, 0);
-    for (size_t k = 0; k < costs.size(); ++k) {
-      group_cost[b.group[k]] += costs[k];
-      sum += costs[k];
-    }
-    fixed = out.size() - sum;
-    cost[kDcGroup][s.dc] = group_cost[kDcGroup];
-    for (int ci = 0; ci < n; ++ci) cost[ci][t] = group_cost[ci];
-    written.push_back(s);
-    best.offer(std::move(out),
-               "progressive (script " + std::to_string(t + 1) + " of " +
-                   std::to_string(trials + 1) + ")",
-               true);
-  }
-  if (written.empty() || out_of_time(context)) return;
-  Script combined;
-  size_t predicted = fixed;
-  auto cheapest = [&](int group) {
-    int arg = 0;
-    for (size_t p = 1; p < cost[group].size(); ++p)
-      if (cost[group][p] < cost[group][arg]) arg = static_cast<int>(p);
-    predicted += cost[group][arg];
-    return arg;
+// The cheapest progression over freely chosen bands: for each successive-approximation depth
+// Al, the best split of AC 1..63 into first scans (boundaries from kFirstPoints) plus the best
+// split of each refinement pass (kRefinePoints). Scans are costed independently, so each
+// pass is a shortest path over its boundaries.
+template <class CostFn>
+std::pair<size_t, AcPlan> best_partitioned_plan(CostFn& cost_of) {
+  static constexpr int kFirstPoints[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
+                                         12, 14, 16, 18, 20, 23, 26, 30, 35, 42, 64};
+  static constexpr int kRefinePoints[] = {1, 2, 3, 4, 6, 9, 12, 16, 24, 32, 64};
+  auto split = [&](const int* points, int count, int ah, int al) {
+    std::vector<size_t> best(size_t(count), SIZE_MAX);
+    std::vector<int> from(size_t(count), 0);
+    best[0] = 0;
+    for (int j = 1; j < count; ++j)
+      for (int i = 0; i < j; ++i) {
+        size_t c = best[size_t(i)] + cost_of(Band{points[i], points[j] - 1, ah, al});
+        if (c < best[size_t(j)]) {
+          best[size_t(j)] = c;
+          from[size_t(j)] = i;
+        }
+      }
+    AcPlan bands;
+    for (int j = count - 1; j > 0; j = from[size_t(j)])
+      bands.insert(bands.begin(), Band{points[from[size_t(j)]], points[j] - 1, ah, al});
+    return std::pair{best[size_t(count - 1)], bands};
   };
-  combined.dc = cheapest(kDcGroup);
-  for (int ci = 0; ci < n; ++ci) combined.ac[ci] = cheapest(ci);
-  if (std::find(written.begin(), written.end(), combined) != written.end()) return;
-  if (best.have && predicted >= best.jpeg.size()) return;
-  Built b = build(combined, info);
-  WriteOptions o;
-  o.scans = WriteOptions::Scans::kScript;
-  o.script = b.scans;
-  o.restart_interval = restart;
-  try {
-    best.offer(write_coefficients(image, o),
-               "progressive (script " + std::to_string(trials + 1) + " of " +
-                   std::to_string(trials + 1) + ", combined)",
-               true);
-  } catch (const FormatError&) {
+  size_t best_cost = SIZE_MAX;
+  AcPlan best_plan;
+  for (int al = 0; al <= 3; ++al) {
+    auto [cost, plan] = split(kFirstPoints, int(std::size(kFirstPoints)), 0, al);
+    for (int level = al; level > 0; --level) {
+      auto [c, bands] = split(kRefinePoints, int(std::size(kRefinePoints)), level, level - 1);
+      cost += c;
+      plan.insert(plan.end(), bands.begin(), bands.end());
+    }
+    if (cost < best_cost) {
+      best_cost = cost;
+      best_plan = std::move(plan);
+    }
   }
+  return {best_cost, best_plan};
 }
 
 // Estimates every candidate plan per component without writing (see estimate.h), then writes
 // the script of the cheapest plans once.
-void estimated_search(CoefficientImage& image, size_t plan_count, unsigned restart,
-                      const Context* context, Best& best) {
+void estimated_search(CoefficientImage& image, size_t plan_count, bool partition, unsigned row_step,
+                      unsigned restart, const Context* context, Best& best) {
   const auto& info = image.info();
   const int n = info.num_components;
   if (n < 1 || n > kMaxComponents) return;
+  bool custom = false;
   Script s;
   s.dc = 1;  // DC in one scan: successive approximation of DC almost never pays
   for (int ci = 0; ci < n; ++ci) {
     if (out_of_time(context)) return;
-    ComponentIndex index(image, ci);
+    // Sample rows only as far as at least kMinSampleBlocks blocks remain.
+    const auto& comp = info.comp_info[ci];
+    const size_t blocks = size_t(comp.width_in_blocks) * comp.height_in_blocks;
+    const unsigned step = static_cast<unsigned>(
+        std::clamp<size_t>(blocks / kMinSampleBlocks, 1, std::max(1u, row_step)));
+    ComponentIndex index(image, ci, step);
     const auto& plans = plans_for(ci, n);
     // Plans share scans (the refinement scans above all): estimate each band once.
     std::map<std::array<int, 4>, size_t> memo;
@@ -262,15 +252,21 @@ void estimated_search(CoefficientImage& image, size_t plan_count, unsigned resta
         s.ac[ci] = static_cast<int>(p);
       }
     }
+    if (partition) {
+      auto [cost, plan] = best_partitioned_plan(cost_of);
+      if (cost < best_cost) {
+        s.custom[ci] = std::move(plan);
+        custom = true;
+      }
+    }
   }
   Built b = build(s, info);
   WriteOptions o;
   o.scans = WriteOptions::Scans::kScript;
   o.script = b.scans;
   o.restart_interval = restart;
-  std::string what = "progressive (estimated script: luma plan " + std::to_string(s.ac[0] + 1);
-  if (n == 3) what += ", chroma plans " + std::to_string(s.ac[1] + 1) + "/" + std::to_string(s.ac[2] + 1);
-  what += ")";
+  const std::string what = "progressive (" + std::to_string(b.scans.size()) +
+                           (custom ? " scans, band search)" : " scans, estimated script)");
   try {
     best.offer(write_coefficients(image, o), what, true);
   } catch (const FormatError&) {
@@ -302,10 +298,9 @@ ScanResult choose_scans(CoefficientImage& image, ScanMode mode, int effort,
     best.offer(write_coefficients(image, o), "huffman optimised, progressive", true);
     return finish(std::move(best));
   }
-  estimated_search(image, plans_for_effort(effort), restart_interval, context, best);
-  // The highest efforts also write paired trial scripts and measure each scan's real cost.
-  if (effort >= 8 && !out_of_time(context))
-    search_progressive(image, trials_for(effort), restart_interval, context, best);
+  const SearchEffort level = search_effort(effort);
+  estimated_search(image, level.plans, level.partition, level.row_step, restart_interval, context,
+                   best);
   if (!best.have) {  // no script fitted: fall back to libjpeg's own progression
     o.scans = WriteOptions::Scans::kSimpleProgressive;
     best.offer(write_coefficients(image, o), "huffman optimised, progressive", true);
