@@ -3,6 +3,7 @@
 #include <array>
 
 #include "formats/jpeg/jpeg_format.h"
+#include "formats/pdf/pdf_format.h"
 #include "formats/png/png_format.h"
 #include "formats/zip/zip_format.h"
 
@@ -20,6 +21,7 @@ std::span<const FormatEntry> format_registry() {
   static constexpr std::array kEntries{
       FormatEntry{Kind::kJpeg, &optimize_jpeg, &verify_jpeg_file, &describe_jpeg},
       FormatEntry{Kind::kPng, &optimize_png, &verify_png, &describe_png},
+      FormatEntry{Kind::kPdf, &optimize_pdf, &verify_pdf, &describe_pdf},
       FormatEntry{Kind::kDocx, &optimize_zip, &verify_zip, &describe_zip},
       FormatEntry{Kind::kXlsx, &optimize_zip, &verify_zip, &describe_zip},
       FormatEntry{Kind::kPptx, &optimize_zip, &verify_zip, &describe_zip},

@@ -77,7 +77,7 @@ bool worth_redeflating(Kind kind, int effort) {
   const bool compressed_media = kind == Kind::kJpeg || kind == Kind::kPng || kind == Kind::kGif ||
                                 kind == Kind::kWebp || kind == Kind::kMp4 || kind == Kind::kMov ||
                                 kind == Kind::kHeif;
-  return !compressed_media || effort >= 8;
+  return !compressed_media || effort >= 9;
 }
 
 }  // namespace
@@ -93,6 +93,9 @@ Outcome optimize_zip(ByteView input, Context& context) {
   refuse_protected(archive, input);
   check_budget(archive, input, policy);
 
+  // Document formats let any part but the leading mimetype be deflated; plain archives keep
+  // stored entries stored (some are stored on purpose, e.g. to be mapped into memory).
+  const bool may_deflate_stored = kind != Kind::kZip && kind != Kind::kJar;
   ZipArchive out = archive;
   std::vector<Bytes> storage(archive.entries.size());
   std::map<Kind, int> optimised;
@@ -116,24 +119,28 @@ Outcome optimize_zip(ByteView input, Context& context) {
       }
       for (auto& w : item.warnings) outcome.warnings.push_back(e.name + ": " + w);
     }
-    if (e.method == kZipMethodStored) {
-      if (!changed) continue;
-      storage[i] = std::move(content);
-    } else {
-      if (!changed && !worth_redeflating(item_kind, policy.effort)) continue;
-      Bytes packed = deflate_bytes(content, policy.effort, DeflateWrapper::kRaw);
-      if (!changed && packed.size() >= e.data.size()) continue;
-      if (!changed) ++redeflated;
-      e.uncompressed_size = content.size();
-      e.crc32 = crc32_of(content);
-      storage[i] = std::move(packed);
+    Bytes packed;  // the content deflated, when worth trying
+    if (e.method == kZipMethodDeflate || may_deflate_stored) {
+      if (changed || worth_redeflating(item_kind, policy.effort))
+        packed = deflate_bytes(content, policy.effort, DeflateWrapper::kRaw);
     }
+    if (e.method == kZipMethodDeflate && packed.empty()) continue;  // unchanged media
+    // A stored entry is deflated only when that pays; a deflated one stays deflated.
+    const bool deflate_it = e.method == kZipMethodDeflate ||
+                            (!packed.empty() && packed.size() + 8 < content.size());
+    Bytes& chosen = deflate_it ? packed : content;
+    if (!changed && chosen.size() >= e.data.size()) continue;
+    if (!changed) ++redeflated;
+    e.uncompressed_size = content.size();
+    e.crc32 = crc32_of(content);
+    if (deflate_it && e.method == kZipMethodStored) {
+      e.method = kZipMethodDeflate;
+      e.version_needed = std::max<uint16_t>(e.version_needed, 20);
+      e.local_version_needed = std::max<uint16_t>(e.local_version_needed, 20);
+    }
+    storage[i] = std::move(chosen);
     e.data = storage[i];
     e.compressed_size = storage[i].size();
-    if (e.method == kZipMethodStored) {
-      e.uncompressed_size = storage[i].size();
-      e.crc32 = crc32_of(storage[i]);
-    }
   }
   outcome.kind = kind;
   outcome.bytes_in = input.size();
@@ -166,7 +173,11 @@ Verdict verify_zip(ByteView input, ByteView output, Context& context) {
     const ZipEntry& y = b.entries[i];
     const auto without_descriptor = [](uint16_t f) { return f & ~kZipFlagDataDescriptor; };
     if (x.name != y.name) return {false, "entry " + std::to_string(i) + " was renamed or moved", {}};
-    if (x.method != y.method || without_descriptor(x.flags) != without_descriptor(y.flags) ||
+    // Document formats allow a stored part to become deflated; nothing else may change.
+    const bool method_ok =
+        x.method == y.method || (x.method == kZipMethodStored && y.method == kZipMethodDeflate &&
+                                 !is_first_mimetype(a, i));
+    if (!method_ok || without_descriptor(x.flags) != without_descriptor(y.flags) ||
         x.mod_time != y.mod_time || x.mod_date != y.mod_date ||
         x.external_attrs != y.external_attrs || x.internal_attrs != y.internal_attrs ||
         x.central_extra != y.central_extra || x.local_extra != y.local_extra ||
@@ -174,6 +185,9 @@ Verdict verify_zip(ByteView input, ByteView output, Context& context) {
       return {false, "the header of " + x.name + " changed", {}};
     const bool raw_only = is_first_mimetype(a, i) ||
                           (x.method != kZipMethodStored && x.method != kZipMethodDeflate);
+    if (x.method == kZipMethodStored && y.method == kZipMethodDeflate &&
+        (sniff(input) == Kind::kZip || sniff(input) == Kind::kJar))
+      return {false, "a stored entry of a plain archive was deflated", {}};
     if (raw_only) {
       if (!std::equal(x.data.begin(), x.data.end(), y.data.begin(), y.data.end()))
         return {false, x.name + " must stay byte-identical", {}};

@@ -1,0 +1,73 @@
+"""Shared parts of the side-by-side benchmarks: running tools on one core, sizing outputs,
+printing tables. Each tool either leaves an output file per input, or none (kept the input)."""
+import os, shutil, subprocess, tempfile, time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+
+
+def run_per_file(command, files, outdir):
+    """Runs command(src, dst) -> argv for every file, one at a time; returns seconds spent."""
+    start = time.perf_counter()
+    for f in files:
+        argv = command(f, outdir / f.name)
+        if argv:
+            subprocess.run(argv, check=False, capture_output=True)
+    return time.perf_counter() - start
+
+
+def copy_then(argv_for):
+    """For tools that rewrite a file in place: copy the input to dst, then run on dst."""
+    def command(src, dst):
+        shutil.copyfile(src, dst)
+        return argv_for(dst)
+    return command
+
+
+def lighten_tool(binary, *flags):
+    """lighten over a staging directory of symlinks, one worker, into a mirror."""
+    def run(files, outdir):
+        staging = outdir / "_in"
+        staging.mkdir()
+        for f in files:
+            os.symlink(f, staging / f.name)
+        start = time.perf_counter()
+        subprocess.run([binary, "optimize", str(staging), "-o", str(outdir / "_out"), "--jobs", "1",
+                        "--no-journal", "--quiet", "--follow-symlinks", *flags], check=True)
+        seconds = time.perf_counter() - start
+        for f in files:
+            shutil.move(outdir / "_out" / f.name, outdir / f.name)
+        return seconds
+    return run
+
+
+def measure(tools, files, same_check=None):
+    """Runs every tool on the same files; prints a table of bytes saved and MB/s per core.
+    A tool's output counts only when smaller than its input (every tool may keep the input).
+    same_check(input, output) -> bool, when given, fills the last column."""
+    total_in = sum(f.stat().st_size for f in files)
+    print(f"{len(files)} files, {total_in:,} bytes, one core per tool\n")
+    header = f"{'tool':<46} {'bytes out':>12} {'saved':>7} {'MB/s/core':>10}"
+    print(header + (f" {'same':>10}" if same_check else ""))
+    results = {}
+    for name, run in tools:
+        with tempfile.TemporaryDirectory() as tmp:
+            outdir = Path(tmp)
+            seconds = run(files, outdir)
+            total_out, same = 0, 0
+            for f in files:
+                out = outdir / f.name
+                size_in = f.stat().st_size
+                kept = not out.exists() or out.stat().st_size >= size_in or out.stat().st_size == 0
+                total_out += size_in if kept else out.stat().st_size
+                if same_check:
+                    same += kept or same_check(f, out)
+            saved = 100.0 * (total_in - total_out) / total_in
+            line = (f"{name:<46} {total_out:>12,} {saved:>6.2f}% "
+                    f"{total_in / 1e6 / max(seconds, 1e-9):>10.2f}")
+            if same_check:
+                line += f" {same:>4}/{len(files)}"
+            print(line, flush=True)
+            results[name] = saved
+    return results

@@ -1,0 +1,193 @@
+#include "formats/pdf/pdf_document.h"
+
+#include <qpdf/Pl_Discard.hh>
+#include <qpdf/QPDFExc.hh>
+#include <qpdf/QPDFLogger.hh>
+#include <qpdf/QPDFPageDocumentHelper.hh>
+
+#include <algorithm>
+#include <cctype>
+#include <string_view>
+
+#include "codecs/deflate.h"
+
+namespace lighten::pdf {
+namespace {
+
+// XMP packets are small; a larger one is not worth decoding to look for a PDF/A claim.
+constexpr size_t kMaxMetadataBytes = 16u << 20;
+
+size_t count_occurrences(ByteView bytes, std::string_view needle) {
+  const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string_view::npos;
+       at = text.find(needle, at + needle.size()))
+    ++n;
+  return n;
+}
+
+// Reads the value after "pdfaid:<key>" in either XMP form: attribute or element.
+std::string xmp_value(std::string_view xmp, std::string_view key) {
+  const size_t at = xmp.find(key);
+  if (at == std::string_view::npos) return {};
+  size_t i = at + key.size();
+  // Skip `="`, `='` or `>` (and whitespace) before the value.
+  while (i < xmp.size() && i < at + key.size() + 8 &&
+         (xmp[i] == '=' || xmp[i] == '"' || xmp[i] == '\'' || xmp[i] == '>' ||
+          std::isspace(static_cast<unsigned char>(xmp[i]))))
+    ++i;
+  std::string value;
+  while (i < xmp.size() && value.size() < 8 && std::isalnum(static_cast<unsigned char>(xmp[i])))
+    value += xmp[i++];
+  return value;
+}
+
+void read_pdfa(QPDF& pdf, PdfFacts& facts) {
+  QPDFObjectHandle metadata = pdf.getRoot().getKey("/Metadata");
+  if (!metadata.isStream()) return;
+  const Bytes raw = raw_data(metadata);
+  if (raw.size() > kMaxMetadataBytes) return;
+  const std::string filter = sole_filter(metadata);
+  Bytes xmp;
+  if (filter.empty()) {
+    xmp = raw;
+  } else if (filter == "/FlateDecode") {
+    try {
+      xmp = inflate_bounded(raw, kMaxMetadataBytes, DeflateWrapper::kZlib);
+    } catch (const FormatError&) {
+      return;
+    }
+  } else {
+    return;
+  }
+  const std::string_view text(reinterpret_cast<const char*>(xmp.data()), xmp.size());
+  const std::string part = xmp_value(text, "pdfaid:part");
+  if (part.empty() || !std::isdigit(static_cast<unsigned char>(part[0]))) return;
+  facts.pdfa_part = part[0] - '0';
+  facts.pdfa_conformance = xmp_value(text, "pdfaid:conformance");
+}
+
+// A signature dictionary: /ByteRange says which bytes a digest covers.
+bool is_signature_value(QPDFObjectHandle v) {
+  return v.isDictionary() && v.hasKey("/ByteRange") && v.hasKey("/Contents");
+}
+
+void read_signatures(QPDF& pdf, PdfFacts& facts) {
+  QPDFObjectHandle root = pdf.getRoot();
+  if (root.hasKey("/Perms")) {
+    facts.signed_ = true;
+    facts.signature_reason = "the catalog has /Perms (DocMDP or UR signatures)";
+    return;
+  }
+  for (QPDFObjectHandle obj : pdf.getAllObjects()) {
+    QPDFObjectHandle dict = obj.isStream() ? obj.getDict() : obj;
+    if (!dict.isDictionary()) continue;
+    const bool sig_field =
+        dict.getKey("/FT").isNameAndEquals("/Sig") && is_signature_value(dict.getKey("/V"));
+    if (sig_field || is_signature_value(dict)) {
+      facts.signed_ = true;
+      facts.signature_reason =
+          "signature with /ByteRange in object " + obj.getObjGen().unparse(' ');
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+void rethrow_as_format_error() {
+  try {
+    throw;
+  } catch (const QPDFExc& e) {
+    const size_t offset = e.getFilePosition() > 0 ? size_t(e.getFilePosition()) : 0;
+    if (e.getErrorCode() == qpdf_e_password)
+      throw FormatError(Reason::kEncrypted, 0,
+                        "encrypted with a user password: " + e.getMessageDetail());
+    throw FormatError(Reason::kCorrupt, offset, "qpdf: " + e.getMessageDetail());
+  } catch (const std::exception& e) {
+    throw FormatError(Reason::kCorrupt, 0, std::string("qpdf: ") + e.what());
+  } catch (...) {
+    throw FormatError(Reason::kCorrupt, 0, "qpdf failed with an unknown exception");
+  }
+}
+
+std::unique_ptr<QPDF> open_pdf(ByteView bytes, const std::string& description) {
+  return guard_qpdf([&] {
+    auto pdf = std::make_unique<QPDF>();
+    // qpdf must never write to the terminal: lighten reports through Outcomes.
+    auto logger = QPDFLogger::create();
+    auto discard = std::make_shared<Pl_Discard>();
+    logger->setInfo(discard);
+    logger->setWarn(discard);
+    logger->setError(discard);
+    pdf->setLogger(logger);
+    pdf->setSuppressWarnings(true);
+    pdf->setAttemptRecovery(false);
+    pdf->processMemoryFile(description.c_str(), reinterpret_cast<const char*>(bytes.data()),
+                           bytes.size());
+    return pdf;
+  });
+}
+
+void refuse_warnings(QPDF& pdf, const char* when) {
+  if (!pdf.anyWarnings()) return;
+  const auto warnings = pdf.getWarnings();
+  const std::string first = warnings.empty() ? std::string() : warnings.front().getMessageDetail();
+  throw FormatError(
+      Reason::kCorrupt,
+      warnings.empty() ? 0 : size_t(std::max<qpdf_offset_t>(0, warnings.front().getFilePosition())),
+      std::string("qpdf had to repair the file ") + when + " (" + first +
+          "); a repaired structure is not ours to write");
+}
+
+PdfFacts inspect(QPDF& pdf, ByteView bytes) {
+  PdfFacts facts;
+  facts.version = pdf.getPDFVersion();
+  facts.extension_level = pdf.getExtensionLevel();
+  facts.encrypted = pdf.isEncrypted();
+  facts.linearized = pdf.isLinearized();
+  facts.xref_sections = int(count_occurrences(bytes, "startxref"));
+  facts.incremental = facts.xref_sections > (facts.linearized ? 2 : 1);
+  read_pdfa(pdf, facts);
+  read_signatures(pdf, facts);
+  return facts;
+}
+
+std::string sole_filter(QPDFObjectHandle stream) {
+  QPDFObjectHandle f = stream.getDict().getKey("/Filter");
+  if (f.isNull()) return "";
+  if (f.isName()) return f.getName();
+  if (f.isArray() && f.getArrayNItems() == 1 && f.getArrayItem(0).isName())
+    return f.getArrayItem(0).getName();
+  return "?";
+}
+
+bool is_image(QPDFObjectHandle stream) {
+  return stream.getDict().getKey("/Subtype").isNameAndEquals("/Image");
+}
+
+bool is_untouchable(QPDFObjectHandle stream) {
+  QPDFObjectHandle dict = stream.getDict();
+  QPDFObjectHandle type = dict.getKey("/Type");
+  return type.isNameAndEquals("/Metadata") || type.isNameAndEquals("/XRef") ||
+         type.isNameAndEquals("/ObjStm") || dict.hasKey("/F");
+}
+
+std::map<QPDFObjGen, std::string> image_names(QPDF& pdf) {
+  std::map<QPDFObjGen, std::string> names;
+  int n = 0;
+  for (QPDFPageObjectHelper& page : QPDFPageDocumentHelper(pdf).getAllPages()) {
+    ++n;
+    for (auto& [name, image] : page.getImages())
+      names.emplace(image.getObjGen(), "page " + std::to_string(n) + " image " + name);
+  }
+  return names;
+}
+
+Bytes raw_data(QPDFObjectHandle stream) {
+  std::shared_ptr<Buffer> buffer = stream.getRawStreamData();
+  const uint8_t* p = buffer->getBuffer();
+  return Bytes(p, p + buffer->getSize());
+}
+
+}  // namespace lighten::pdf

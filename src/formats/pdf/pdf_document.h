@@ -1,0 +1,73 @@
+// Opening a PDF with libqpdf under lighten's rules (no repair, no output on the terminal, qpdf's
+// exceptions turned into FormatError) and what the optimiser and verifier need to know about it.
+#pragma once
+
+#include <qpdf/QPDF.hh>
+#include <qpdf/QPDFObjectHandle.hh>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "core/bytes.h"
+#include "core/errors.h"
+
+namespace lighten::pdf {
+
+// Parses `bytes` (which must outlive the result) without xref reconstruction: a file qpdf could
+// only read by repairing it is not ours to rewrite.
+std::unique_ptr<QPDF> open_pdf(ByteView bytes, const std::string& description);
+
+// Runs `f`, turning whatever qpdf throws into a FormatError with a stable reason.
+template <class F>
+auto guard_qpdf(F&& f) -> decltype(f());
+
+// Throws kCorrupt when qpdf had to repair or guess anything while reading.
+void refuse_warnings(QPDF& pdf, const char* when);
+
+struct PdfFacts {
+  std::string version;  // "1.7"
+  int extension_level = 0;
+  bool encrypted = false;
+  bool linearized = false;
+  bool signed_ = false;
+  std::string signature_reason;  // what made it count as signed
+  int pdfa_part = 0;             // 0 when not PDF/A
+  std::string pdfa_conformance;  // "B", "A", "U", ...
+  int xref_sections = 1;         // startxref keywords: >1 (beyond linearisation) = updates
+  bool incremental = false;
+};
+
+// Looks at the whole file: signatures, PDF/A metadata, encryption, incremental updates.
+PdfFacts inspect(QPDF& pdf, ByteView bytes);
+
+// The stream's one filter ("/FlateDecode"), "" when unfiltered, "?" for a chain or anything odd.
+std::string sole_filter(QPDFObjectHandle stream);
+
+bool is_image(QPDFObjectHandle stream);
+// XMP, xref and object streams, and streams whose data lives in another file: never touched.
+bool is_untouchable(QPDFObjectHandle stream);
+
+// "page 3 image /Im0" for images a page names; "image 12 0 R" for the others.
+std::map<QPDFObjGen, std::string> image_names(QPDF& pdf);
+
+// Raw (still encoded, decrypted) bytes of a stream.
+Bytes raw_data(QPDFObjectHandle stream);
+
+// --- implementation of the template ---
+[[noreturn]] void rethrow_as_format_error();
+
+template <class F>
+auto guard_qpdf(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const FormatError&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw;
+  } catch (...) {
+    rethrow_as_format_error();
+  }
+}
+
+}  // namespace lighten::pdf

@@ -1,0 +1,216 @@
+// verify_pdf: the output is parsed again and its object graph walked side by side with the
+// input's from the catalog and the document information: every dictionary has the same keys and
+// values, every stream decodes to the same bytes (Flate inflated by zlib), and every changed JPEG
+// passes the engine's JPEG verifier. describe_pdf: what `lighten info` shows.
+#include <qpdf/QPDFPageDocumentHelper.hh>
+
+#include <deque>
+#include <map>
+#include <string>
+
+#include "codecs/deflate.h"
+#include "formats/pdf/pdf_document.h"
+#include "formats/pdf/pdf_format.h"
+
+namespace lighten {
+namespace {
+
+// Direct objects nest; deeper than this is not a document anyone made.
+constexpr int kMaxDirectDepth = 256;
+
+class GraphCompare {
+ public:
+  explicit GraphCompare(Context& context) : context_(context) {}
+
+  // Empty when the two documents hold the same content; otherwise the first difference.
+  std::string run(QPDF& a, QPDF& b) {
+    if (!same(a.getRoot(), b.getRoot(), 0)) return problem_;
+    if (!same(a.getTrailer().getKey("/Info"), b.getTrailer().getKey("/Info"), 0)) return problem_;
+    while (!queue_.empty()) {
+      if (context_.out_of_time()) return "the time budget ran out during verification";
+      auto [x, y] = queue_.front();
+      queue_.pop_front();
+      if (!same_content(x, y, 0)) return problem_;
+    }
+    return {};
+  }
+
+  bool pixels_identical() const { return pixels_identical_; }
+  int jpegs_checked() const { return jpegs_; }
+
+ private:
+  bool fail(QPDFObjectHandle x, const std::string& what) {
+    problem_ = what + (x.isIndirect() ? " (object " + x.getObjGen().unparse(' ') + ")" : "");
+    return false;
+  }
+
+  bool same(QPDFObjectHandle x, QPDFObjectHandle y, int depth) {
+    if (x.getTypeCode() != y.getTypeCode()) return fail(x, "an object changed type");
+    const bool container = x.isDictionary() || x.isArray() || x.isStream();
+    if (container && x.isIndirect() && y.isIndirect()) {
+      const auto [it, fresh] = map_.emplace(x.getObjGen(), y.getObjGen());
+      if (!fresh) return it->second == y.getObjGen() || fail(x, "references point elsewhere");
+      queue_.emplace_back(x, y);
+      return true;
+    }
+    return same_content(x, y, depth);
+  }
+
+  bool same_content(QPDFObjectHandle x, QPDFObjectHandle y, int depth) {
+    if (depth > kMaxDirectDepth) return fail(x, "objects nest too deeply to compare");
+    switch (x.getTypeCode()) {
+      case ::ot_null:
+        return true;
+      case ::ot_boolean:
+        return x.getBoolValue() == y.getBoolValue() || fail(x, "a boolean changed");
+      case ::ot_integer:
+        return x.getIntValue() == y.getIntValue() || fail(x, "an integer changed");
+      case ::ot_real:
+        return x.getNumericValue() == y.getNumericValue() || fail(x, "a number changed");
+      case ::ot_name:
+        return x.getName() == y.getName() || fail(x, "a name changed");
+      case ::ot_string:
+        return x.getStringValue() == y.getStringValue() || fail(x, "a string changed");
+      case ::ot_array: {
+        const int n = x.getArrayNItems();
+        if (n != y.getArrayNItems()) return fail(x, "an array changed length");
+        for (int i = 0; i < n; ++i)
+          if (!same(x.getArrayItem(i), y.getArrayItem(i), depth + 1)) return false;
+        return true;
+      }
+      case ::ot_dictionary:
+        return same_dict(x, y, depth, false);
+      case ::ot_stream:
+        return same_dict(x.getDict(), y.getDict(), depth, true) && same_data(x, y);
+      default:
+        return x.unparse() == y.unparse() || fail(x, "an unusual object changed");
+    }
+  }
+
+  // Stream dictionaries may differ in /Length, and in /Filter when an unfiltered stream was
+  // deflated; same_data checks the filters.
+  bool same_dict(QPDFObjectHandle x, QPDFObjectHandle y, int depth, bool stream) {
+    std::set<std::string> xk = x.getKeys(), yk = y.getKeys();
+    if (stream) {
+      for (auto* s : {&xk, &yk}) s->erase("/Length"), s->erase("/Filter"), s->erase("/DecodeParms");
+    }
+    if (xk != yk) return fail(x, "a dictionary's keys changed");
+    for (const std::string& k : xk)
+      if (!same(x.getKey(k), y.getKey(k), depth + 1)) return false;
+    return true;
+  }
+
+  Bytes inflate(const Bytes& raw) {
+    const uint64_t max = context_.policy().limits.max_expanded_bytes;
+    Bytes out =
+        inflate_bounded(raw, size_t(max > expanded_ ? max - expanded_ : 0), DeflateWrapper::kZlib);
+    expanded_ += out.size();
+    return out;
+  }
+
+  bool same_data(QPDFObjectHandle x, QPDFObjectHandle y) {
+    QPDFObjectHandle xd = x.getDict(), yd = y.getDict();
+    const std::string fx = pdf::sole_filter(x), fy = pdf::sole_filter(y);
+    const bool same_filters = same_content(xd.getKey("/Filter"), yd.getKey("/Filter"), 0) &&
+                              same_content(xd.getKey("/DecodeParms"), yd.getKey("/DecodeParms"), 0);
+    problem_.clear();
+    const Bytes a = pdf::raw_data(x), b = pdf::raw_data(y);
+    if (same_filters && a == b) return true;
+    if (fx.empty() && fy == "/FlateDecode" && !yd.hasKey("/DecodeParms"))
+      return inflate(b) == a || fail(x, "a deflated stream decodes to other bytes");
+    if (!same_filters) return fail(x, "a stream's filters changed");
+    if (fx == "/FlateDecode")
+      return inflate(a) == inflate(b) || fail(x, "a Flate stream decodes to other bytes");
+    if (fx == "/DCTDecode") {
+      const Verdict v = context_.verify_embedded(a, b);
+      if (!v.ok) return fail(x, "a JPEG image: " + v.problem);
+      pixels_identical_ = pixels_identical_ && v.quality.pixels_identical;
+      ++jpegs_;
+      return true;
+    }
+    return fail(x, "a " + fx + " stream changed");
+  }
+
+  Context& context_;
+  std::map<QPDFObjGen, QPDFObjGen> map_;
+  std::deque<std::pair<QPDFObjectHandle, QPDFObjectHandle>> queue_;
+  std::string problem_;
+  uint64_t expanded_ = 0;
+  bool pixels_identical_ = true;
+  int jpegs_ = 0;
+};
+
+}  // namespace
+
+Verdict verify_pdf(ByteView input, ByteView output, Context& context) {
+  std::unique_ptr<QPDF> a = pdf::open_pdf(input, "input");
+  std::unique_ptr<QPDF> b = pdf::open_pdf(output, "output");
+  return pdf::guard_qpdf([&]() -> Verdict {
+    if (a->isEncrypted() != b->isEncrypted()) return {false, "encryption changed", {}};
+    if (a->getPDFVersion() != b->getPDFVersion()) return {false, "the PDF version changed", {}};
+    if (a->isLinearized() && !b->isLinearized()) return {false, "no longer linearised", {}};
+    if (b->isLinearized() && !b->checkLinearization())
+      return {false, "the output's linearisation does not check", {}};
+    const size_t pages = QPDFPageDocumentHelper(*a).getAllPages().size();
+    if (QPDFPageDocumentHelper(*b).getAllPages().size() != pages)
+      return {false, "the page count changed", {}};
+    GraphCompare compare(context);
+    const std::string problem = compare.run(*a, *b);
+    if (!problem.empty()) return {false, problem, {}};
+    if (b->anyWarnings()) return {false, "qpdf warns about the output", {}};
+    Verdict v;
+    v.ok = true;
+    v.quality.pixels_identical = compare.pixels_identical();
+    return v;
+  });
+}
+
+void describe_pdf(ByteView input, FileInfo& info) {
+  std::unique_ptr<QPDF> doc = pdf::open_pdf(input, "input");
+  pdf::guard_qpdf([&] {
+    QPDF& pdf = *doc;
+    const pdf::PdfFacts facts = pdf::inspect(pdf, input);
+    auto add = [&](const char* name, std::string value) {
+      info.properties.emplace_back(name, std::move(value));
+    };
+    auto yes_no = [](bool b) { return std::string(b ? "yes" : "no"); };
+    add("version",
+        facts.version + (facts.extension_level
+                             ? " (extension level " + std::to_string(facts.extension_level) + ")"
+                             : ""));
+    add("pages", std::to_string(QPDFPageDocumentHelper(pdf).getAllPages().size()));
+    add("encrypted", yes_no(facts.encrypted));
+    add("linearised", yes_no(facts.linearized));
+    add("signed", facts.signed_ ? "yes: " + facts.signature_reason : "no");
+    add("PDF/A", facts.pdfa_part ? std::to_string(facts.pdfa_part) + facts.pdfa_conformance : "no");
+    add("incremental updates",
+        facts.incremental ? "yes (" + std::to_string(facts.xref_sections) + " xref sections)"
+                          : "no");
+    const std::vector<QPDFObjectHandle> objects = pdf.getAllObjects();
+    add("objects", std::to_string(objects.size()));
+    std::map<std::string, int> images;
+    uint64_t image_bytes = 0, other_bytes = 0;
+    for (QPDFObjectHandle obj : objects) {
+      if (!obj.isStream()) continue;
+      QPDFObjectHandle length = obj.getDict().getKey("/Length");
+      const uint64_t size =
+          length.isInteger() && length.getIntValue() > 0 ? uint64_t(length.getIntValue()) : 0;
+      if (pdf::is_image(obj)) {
+        const std::string f = pdf::sole_filter(obj);
+        ++images[f.empty() ? "unfiltered" : f == "?" ? "filter chain" : f.substr(1)];
+        image_bytes += size;
+      } else {
+        other_bytes += size;
+      }
+    }
+    std::string list;
+    for (const auto& [f, n] : images)
+      list += (list.empty() ? "" : ", ") + std::to_string(n) + " " + f;
+    add("images", list.empty() ? "none" : list);
+    add("image stream bytes", std::to_string(image_bytes));
+    add("other stream bytes", std::to_string(other_bytes));
+    if (pdf.anyWarnings()) add("warnings", std::to_string(pdf.numWarnings()) + " from qpdf");
+  });
+}
+
+}  // namespace lighten

@@ -1,0 +1,288 @@
+// PDFs through the public API: embedded JPEGs (in pages and form XObjects) are optimised like
+// files on disk, Flate streams decode to the same bytes, structure follows the version and
+// conformance, and signed, updated, encrypted or broken files are left alone with a reason.
+#include <gtest/gtest.h>
+#include <qpdf/QPDF.hh>
+#include <qpdf/QPDFPageDocumentHelper.hh>
+#include <qpdf/QPDFWriter.hh>
+
+#include <memory>
+#include <string>
+
+#include "formats/pdf/pdf_format.h"
+#include "lighten/lighten.h"
+#include "pdf/pdf_maker.h"
+#include "support/jpeg_maker.h"
+
+namespace lighten {
+namespace {
+
+using testing::as_bytes;
+using testing::make_pdf;
+using testing::stream_object;
+
+std::string drawing_content() {
+  std::string s = "BT /F1 12 Tf 20 20 Td (claim form) Tj ET\n";
+  s += "q 320 0 0 240 0 0 cm /Im0 Do Q q 1 0 0 1 200 100 cm /Fm0 Do Q\n";
+  for (int i = 0; i < 300; ++i)
+    s += std::to_string(i % 97) + " " + std::to_string(i % 53) + " m " +
+         std::to_string(i % 89 + 10) + " 120 l S\n";
+  return s;
+}
+
+struct Sample {
+  std::vector<uint8_t> rgb_jpeg = testing::make_jpeg({.width = 320, .height = 240, .quality = 95});
+  std::vector<uint8_t> gray_jpeg =
+      testing::make_jpeg({.width = 100, .height = 100, .components = 1, .quality = 95});
+
+  // Page with a content stream, an image and a form XObject holding another image.
+  std::vector<std::string> objects(const std::string& catalog_extra = "") const {
+    return {
+        "<< /Type /Catalog /Pages 2 0 R " + catalog_extra + " >>",
+        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 320 240] /Resources << /XObject << /Im0 5 "
+        "0 R /Fm0 6 0 R >> /Font << /F1 7 0 R >> >> /Contents 4 0 R >>",
+        stream_object("/Filter /FlateDecode", testing::zlib_fast(drawing_content())),
+        stream_object("/Type /XObject /Subtype /Image /Width 320 /Height 240 /ColorSpace "
+                      "/DeviceRGB /BitsPerComponent 8 /Filter /DCTDecode",
+                      testing::as_string(rgb_jpeg)),
+        stream_object("/Type /XObject /Subtype /Form /BBox [0 0 100 100] /Resources << /XObject "
+                      "<< /Im1 8 0 R >> >>",
+                      "q 100 0 0 100 0 0 cm /Im1 Do Q"),
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        stream_object("/Type /XObject /Subtype /Image /Width 100 /Height 100 /ColorSpace "
+                      "/DeviceGray /BitsPerComponent 8 /Decode [1 0] /Filter /DCTDecode",
+                      testing::as_string(gray_jpeg)),
+    };
+  }
+  std::string pdf(const std::string& version = "1.5") const { return make_pdf(objects(), version); }
+};
+
+std::unique_ptr<QPDF> open(const std::vector<uint8_t>& bytes, const char* password = "") {
+  auto q = std::make_unique<QPDF>();
+  q->processMemoryFile("test", reinterpret_cast<const char*>(bytes.data()), bytes.size(), password);
+  return q;
+}
+
+// Decoded with `level`; qpdf_dl_none gives the encoded (raw) bytes.
+std::vector<uint8_t> data_of(QPDFObjectHandle stream, qpdf_stream_decode_level_e level) {
+  auto buffer = level == qpdf_dl_none ? stream.getRawStreamData() : stream.getStreamData(level);
+  return {buffer->getBuffer(), buffer->getBuffer() + buffer->getSize()};
+}
+
+std::string text_of(const std::vector<uint8_t>& bytes) { return {bytes.begin(), bytes.end()}; }
+
+std::vector<uint8_t> encrypt(const std::string& pdf, const char* user, const char* owner) {
+  QPDF q;
+  q.processMemoryFile("plain", pdf.data(), pdf.size());
+  QPDFWriter w(q);
+  w.setOutputMemory();
+  w.setCompressStreams(false);
+  w.setDecodeLevel(qpdf_dl_none);
+  w.setR6EncryptionParameters(user, owner, true, true, true, true, true, true, qpdf_r3p_full, true);
+  w.write();
+  auto b = w.getBufferSharedPointer();
+  return {b->getBuffer(), b->getBuffer() + b->getSize()};
+}
+
+// Every image keeps its dictionary and decodes to the same pixels; the content stream decodes
+// to the same bytes.
+void expect_same_content(const std::vector<uint8_t>& before, const std::vector<uint8_t>& after,
+                         const char* password = "") {
+  auto a = open(before, password), b = open(after, password);
+  auto pa = QPDFPageDocumentHelper(*a).getAllPages(), pb = QPDFPageDocumentHelper(*b).getAllPages();
+  ASSERT_EQ(pa.size(), pb.size());
+  EXPECT_EQ(data_of(pa[0].getObjectHandle().getKey("/Contents"), qpdf_dl_generalized),
+            data_of(pb[0].getObjectHandle().getKey("/Contents"), qpdf_dl_generalized));
+  auto ia = pa[0].getImages(), ib = pb[0].getImages();
+  ASSERT_EQ(ia.size(), ib.size());
+  for (auto& [name, image] : ia) {
+    SCOPED_TRACE(name);
+    QPDFObjectHandle other = ib.at(name);
+    for (const char* key : {"/Width", "/Height", "/ColorSpace", "/BitsPerComponent", "/Filter"})
+      EXPECT_EQ(image.getDict().getKey(key).unparse(), other.getDict().getKey(key).unparse())
+          << key;
+    const auto x = data_of(image, qpdf_dl_none), y = data_of(other, qpdf_dl_none);
+    EXPECT_EQ(testing::decode_jpeg_pixels(x), testing::decode_jpeg_pixels(y));
+    EXPECT_FALSE(testing::decode_jpeg_pixels(y).empty());
+  }
+}
+
+TEST(PdfFormat, ShrinksImagesInPagesAndFormsAndStreams) {
+  const Sample s;
+  const auto input = as_bytes(s.pdf());
+  ASSERT_EQ(sniff(input), Kind::kPdf);
+  const Outcome o = optimize(input, Policy{});
+  ASSERT_TRUE(o.replaced()) << reason_name(o.reason) << ": " << o.message;
+  EXPECT_LT(o.bytes.size(), input.size());
+  EXPECT_TRUE(o.quality.pixels_identical);
+  EXPECT_NE(o.detail.find("2 jpeg optimised"), std::string::npos) << o.detail;
+  EXPECT_NE(o.detail.find("re-deflated"), std::string::npos) << o.detail;
+  expect_same_content(input, o.bytes);
+  // The form XObject's own image was found and optimised too.
+  auto b = open(o.bytes);
+  QPDFObjectHandle form = QPDFPageDocumentHelper(*b)
+                              .getAllPages()[0]
+                              .getObjectHandle()
+                              .getKey("/Resources")
+                              .getKey("/XObject")
+                              .getKey("/Fm0");
+  QPDFObjectHandle im1 = form.getDict().getKey("/Resources").getKey("/XObject").getKey("/Im1");
+  EXPECT_LT(data_of(im1, qpdf_dl_none).size(), s.gray_jpeg.size());
+  EXPECT_EQ(im1.getDict().getKey("/Decode").unparse(), "[ 1 0 ]");
+  EXPECT_EQ(b->getPDFVersion(), "1.5");
+  EXPECT_NE(text_of(o.bytes).find("/ObjStm"), std::string::npos);
+}
+
+TEST(PdfFormat, SecondRunFindsNothing) {
+  const Outcome first = optimize(as_bytes(Sample{}.pdf()), Policy{});
+  ASSERT_TRUE(first.replaced());
+  const Outcome second = optimize(first.bytes, Policy{});
+  EXPECT_FALSE(second.replaced()) << second.detail;
+}
+
+TEST(PdfFormat, NoObjectStreamsBelowPdf15) {
+  const auto input = as_bytes(Sample{}.pdf("1.4"));
+  const Outcome o = optimize(input, Policy{});
+  ASSERT_TRUE(o.replaced()) << o.message;
+  EXPECT_EQ(open(o.bytes)->getPDFVersion(), "1.4");
+  EXPECT_EQ(text_of(o.bytes).find("/ObjStm"), std::string::npos);
+  expect_same_content(input, o.bytes);
+}
+
+TEST(PdfFormat, PdfA1KeepsMetadataAndGetsNoObjectStreams) {
+  const Sample s;
+  const std::string xmp =
+      "<?xpacket begin=\"\"?><x:xmpmeta xmlns:x=\"adobe:ns:meta/\"><rdf:RDF><rdf:Description "
+      "xmlns:pdfaid=\"http://www.aiim.org/pdfa/ns/id/\" pdfaid:part=\"1\" "
+      "pdfaid:conformance=\"B\"/></rdf:RDF></x:xmpmeta><?xpacket end=\"w\"?>" +
+      std::string(200, ' ');
+  auto objects = s.objects("/Metadata 9 0 R");
+  objects.push_back(stream_object("/Type /Metadata /Subtype /XML", xmp));
+  const auto input = as_bytes(make_pdf(objects, "1.5"));
+  const Outcome o = optimize(input, Policy{});
+  ASSERT_TRUE(o.replaced()) << o.message;
+  const std::string out = text_of(o.bytes);
+  EXPECT_EQ(out.find("/ObjStm"), std::string::npos);
+  EXPECT_EQ(out.find("/XRef"), std::string::npos);
+  EXPECT_NE(out.find(xmp), std::string::npos) << "the XMP packet must stay byte-identical";
+  FileInfo info = describe(input);
+  bool saw = false;
+  for (auto& [k, v] : info.properties) saw = saw || (k == "PDF/A" && v == "1B");
+  EXPECT_TRUE(saw);
+}
+
+TEST(PdfFormat, SignedDocumentsAreLeftAlone) {
+  auto objects = Sample{}.objects("/AcroForm << /Fields [9 0 R] /SigFlags 3 >>");
+  objects.push_back("<< /FT /Sig /T (Signature1) /V 10 0 R >>");
+  objects.push_back(
+      "<< /Type /Sig /Filter /Adobe.PPKLite /ByteRange [0 100 200 300] "
+      "/Contents <0011223344> >>");
+  const Outcome o = optimize(as_bytes(make_pdf(objects)), Policy{});
+  EXPECT_FALSE(o.replaced());
+  EXPECT_EQ(o.reason, Reason::kSigned) << o.message;
+}
+
+TEST(PdfFormat, IncrementalUpdatesAreLeftAlone) {
+  const std::string pdf = testing::append_update(
+      Sample{}.pdf(), 7, "<< /Type /Font /Subtype /Type1 /BaseFont /Courier >>", 9);
+  const Outcome o = optimize(as_bytes(pdf), Policy{});
+  EXPECT_FALSE(o.replaced());
+  EXPECT_EQ(o.reason, Reason::kUnsupportedVariant) << o.message;
+  EXPECT_NE(o.message.find("incremental"), std::string::npos);
+}
+
+TEST(PdfFormat, UserPasswordFilesAreLeftAlone) {
+  const Outcome o = optimize(encrypt(Sample{}.pdf(), "user", "owner"), Policy{});
+  EXPECT_FALSE(o.replaced());
+  EXPECT_EQ(o.reason, Reason::kEncrypted) << o.message;
+}
+
+TEST(PdfFormat, OwnerOnlyEncryptionIsKept) {
+  const auto input = encrypt(Sample{}.pdf(), "", "owner");
+  const Outcome o = optimize(input, Policy{});
+  ASSERT_TRUE(o.replaced()) << reason_name(o.reason) << ": " << o.message;
+  EXPECT_TRUE(open(o.bytes)->isEncrypted());
+  int r_in = 0, p_in = 0, r_out = 0, p_out = 0;
+  open(input)->isEncrypted(r_in, p_in);
+  open(o.bytes)->isEncrypted(r_out, p_out);
+  EXPECT_EQ(r_in, r_out);
+  EXPECT_EQ(p_in, p_out);
+  expect_same_content(input, o.bytes);
+}
+
+TEST(PdfFormat, DamagedFilesNeverCrashAndNeverYieldBadOutput) {
+  const std::string pdf = Sample{}.pdf();
+  std::vector<std::string> variants;
+  for (size_t cut : {size_t(0), size_t(9), pdf.size() / 3, pdf.size() / 2, pdf.size() - 40})
+    variants.push_back(pdf.substr(0, cut));
+  uint32_t seed = 7;
+  for (int i = 0; i < 40; ++i) {
+    std::string v = pdf;
+    for (int k = 0; k < 4; ++k) {
+      seed = seed * 1103515245u + 12345u;
+      v[(seed >> 8) % v.size()] = char(seed >> 24);
+    }
+    variants.push_back(v);
+  }
+  for (const std::string& v : variants) {
+    const Outcome o = optimize(as_bytes(v), Policy{});
+    if (o.replaced()) {
+      EXPECT_NO_THROW(open(o.bytes)->getAllObjects());
+    } else {
+      EXPECT_FALSE(o.message.empty());
+    }
+    EXPECT_NO_THROW(describe(as_bytes(v)));
+  }
+  // Garbage after the header: corrupt, with a reason.
+  const Outcome o =
+      optimize(as_bytes("%PDF-1.4\n1 0 obj << /Type /Catalog >>\nendobj\n"), Policy{});
+  EXPECT_EQ(o.reason, Reason::kCorrupt) << o.message;
+}
+
+TEST(PdfFormat, DescribeSaysWhatIsInside) {
+  const FileInfo info = describe(as_bytes(Sample{}.pdf()));
+  EXPECT_TRUE(info.supported);
+  EXPECT_TRUE(info.problem.empty()) << info.problem;
+  std::map<std::string, std::string> p(info.properties.begin(), info.properties.end());
+  EXPECT_EQ(p["version"], "1.5");
+  EXPECT_EQ(p["pages"], "1");
+  EXPECT_EQ(p["images"], "2 DCTDecode");
+  EXPECT_EQ(p["signed"], "no");
+  EXPECT_EQ(p["encrypted"], "no");
+}
+
+class PlainContext : public Context {
+ public:
+  const Policy& policy() const override { return policy_; }
+  unsigned depth() const override { return 0; }
+  bool out_of_time() const override { return false; }
+  Outcome optimize_embedded(ByteView, std::string_view) override { return {}; }
+  Verdict verify_embedded(ByteView, ByteView) override { return {false, "not in this test", {}}; }
+
+ private:
+  Policy policy_;
+};
+
+TEST(PdfFormat, VerifierNoticesChangedContent) {
+  const Sample s;
+  auto objects = s.objects();
+  const auto a = as_bytes(make_pdf(objects));
+  objects[6] = "<< /Type /Font /Subtype /Type1 /BaseFont /Courier >>";
+  const auto b = as_bytes(make_pdf(objects));
+  PlainContext context;
+  EXPECT_TRUE(verify_pdf(a, a, context).ok);
+  const Verdict v = verify_pdf(a, b, context);
+  EXPECT_FALSE(v.ok);
+  EXPECT_FALSE(v.problem.empty());
+  // A changed JPEG goes to the engine's verifier, which this context refuses.
+  objects = s.objects();
+  objects[4] = stream_object(
+      "/Type /XObject /Subtype /Image /Width 320 /Height 240 /ColorSpace "
+      "/DeviceRGB /BitsPerComponent 8 /Filter /DCTDecode",
+      testing::as_string(testing::make_jpeg({.width = 320, .height = 240})));
+  EXPECT_FALSE(verify_pdf(a, as_bytes(make_pdf(objects)), context).ok);
+}
+
+}  // namespace
+}  // namespace lighten
