@@ -65,9 +65,12 @@ struct Inflater {
 }  // namespace
 
 Bytes deflate_bytes(ByteView input, int effort, DeflateWrapper wrapper) {
-  // zopfli runs at about 1 MB/s with few iterations; more iterations add little.
-  if (effort >= 9) return zopfli_compress(input, 5, wrapper);
-  if (effort >= 8) return zopfli_compress(input, 1, wrapper);
+  if (effort >= 8) {
+    // zopfli's fixed block-splitting limit loses to libdeflate on large inputs: keep the smaller.
+    Bytes z = zopfli_compress(input, effort >= 9 ? 5 : 1, wrapper);
+    Bytes l = libdeflate_compress(input, 12, wrapper);
+    return z.size() <= l.size() ? z : l;
+  }
   const int level = effort <= 2 ? 6 : effort <= 4 ? 9 : 12;
   return libdeflate_compress(input, level, wrapper);
 }

@@ -11,7 +11,7 @@ namespace lighten {
 enum class DeflateWrapper { kRaw, kZlib };
 
 // Compresses with the back-end `effort` calls for: libdeflate level 6 (effort 1-2), 9 (3-4),
-// 12 (5-7); zopfli with 1 iteration at 8 and 5 at 9.
+// 12 (5-7); at 8 and 9 the smaller of libdeflate 12 and zopfli (1 or 5 iterations).
 Bytes deflate_bytes(ByteView input, int effort, DeflateWrapper wrapper);
 
 // Compresses with libdeflate at `level` (1-12): for quick trials that rank candidates.

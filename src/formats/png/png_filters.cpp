@@ -1,5 +1,6 @@
 #include "formats/png/png_filters.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <limits>
 
@@ -47,6 +48,16 @@ uint64_t signed_sum(const uint8_t* p, size_t n) {
   uint64_t s = 0;
   for (size_t i = 0; i < n; ++i) s += p[i] < 128 ? p[i] : 256 - p[i];
   return s;
+}
+
+// Entropy in bits of the row's byte histogram: a closer proxy for deflate's cost than sums.
+double row_entropy(const uint8_t* p, size_t n) {
+  uint32_t counts[256] = {};
+  for (size_t i = 0; i < n; ++i) ++counts[p[i]];
+  double bits = 0;
+  for (uint32_t c : counts)
+    if (c) bits -= double(c) * std::log2(double(c) / double(n));
+  return bits;
 }
 
 }  // namespace
@@ -130,16 +141,20 @@ Bytes png_filter(const Bytes& raw, const PngHeader& h, PngFilterStrategy strateg
       const uint8_t* cur = raw.data() + at + 1;
       const uint8_t* prev = y > 0 ? cur - (row + 1) : nullptr;
       uint8_t* dst = out.data() + at + 1;
-      if (strategy != PngFilterStrategy::kMinSum) {
+      const bool adaptive =
+          strategy == PngFilterStrategy::kMinSum || strategy == PngFilterStrategy::kEntropy;
+      if (!adaptive) {
         const auto type = static_cast<uint8_t>(strategy);
         out[at] = type;
         filter_row(type, cur, prev, row, bpp, dst);
         continue;
       }
-      uint64_t best = std::numeric_limits<uint64_t>::max();
+      double best = std::numeric_limits<double>::max();
       for (uint8_t type = 0; type < 5; ++type) {
         filter_row(type, cur, prev, row, bpp, trial.data());
-        const uint64_t sum = signed_sum(trial.data(), row);
+        const double sum = strategy == PngFilterStrategy::kMinSum
+                               ? double(signed_sum(trial.data(), row))
+                               : row_entropy(trial.data(), row);
         if (sum < best) {
           best = sum;
           out[at] = type;

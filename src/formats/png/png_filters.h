@@ -24,11 +24,13 @@ enum class PngFilterStrategy {
   kUp,
   kAverage,
   kPaeth,
-  kMinSum,  // per row, the filter whose output has the smallest sum of absolute values
+  kMinSum,   // per row, the filter whose output has the smallest sum of absolute values
+  kEntropy,  // per row, the filter whose output bytes have the lowest Shannon entropy
 };
 inline constexpr PngFilterStrategy kAllPngStrategies[] = {
-    PngFilterStrategy::kNone,    PngFilterStrategy::kSub,   PngFilterStrategy::kUp,
-    PngFilterStrategy::kAverage, PngFilterStrategy::kPaeth, PngFilterStrategy::kMinSum};
+    PngFilterStrategy::kNone,    PngFilterStrategy::kSub,    PngFilterStrategy::kUp,
+    PngFilterStrategy::kAverage, PngFilterStrategy::kPaeth,  PngFilterStrategy::kMinSum,
+    PngFilterStrategy::kEntropy};
 
 // Undoes the filters of `data` (inflated IDAT) in place; every row's filter byte becomes 0.
 // Throws FormatError(kCorrupt) for an unknown filter type.

@@ -13,7 +13,8 @@
 namespace lighten {
 namespace {
 
-constexpr const char* kStrategyNames[] = {"none", "sub", "up", "average", "paeth", "minsum"};
+constexpr const char* kStrategyNames[] = {"none",  "sub",    "up",     "average",
+                                          "paeth", "minsum", "entropy"};
 
 void refuse_variants(const PngFile& png, const Policy& policy) {
   for (const PngChunk& c : png.chunks) {
@@ -137,7 +138,8 @@ Outcome optimize_png(ByteView input, Context& context) {
   std::vector<PngFilterStrategy> strategies;
   if (policy.effort <= 2) strategies = {PngFilterStrategy::kMinSum};
   else if (policy.effort <= 4) strategies = {PngFilterStrategy::kNone, PngFilterStrategy::kMinSum};
-  else strategies.assign(std::begin(kAllPngStrategies), std::end(kAllPngStrategies));
+  else strategies.assign(std::begin(kAllPngStrategies), std::end(kAllPngStrategies) - 1);
+  if (policy.effort >= 7) strategies.push_back(PngFilterStrategy::kEntropy);
   for (PngFilterStrategy s : strategies)
     candidates.push_back({kStrategyNames[int(s)], png_filter(raw, png.header, s), 0});
   const int trial_level = policy.effort <= 4 ? 1 : policy.effort <= 6 ? 3 : 6;
@@ -147,8 +149,8 @@ Outcome optimize_png(ByteView input, Context& context) {
   }
   std::stable_sort(candidates.begin(), candidates.end(),
                    [](const Candidate& a, const Candidate& b) { return a.trial_size < b.trial_size; });
-  // At high effort the best two get the full compressor: quick ranks are not always right.
-  const size_t finalists = policy.effort >= 7 ? std::min<size_t>(2, candidates.size()) : 1;
+  // At high effort the best three get the full compressor: quick ranks are not always right.
+  const size_t finalists = std::min<size_t>(policy.effort >= 7 ? 3 : 1, candidates.size());
   Bytes best;
   std::string best_name;
   for (size_t i = 0; i < finalists; ++i) {
