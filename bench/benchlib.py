@@ -1,20 +1,28 @@
 """Shared parts of the side-by-side benchmarks: running tools on one core, sizing outputs,
-printing tables. Each tool either leaves an output file per input, or none (kept the input)."""
-import os, shutil, subprocess, tempfile, time
+printing tables. Each tool either leaves an output file per input, or none (kept the input).
+
+Speeds are MB of input per second of CPU time (user + system) of the tool's processes, so they
+hold on a shared, busy machine where wall-clock time would measure the neighbours."""
+import os, resource, shutil, subprocess, tempfile, time
 from pathlib import Path
+
+
+def child_cpu_seconds():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 
 
 def run_per_file(command, files, outdir):
-    """Runs command(src, dst) -> argv for every file, one at a time; returns seconds spent."""
-    start = time.perf_counter()
+    """Runs command(src, dst) -> argv for every file, one at a time; returns CPU seconds."""
+    start = child_cpu_seconds()
     for f in files:
         argv = command(f, outdir / f.name)
         if argv:
             subprocess.run(argv, check=False, capture_output=True)
-    return time.perf_counter() - start
+    return child_cpu_seconds() - start
 
 
 def copy_then(argv_for):
@@ -32,10 +40,10 @@ def lighten_tool(binary, *flags):
         staging.mkdir()
         for f in files:
             os.symlink(f, staging / f.name)
-        start = time.perf_counter()
+        start = child_cpu_seconds()
         subprocess.run([binary, "optimize", str(staging), "-o", str(outdir / "_out"), "--jobs", "1",
                         "--no-journal", "--quiet", "--follow-symlinks", *flags], check=True)
-        seconds = time.perf_counter() - start
+        seconds = child_cpu_seconds() - start
         for f in files:
             shutil.move(outdir / "_out" / f.name, outdir / f.name)
         return seconds
@@ -47,7 +55,7 @@ def measure(tools, files, same_check=None):
     A tool's output counts only when smaller than its input (every tool may keep the input).
     same_check(input, output) -> bool, when given, fills the last column."""
     total_in = sum(f.stat().st_size for f in files)
-    print(f"{len(files)} files, {total_in:,} bytes, one core per tool\n")
+    print(f"{len(files)} files, {total_in:,} bytes, one core per tool, MB/s per CPU second\n")
     header = f"{'tool':<46} {'bytes out':>12} {'saved':>7} {'MB/s/core':>10}"
     print(header + (f" {'same':>10}" if same_check else ""))
     results = {}
