@@ -48,9 +48,15 @@ void print_summary_table(std::ostream& out, const BatchSummary& summary, bool dr
   if (summary.by_kind.size() != 1) row("total", summary.total);
   out << fmt::format("{} in {:.1f} s", dry_run ? "dry run: nothing written" : "done",
                      summary.seconds);
-  if (summary.seconds > 0)
+  // Throughput only counts work this run did; journal rows were done by an earlier one.
+  if (summary.seconds > 0 && summary.from_journal == 0)
     out << fmt::format(", {:.1f} MB/s", double(summary.total.bytes_in) / 1e6 / summary.seconds);
-  if (summary.from_journal > 0)
+  if (summary.from_journal == summary.total.files && summary.total.files > 0)
+    out << fmt::format(
+        "; nothing left to do: all {} files were done by an earlier run (the "
+        "table shows the journal's results)",
+        summary.from_journal);
+  else if (summary.from_journal > 0)
     out << fmt::format("; {} files already done by an earlier run (journal)", summary.from_journal);
   if (summary.cleaned_temps > 0)
     out << fmt::format("; removed {} temporary files left by an interrupted run",
