@@ -3,8 +3,11 @@
 #include <array>
 
 #include "formats/jpeg/jpeg_format.h"
+#if LIGHTEN_WITH_PDF
 #include "formats/pdf/pdf_format.h"
+#endif
 #include "formats/png/png_format.h"
+#include "formats/video/avi_format.h"
 #include "formats/zip/zip_format.h"
 
 namespace lighten {
@@ -21,7 +24,9 @@ std::span<const FormatEntry> format_registry() {
   static constexpr std::array kEntries{
       FormatEntry{Kind::kJpeg, &optimize_jpeg, &verify_jpeg_file, &describe_jpeg},
       FormatEntry{Kind::kPng, &optimize_png, &verify_png, &describe_png},
+#if LIGHTEN_WITH_PDF
       FormatEntry{Kind::kPdf, &optimize_pdf, &verify_pdf, &describe_pdf},
+#endif
       FormatEntry{Kind::kDocx, &optimize_zip, &verify_zip, &describe_zip},
       FormatEntry{Kind::kXlsx, &optimize_zip, &verify_zip, &describe_zip},
       FormatEntry{Kind::kPptx, &optimize_zip, &verify_zip, &describe_zip},
@@ -32,6 +37,7 @@ std::span<const FormatEntry> format_registry() {
       FormatEntry{Kind::kEpub, &optimize_zip, &verify_zip, &describe_zip},
       FormatEntry{Kind::kZip, &optimize_zip, &verify_zip, &describe_zip},
       FormatEntry{Kind::kJar, &optimize_zip, &verify_zip, &describe_zip},
+      FormatEntry{Kind::kAvi, &optimize_avi, &verify_avi, &describe_avi},
   };
   return kEntries;
 }

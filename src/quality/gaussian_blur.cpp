@@ -15,7 +15,6 @@ using V4 = float __attribute__((vector_size(16)));
   std::memcpy(&v, p, sizeof v);
   return v;
 }
-[[gnu::always_inline]] inline V4 splat4(float f) { return V4{} + f; }
 // Lane i takes v[i - k], zeros enter at lane 0 (Highway's ShiftLeftLanes).
 template <int k>
 [[gnu::always_inline]] inline V4 shift_lanes(const V4& v) {
@@ -89,11 +88,9 @@ const RecursiveGaussian& ssimulacra2_gaussian() {
 
 namespace {
 
-using V4i = int32_t __attribute__((vector_size(16)));
-
 template <int lane>
 [[gnu::always_inline]] inline V4 broadcast(const V4& v) {
-  return __builtin_shuffle(v, V4i{lane, lane, lane, lane});
+  return __builtin_shufflevector(v, v, lane, lane, lane, lane);
 }
 
 // The horizontal pass over 2 * pairs rows in lockstep. The recursion is a long dependency chain
@@ -101,14 +98,15 @@ template <int lane>
 // 8-lane vector (4 lanes each, broadcasts within each half). Each row sees exactly the operations
 // libjxl's FastGaussian1D performs with its 4-lane vectors.
 // GCC 12 at -O3 wrongly reports the broadcast state vectors as maybe uninitialised.
+#if !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 template <int pairs>
 [[gnu::always_inline]] inline void blur_row_pairs(const RecursiveGaussian& rg,
                                                   const float* const* in, float* const* out,
                                                   size_t n) {
   using simd::V8;
-  using V8i = simd::V8i;
   constexpr int count = 2 * pairs;
   const ptrdiff_t size = static_cast<ptrdiff_t>(n);
   const ptrdiff_t radius = rg.radius;
@@ -159,10 +157,10 @@ template <int pairs>
       const V4 sum_a = load4(a + i - radius - 1) + load4(a + i + radius - 1);
       const V4 sum_b = load4(b + i - radius - 1) + load4(b + i + radius - 1);
       const V8 sum = __builtin_shufflevector(sum_a, sum_b, 0, 1, 2, 3, 4, 5, 6, 7);
-      const V8 in0 = __builtin_shuffle(sum, V8i{0, 0, 0, 0, 4, 4, 4, 4});
-      const V8 in1 = __builtin_shuffle(sum, V8i{1, 1, 1, 1, 5, 5, 5, 5});
-      const V8 in2 = __builtin_shuffle(sum, V8i{2, 2, 2, 2, 6, 6, 6, 6});
-      const V8 in3 = __builtin_shuffle(sum, V8i{3, 3, 3, 3, 7, 7, 7, 7});
+      const V8 in0 = __builtin_shufflevector(sum, sum, 0, 0, 0, 0, 4, 4, 4, 4);
+      const V8 in1 = __builtin_shufflevector(sum, sum, 1, 1, 1, 1, 5, 5, 5, 5);
+      const V8 in2 = __builtin_shufflevector(sum, sum, 2, 2, 2, 2, 6, 6, 6, 6);
+      const V8 in3 = __builtin_shufflevector(sum, sum, 3, 3, 3, 3, 7, 7, 7, 7);
       V8 y[3];
       for (int k = 0; k < 3; ++k) {
         y[k] = in0 * mul_in[k];
@@ -171,8 +169,8 @@ template <int pairs>
         y[k] = mul_in3[k] * in3 + y[k];
         y[k] = mul_prev2[k] * vprev2[p][k] + y[k];
         y[k] = mul_prev[k] * vprev[p][k] + y[k];
-        vprev2[p][k] = __builtin_shuffle(y[k], V8i{2, 2, 2, 2, 6, 6, 6, 6});
-        vprev[p][k] = __builtin_shuffle(y[k], V8i{3, 3, 3, 3, 7, 7, 7, 7});
+        vprev2[p][k] = __builtin_shufflevector(y[k], y[k], 2, 2, 2, 2, 6, 6, 6, 6);
+        vprev[p][k] = __builtin_shufflevector(y[k], y[k], 3, 3, 3, 3, 7, 7, 7, 7);
       }
       const V8 total = y[0] + (y[1] + y[2]);
       std::memcpy(out[2 * p] + i, &total, 4 * sizeof(float));
@@ -190,7 +188,9 @@ template <int pairs>
   }
   for (; i < size; ++i) scalar_step(i);
 }
+#if !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 }  // namespace
 

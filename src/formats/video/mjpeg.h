@@ -1,0 +1,28 @@
+// Motion-JPEG frames inside AVI chunks: where each JPEG image (one per field) starts and ends,
+// and the standard Huffman tables that MJPEG frames may leave out.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "core/bytes.h"
+
+namespace lighten::video {
+
+struct JpegImageSpan {
+  size_t begin = 0;  // offset of SOI within the chunk
+  size_t end = 0;    // just past EOI
+  size_t first_sos = 0;
+  bool has_dht = false;  // a DHT segment comes before the first scan
+};
+
+// The JPEG images a video chunk holds back to back (interlaced MJPEG stores two fields), or an
+// empty list when the chunk does not start with a well-formed JPEG. Bytes after the last EOI
+// (padding) are not part of any image.
+std::vector<JpegImageSpan> split_mjpeg_chunk(ByteView chunk);
+
+// The image with the standard tables of ITU T.81 K.3 inserted before its first scan: the tables
+// decoders assume when an MJPEG frame has no DHT (AVI1 / OpenDML MJPEG).
+Bytes with_standard_huffman_tables(ByteView image, const JpegImageSpan& span);
+
+}  // namespace lighten::video

@@ -1,0 +1,174 @@
+// AVI optimiser on files the tests write by hand: frames smaller and pixel-identical, every other
+// chunk unchanged, indexes pointing at the right chunks; damaged files left alone with a reason.
+#include <gtest/gtest.h>
+
+#include "formats/video/avi_file.h"
+#include "formats/video/avi_index.h"
+#include "formats/video/mjpeg.h"
+#include "lighten/lighten.h"
+#include "video/avi_checks.h"
+#include "video/avi_maker.h"
+
+namespace lighten {
+namespace {
+
+using namespace video;
+using testing::AviRecipe;
+using testing::make_avi;
+
+Outcome run(const Bytes& avi) { return optimize(avi, Policy{}); }
+
+TEST(AviFormat, OptimisesMjpegFramesAndKeepsEverythingElse) {
+  const Bytes in = make_avi(AviRecipe{});
+  const Outcome o = run(in);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  EXPECT_EQ(o.kind, Kind::kAvi);
+  EXPECT_LT(o.bytes.size(), in.size());
+  EXPECT_TRUE(o.quality.pixels_identical);
+  expect_same_frames(in, o.bytes);
+}
+
+TEST(AviFormat, FramesWithoutHuffmanTablesGetTheStandardOnes) {
+  AviRecipe r;
+  r.strip_dht = true;
+  r.frames = 3;
+  r.width = 320, r.height = 240;  // large enough for optimal tables to pay for themselves
+  const Bytes in = make_avi(r);
+  const Outcome o = run(in);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  EXPECT_NE(o.detail.find("standard Huffman"), std::string::npos) << o.detail;
+  expect_same_frames(in, o.bytes);
+}
+
+TEST(AviFormat, TwoFieldFramesAreOptimisedFieldByField) {
+  AviRecipe r;
+  r.two_fields = true;
+  const Bytes in = make_avi(r);
+  const Outcome o = run(in);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  expect_same_frames(in, o.bytes);
+}
+
+TEST(AviFormat, OpenDmlIndexesAreRewritten) {
+  AviRecipe r;
+  r.open_dml = true;
+  r.frames = 5;
+  const Bytes in = make_avi(r);
+  const AviFile a = parse_avi(in);
+  size_t indexes = 0;
+  for (size_t i = 0; i < a.tree.chunks.size(); ++i)
+    if (index_kind(in, a.tree.chunks[i]) != IndexKind::kNone) ++indexes;
+  EXPECT_EQ(indexes, 3u);  // indx, ix00, idx1
+  const Outcome o = run(in);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  expect_same_frames(in, o.bytes);
+}
+
+TEST(AviFormat, AbsoluteIdx1OffsetsStayAbsolute) {
+  AviRecipe r;
+  r.absolute_idx1 = true;
+  r.audio = false;
+  const Bytes in = make_avi(r);
+  const Outcome o = run(in);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  const AviFile b = parse_avi(o.bytes);
+  for (size_t i = 0; i < b.tree.chunks.size(); ++i)
+    if (b.tree.chunks[i].id == fourcc("idx1")) {
+      EXPECT_FALSE(resolve_index(o.bytes, b, i).relative);
+    }
+  expect_same_frames(in, o.bytes);
+}
+
+TEST(AviFormat, NoIndexIsFine) {
+  AviRecipe r;
+  r.idx1 = false;
+  const Bytes in = make_avi(r);
+  const Outcome o = run(in);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  expect_same_frames(in, o.bytes);
+}
+
+TEST(AviFormat, DamagedIndexIsLeftAlone) {
+  Bytes in = make_avi(AviRecipe{});
+  const AviFile a = parse_avi(in);
+  for (const RiffChunk& c : a.tree.chunks)
+    if (c.id == fourcc("idx1")) store_le32(in.data() + c.data_offset() + 8, 3);  // bad offset
+  const Outcome o = run(in);
+  EXPECT_FALSE(o.replaced());
+  EXPECT_EQ(o.reason, Reason::kCorrupt);
+  EXPECT_NE(o.message.find("damaged index"), std::string::npos) << o.message;
+}
+
+TEST(AviFormat, OtherCodecsAreLeftAloneWithAReason) {
+  Bytes in = make_avi(AviRecipe{});
+  const AviFile a = parse_avi(in);
+  for (const RiffChunk& c : a.tree.chunks)
+    if (c.id == fourcc("strf") && c.size == 40)
+      std::copy_n("XVID", 4, in.begin() + long(c.data_offset() + 16));
+  const Outcome o = run(in);
+  EXPECT_FALSE(o.replaced());
+  EXPECT_EQ(o.reason, Reason::kUnsupportedVariant);
+  EXPECT_NE(o.message.find("XVID"), std::string::npos) << o.message;
+}
+
+TEST(AviFormat, AlreadyOptimisedFramesGiveNoGain) {
+  const Outcome first = run(make_avi(AviRecipe{}));
+  ASSERT_TRUE(first.replaced());
+  const Outcome second = run(first.bytes);
+  EXPECT_FALSE(second.replaced());
+}
+
+TEST(AviFormat, TruncatedAndCorruptedFilesNeverCrash) {
+  AviRecipe r;
+  r.open_dml = true;
+  r.frames = 2;
+  const Bytes in = make_avi(r);
+  for (size_t cut = 0; cut < in.size(); cut += 7) {
+    const Bytes part(in.begin(), in.begin() + long(cut));
+    const Outcome o = run(part);
+    EXPECT_FALSE(o.replaced() && o.bytes.size() >= part.size());
+    if (!o.replaced()) {
+      EXPECT_FALSE(o.message.empty()) << cut;
+    }
+  }
+  uint32_t seed = 7;
+  for (int round = 0; round < 300; ++round) {
+    Bytes bad = in;
+    for (int k = 0; k < 4; ++k) {
+      seed = seed * 1103515245u + 12345u;
+      bad[12 + (seed >> 8) % (bad.size() - 12)] ^= uint8_t(1u << (seed % 8));
+    }
+    const Outcome o = run(bad);
+    if (!o.replaced()) {
+      EXPECT_FALSE(o.message.empty());
+    }
+    (void)describe(bad);
+  }
+}
+
+TEST(AviFormat, DescribeNamesStreams) {
+  const FileInfo info = describe(make_avi(AviRecipe{}));
+  EXPECT_EQ(info.kind, Kind::kAvi);
+  EXPECT_TRUE(info.supported);
+  EXPECT_TRUE(info.problem.empty()) << info.problem;
+  bool found = false;
+  for (const auto& [name, value] : info.properties)
+    if (name == "stream 0") found = value.find("MJPG 64x48") != std::string::npos;
+  EXPECT_TRUE(found);
+}
+
+TEST(Riff, RejectsOverrunsAndDeepNesting) {
+  testing::RiffBuilder b;
+  const size_t riff = b.open("RIFF", "AVI ");
+  std::vector<size_t> lists;
+  for (int i = 0; i < 20; ++i) lists.push_back(b.open("LIST", "deep"));
+  for (auto it = lists.rbegin(); it != lists.rend(); ++it) b.close(*it);
+  b.close(riff);
+  EXPECT_THROW(parse_riff(b.bytes), FormatError);
+  Bytes overrun = make_avi(AviRecipe{});
+  store_le32(overrun.data() + 16, 0xFFFFFF00u);  // hdrl's size
+  EXPECT_THROW(parse_riff(overrun), FormatError);
+}
+
+}  // namespace
+}  // namespace lighten

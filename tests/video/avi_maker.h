@@ -1,0 +1,165 @@
+// Writes small AVIs by hand for tests: Motion-JPEG frames (optionally without DHT, optionally
+// as two fields), an optional PCM audio stream, idx1 and, when asked, OpenDML indx/ix00.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "support/jpeg_maker.h"
+
+namespace lighten::testing {
+
+struct AviRecipe {
+  int frames = 4;
+  int width = 64, height = 48;
+  bool strip_dht = false;  // frames rely on the standard tables, as camera MJPEG does
+  bool two_fields = false;
+  bool audio = true;
+  bool idx1 = true;
+  bool open_dml = false;  // indx super index in the video strl, ix00 at the end of movi
+  bool absolute_idx1 = false;
+};
+
+class RiffBuilder {
+ public:
+  std::vector<uint8_t> bytes;
+  void u32(uint32_t v) {
+    for (int i = 0; i < 4; ++i) bytes.push_back(uint8_t(v >> (8 * i)));
+  }
+  void u16(uint16_t v) { bytes.push_back(uint8_t(v)), bytes.push_back(uint8_t(v >> 8)); }
+  void id(const char* s) { bytes.insert(bytes.end(), s, s + 4); }
+  size_t open(const char* kind, const char* type) {  // returns where the size field is
+    id(kind);
+    const size_t at = bytes.size();
+    u32(0);
+    id(type);
+    return at;
+  }
+  void close(size_t at) { patch(at, uint32_t(bytes.size() - at - 4)); }
+  size_t chunk(const char* name, const std::vector<uint8_t>& data) {
+    const size_t at = bytes.size();
+    id(name);
+    u32(uint32_t(data.size()));
+    bytes.insert(bytes.end(), data.begin(), data.end());
+    if (data.size() % 2) bytes.push_back(0);
+    return at;
+  }
+  void patch(size_t at, uint32_t v) {
+    for (int i = 0; i < 4; ++i) bytes[at + i] = uint8_t(v >> (8 * i));
+  }
+  void patch64(size_t at, uint64_t v) { patch(at, uint32_t(v)), patch(at + 4, uint32_t(v >> 32)); }
+};
+
+// A JPEG with its DHT segments removed (the decoder then uses the K.3 tables it was made with).
+inline std::vector<uint8_t> without_dht(const std::vector<uint8_t>& jpeg) {
+  std::vector<uint8_t> out(jpeg.begin(), jpeg.begin() + 2);
+  size_t pos = 2;
+  while (pos + 4 <= jpeg.size() && jpeg[pos + 1] != 0xDA) {
+    const size_t len = size_t(jpeg[pos + 2]) << 8 | jpeg[pos + 3];
+    if (jpeg[pos + 1] != 0xC4)
+      out.insert(out.end(), jpeg.begin() + pos, jpeg.begin() + pos + 2 + len);
+    pos += 2 + len;
+  }
+  out.insert(out.end(), jpeg.begin() + pos, jpeg.end());
+  return out;
+}
+
+inline std::vector<uint8_t> make_frame(const AviRecipe& r, int index) {
+  JpegRecipe j;
+  j.width = r.width;
+  j.height = r.two_fields ? r.height / 2 : r.height;
+  j.quality = 85 + index % 10;  // frames differ a little, as real ones do
+  std::vector<uint8_t> one = make_jpeg(j);
+  if (r.strip_dht) one = without_dht(one);
+  std::vector<uint8_t> frame = one;
+  if (r.two_fields) frame.insert(frame.end(), one.begin(), one.end());
+  return frame;
+}
+
+inline std::vector<uint8_t> make_avi(const AviRecipe& r) {
+  RiffBuilder b;
+  const size_t riff = b.open("RIFF", "AVI ");
+  const size_t hdrl = b.open("LIST", "hdrl");
+  std::vector<uint8_t> avih(56, 0);
+  avih[0] = 0x40, avih[1] = 0x9C;  // 40000 us per frame
+  avih[16] = uint8_t(r.frames), avih[24] = r.audio ? 2 : 1;
+  avih[32] = uint8_t(r.width), avih[36] = uint8_t(r.height);
+  b.chunk("avih", avih);
+  const size_t strl = b.open("LIST", "strl");
+  RiffBuilder strh;
+  strh.id("vids"), strh.id("MJPG"), strh.u32(0), strh.u32(0), strh.u32(0);
+  strh.u32(1), strh.u32(25), strh.u32(0), strh.u32(uint32_t(r.frames));
+  strh.u32(0), strh.u32(0xFFFFFFFF), strh.u32(0), strh.u32(0), strh.u32(0);
+  b.chunk("strh", strh.bytes);
+  RiffBuilder strf;
+  strf.u32(40), strf.u32(uint32_t(r.width)), strf.u32(uint32_t(r.height)), strf.u16(1);
+  strf.u16(24), strf.id("MJPG"), strf.u32(uint32_t(r.width * r.height * 3));
+  strf.u32(0), strf.u32(0), strf.u32(0), strf.u32(0);
+  b.chunk("strf", strf.bytes);
+  size_t indx = 0;
+  if (r.open_dml) indx = b.chunk("indx", std::vector<uint8_t>(24 + 16 * 4, 0));
+  b.close(strl);
+  if (r.audio) {
+    const size_t astrl = b.open("LIST", "strl");
+    RiffBuilder ah;
+    ah.id("auds"), ah.u32(0), ah.u32(0), ah.u32(0), ah.u32(0);
+    ah.u32(1), ah.u32(8000), ah.u32(0), ah.u32(uint32_t(320 * r.frames));
+    ah.u32(0), ah.u32(0xFFFFFFFF), ah.u32(1), ah.u32(0), ah.u32(0);
+    b.chunk("strh", ah.bytes);
+    RiffBuilder wf;
+    wf.u16(1), wf.u16(1), wf.u32(8000), wf.u32(8000), wf.u16(1), wf.u16(8);
+    b.chunk("strf", wf.bytes);
+    b.close(astrl);
+  }
+  b.close(hdrl);
+  b.chunk("JUNK", std::vector<uint8_t>(13, 0));  // odd: exercises pad bytes
+  const size_t movi_size = b.open("LIST", "movi");
+  const size_t movi = movi_size - 4;
+  struct Entry {
+    const char* id;
+    size_t at;
+    uint32_t size;
+    uint32_t flags;
+  };
+  std::vector<Entry> entries;
+  for (int i = 0; i < r.frames; ++i) {
+    const auto frame = make_frame(r, i);
+    entries.push_back({"00dc", b.chunk("00dc", frame), uint32_t(frame.size()), 0x10});
+    if (r.audio) {
+      std::vector<uint8_t> pcm(321, uint8_t(128 + i));  // odd-sized, with a pad byte
+      entries.push_back({"01wb", b.chunk("01wb", pcm), uint32_t(pcm.size()), 0x10});
+    }
+  }
+  if (r.open_dml) {
+    RiffBuilder ix;
+    ix.u16(2), ix.bytes.push_back(0), ix.bytes.push_back(1), ix.u32(uint32_t(r.frames));
+    ix.id("00dc"), ix.u32(0), ix.u32(0), ix.u32(0);
+    for (const Entry& e : entries) {
+      if (std::string(e.id) != "00dc") continue;
+      ix.u32(uint32_t(e.at + 8 - movi)), ix.u32(e.size | (&e == &entries[0] ? 0 : 0x80000000u));
+    }
+    ix.patch64(12, movi);
+    const size_t at = b.chunk("ix00", ix.bytes);
+    // Super index: wLongsPerEntry 4, type 0 (index of indexes), one entry in use.
+    b.bytes[indx + 8] = 4, b.patch(indx + 12, 1);
+    std::copy_n("00dc", 4, b.bytes.begin() + long(indx + 16));
+    b.patch64(indx + 32, at);
+    b.patch(indx + 40, uint32_t(ix.bytes.size() + 8));
+    b.patch(indx + 44, uint32_t(r.frames));
+  }
+  b.close(movi_size);
+  if (r.idx1) {
+    RiffBuilder idx;
+    for (const Entry& e : entries) {
+      idx.id(e.id), idx.u32(e.flags);
+      idx.u32(uint32_t(r.absolute_idx1 ? e.at : e.at - movi - 8)), idx.u32(e.size);
+    }
+    b.chunk("idx1", idx.bytes);
+  }
+  b.close(riff);
+  return b.bytes;
+}
+
+}  // namespace lighten::testing
