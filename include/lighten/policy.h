@@ -31,6 +31,11 @@ enum class RestartPolicy : uint8_t {
   kDrop,  // write no restart markers (smaller; loses resynchronisation after damage)
 };
 
+enum class QualityMarker : uint8_t {
+  kWrite,  // perceptual outputs carry a small APP15 "lighten" segment: re-runs stay lossless
+  kOmit,   // no marker; re-runs rely on the tables alone (see src/formats/jpeg/perceptual.h)
+};
+
 enum class VerifyLevel : uint8_t {
   kCoefficients,  // lossless JPEG: re-read the output's DCT coefficients and compare them all
   kPixels,        // also decode both to pixels and compare every sample
@@ -60,9 +65,16 @@ struct Policy {
   // An output is kept only if it saves at least this many bytes and this share of the input.
   uint64_t min_gain_bytes = 16;
   double min_gain_ratio = 0.001;
+  // Perceptual modes: the SSIMULACRA2 floor every output meets; 0 = the mode's own floor.
+  double target_score = 0;
+  QualityMarker quality_marker = QualityMarker::kWrite;
   int effort = 5;  // 1 (fastest) .. 9 (smallest); each format maps it to its own trials
   Limits limits;
 };
+
+// The SSIMULACRA2 floor of the policy: target_score when set, else the mode's (NaN for
+// lossless).
+double quality_floor(const Policy& policy);
 
 // True when `out` is small enough against `in` to be worth writing under `policy`.
 bool worth_keeping(uint64_t in, uint64_t out, const Policy& policy);

@@ -18,5 +18,7 @@ enum ExitCode : int { kExitOk = 0, kExitFailures = 1, kExitUsage = 2 };
 Command add_optimize_command(CLI::App& app);
 Command add_info_command(CLI::App& app);
 Command add_journal_command(CLI::App& app);
+Command add_compare_command(CLI::App& app);
+Command add_probe_command(CLI::App& app);
 
 }  // namespace lighten::cli

@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
       lighten::cli::add_optimize_command(app),
       lighten::cli::add_info_command(app),
       lighten::cli::add_journal_command(app),
+      lighten::cli::add_compare_command(app),
+      lighten::cli::add_probe_command(app),
   };
   try {
     app.parse(argc, argv);

@@ -93,13 +93,29 @@ const std::vector<OptionRow>& rows() {
           "Quality promise: lossless keeps every decoded pixel; visually-lossless (SSIMULACRA2 "
           ">= 85), high (>= 80) and compact (>= 70) are perceptual floors per file"},
          [](Policy& p, const OptionSpec& spec, std::string_view v) {
-           const auto mode = static_cast<Mode>(parse_choice(spec, v, kModeNames));
-           if (mode != Mode::kLossless)
-             refuse(spec, v,
-                    "perceptual modes are not available in this version yet; use lossless");
-           p.mode = mode;
+           p.mode = static_cast<Mode>(parse_choice(spec, v, kModeNames));
          },
          [](const Policy& p) { return std::string(mode_name(p.mode)); }});
+    t.push_back({{"target-score", OptionType::kNumber, "0", {}, 0, 100,
+                  "Perceptual modes: the SSIMULACRA2 floor every output meets instead of the "
+                  "mode's own (0 = the mode's floor)"},
+                 [](Policy& p, const OptionSpec& spec, std::string_view v) {
+                   p.target_score = parse_number(spec, v);
+                 },
+                 [](const Policy& p) { return format_number(p.target_score); }});
+    static constexpr std::array<std::string_view, 2> kMarkerNames{"write", "omit"};
+    t.push_back({{"quality-marker", OptionType::kChoice, "write",
+                  {kMarkerNames.begin(), kMarkerNames.end()}, 0, 0,
+                  "Perceptual JPEG outputs carry a 40-byte APP15 segment so that re-runs stay "
+                  "lossless (no generation loss); omit writes none (re-runs then trust the "
+                  "tables alone)"},
+                 [](Policy& p, const OptionSpec& spec, std::string_view v) {
+                   p.quality_marker =
+                       static_cast<QualityMarker>(parse_choice(spec, v, kMarkerNames));
+                 },
+                 [](const Policy& p) {
+                   return std::string(p.quality_marker == QualityMarker::kWrite ? "write" : "omit");
+                 }});
     t.push_back({{"metadata", OptionType::kChoice, "keep",
                   {kMetadataNames.begin(), kMetadataNames.end()}, 0, 0,
                   "keep every metadata byte; safe drops comments and editor records (COM, "

@@ -1,6 +1,8 @@
 // Policy text forms shared by the options table and reports.
 #include "core/policy_names.h"
 
+#include <limits>
+
 namespace lighten {
 
 const std::array<std::string_view, 4> kModeNames{"lossless", "visually-lossless", "high",
@@ -10,6 +12,14 @@ const std::array<std::string_view, 4> kScanNames{"keep", "baseline", "progressiv
 const std::array<std::string_view, 2> kRestartNames{"keep", "drop"};
 const std::array<std::string_view, 2> kVerifyNames{"coefficients", "pixels"};
 const std::array<std::string_view, 2> kPlainZipNames{"leave", "optimize"};
+
+double quality_floor(const Policy& policy) {
+  // The one table of floors (DESIGN.md "Quality words").
+  static constexpr double kFloors[] = {std::numeric_limits<double>::quiet_NaN(), 85.0, 80.0, 70.0};
+  if (policy.mode == Mode::kLossless) return kFloors[0];
+  if (policy.target_score > 0) return policy.target_score;
+  return kFloors[static_cast<size_t>(policy.mode)];
+}
 
 std::string_view mode_name(Mode mode) { return kModeNames.at(static_cast<size_t>(mode)); }
 

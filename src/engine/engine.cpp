@@ -76,9 +76,6 @@ Outcome EngineContext::run(ByteView bytes) {
     return finish(keep(std::move(o), Reason::kLimitExceeded,
                        "larger than --max-input-size " +
                            std::to_string(policy_.limits.max_input_bytes) + " bytes"));
-  if (policy_.mode != Mode::kLossless)
-    return finish(keep(std::move(o), Reason::kModeNotAvailable,
-                       "perceptual modes are not available in this version; use lossless"));
   const FormatEntry* format = find_format(o.kind);
   if (format == nullptr)
     return finish(keep(std::move(o), Reason::kUnsupportedKind,

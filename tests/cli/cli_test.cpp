@@ -63,9 +63,9 @@ TEST_F(CliTest, UsageErrorsExitWithTwoAndSayWhy) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.output.find("smallest"), std::string::npos) << r.output;
 
-  r = run_cli("optimize --dry-run --mode compact " + (dir_ / "in").string());
+  r = run_cli("optimize --dry-run --mode compacter " + (dir_ / "in").string());
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.output.find("not available"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("visually-lossless"), std::string::npos) << r.output;
 
   r = run_cli("optimize --dry-run --shard 4/3 " + (dir_ / "in").string());
   EXPECT_EQ(r.status, 2);

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 
 #include "lighten/options.h"
@@ -49,15 +50,19 @@ TEST(Options, BadValuesSayWhatIsAllowed) {
   EXPECT_THROW(set_policy_option(p, "no-such-option", "1"), OptionError);
 }
 
-TEST(Options, PerceptualModesAreRefusedUntilAvailable) {
+TEST(Options, PerceptualModesAndTargetScore) {
   Policy p;
-  try {
-    set_policy_option(p, "mode", "high");
-    FAIL();
-  } catch (const OptionError& e) {
-    EXPECT_NE(std::string(e.what()).find("not available"), std::string::npos) << e.what();
-  }
-  EXPECT_EQ(p.mode, Mode::kLossless);
+  set_policy_option(p, "mode", "high");
+  EXPECT_EQ(p.mode, Mode::kHigh);
+  EXPECT_DOUBLE_EQ(quality_floor(p), 80.0);
+  set_policy_option(p, "target-score", "77.5");
+  EXPECT_DOUBLE_EQ(quality_floor(p), 77.5);
+  EXPECT_EQ(get_policy_option(p, "target-score"), "77.5");
+  EXPECT_THROW(set_policy_option(p, "target-score", "101"), OptionError);
+  set_policy_option(p, "quality-marker", "omit");
+  EXPECT_EQ(p.quality_marker, QualityMarker::kOmit);
+  set_policy_option(p, "mode", "lossless");
+  EXPECT_TRUE(std::isnan(quality_floor(p)));
 }
 
 TEST(Options, SizesTakeSuffixes) {

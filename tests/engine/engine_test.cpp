@@ -27,13 +27,16 @@ TEST(Engine, UnknownKindsAreReportedAsUnsupported) {
   EXPECT_TRUE(o.bytes.empty());
 }
 
-TEST(Engine, PerceptualModesAreRefusedWithAReason) {
+TEST(Engine, PerceptualModesMeetTheirFloor) {
   Policy p;
   p.mode = Mode::kHigh;
-  const auto jpeg = testing::make_jpeg({});
+  const auto jpeg = testing::make_jpeg({.width = 320, .height = 240, .quality = 97});
   const Outcome o = optimize(jpeg, p);
-  EXPECT_EQ(o.reason, Reason::kModeNotAvailable);
   EXPECT_EQ(o.kind, Kind::kJpeg);
+  ASSERT_EQ(o.action, Action::kReplaced) << reason_name(o.reason) << ": " << o.message;
+  ASSERT_TRUE(o.quality.ssimulacra2.has_value());
+  EXPECT_GE(*o.quality.ssimulacra2, 80.0);
+  EXPECT_LT(o.bytes_out, o.bytes_in);
 }
 
 TEST(Engine, TooLargeInputsAreLeftAlone) {

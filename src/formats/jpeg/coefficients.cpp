@@ -112,6 +112,7 @@ struct CoefficientImage::State {
   Progress progress;
   jvirt_barray_ptr* arrays = nullptr;
   bool created = false;
+  std::vector<std::array<uint16_t, 64>> output_tables;  // empty: the source's
 };
 
 namespace {
@@ -128,10 +129,11 @@ bool read_raw(CoefficientImage::State* s, const uint8_t* data, size_t size) {
   return true;
 }
 
-bool access_raw(CoefficientImage::State* s, int ci, JDIMENSION row, JBLOCKARRAY* out) {
+bool access_raw(CoefficientImage::State* s, int ci, JDIMENSION row, JBLOCKARRAY* out,
+                bool writable) {
   if (setjmp(s->err.jump)) return false;
   *out = (*s->info.mem->access_virt_barray)(reinterpret_cast<j_common_ptr>(&s->info), s->arrays[ci],
-                                            row, 1, FALSE);
+                                            row, 1, writable ? TRUE : FALSE);
   return true;
 }
 
@@ -173,8 +175,22 @@ bool CoefficientImage::progression_complete() const {
 
 const JBLOCK* CoefficientImage::block_row(int ci, JDIMENSION row) {
   JBLOCKARRAY rows = nullptr;
-  if (!access_raw(state_.get(), ci, row, &rows)) throw_error(state_->err, "libjpeg");
+  if (!access_raw(state_.get(), ci, row, &rows, false)) throw_error(state_->err, "libjpeg");
   return rows[0];
+}
+
+JBLOCK* CoefficientImage::mutable_block_row(int ci, JDIMENSION row) {
+  JBLOCKARRAY rows = nullptr;
+  if (!access_raw(state_.get(), ci, row, &rows, true)) throw_error(state_->err, "libjpeg");
+  return rows[0];
+}
+
+void CoefficientImage::set_output_tables(std::vector<std::array<uint16_t, 64>> tables) {
+  state_->output_tables = std::move(tables);
+}
+
+const std::vector<std::array<uint16_t, 64>>& CoefficientImage::output_tables() const {
+  return state_->output_tables;
 }
 
 namespace {
@@ -233,6 +249,12 @@ bool write_raw(Writer* w, CoefficientImage::State* src, const WriteOptions* o) {
   w->dest.pub.term_destination = dest_term;
   w->info.dest = &w->dest.pub;
   jpeg_copy_critical_parameters(&src->info, &w->info);
+  // Requantised coefficients go out with their own tables, slot for slot.
+  for (size_t slot = 0; slot < src->output_tables.size() && slot < NUM_QUANT_TBLS; ++slot) {
+    JQUANT_TBL* t = w->info.quant_tbl_ptrs[slot];
+    if (!t) continue;
+    for (int k = 0; k < DCTSIZE2; ++k) t->quantval[k] = src->output_tables[slot][size_t(k)];
+  }
   // Metadata is spliced in from the original by the caller, byte for byte.
   w->info.write_JFIF_header = FALSE;
   w->info.write_Adobe_marker = FALSE;

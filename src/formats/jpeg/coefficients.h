@@ -8,6 +8,7 @@
 #include <jpeglib.h>
 // clang-format on
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -40,6 +41,12 @@ class CoefficientImage {
   bool progression_complete() const;
   // Row `row` of component `ci`'s blocks (width_in_blocks entries).
   const JBLOCK* block_row(int ci, JDIMENSION row);
+  // The same row, writable: requantisation rewrites the coefficients in place.
+  JBLOCK* mutable_block_row(int ci, JDIMENSION row);
+  // Quantisation tables (per slot, natural order) that writing uses instead of the source's;
+  // set together with coefficients requantised to them.
+  void set_output_tables(std::vector<std::array<uint16_t, 64>> tables);
+  const std::vector<std::array<uint16_t, 64>>& output_tables() const;
 
   struct State;
   State* state() { return state_.get(); }

@@ -8,6 +8,7 @@
 #include "formats/jpeg/markers.h"
 #include "formats/jpeg/metadata.h"
 #include "formats/jpeg/mpf.h"
+#include "formats/jpeg/perceptual.h"
 #include "formats/jpeg/scans.h"
 
 namespace lighten {
@@ -91,6 +92,12 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
                       "them in differently)");
   if (context.out_of_time())
     throw FormatError(Reason::kLimitExceeded, 0, "time budget spent after decoding");
+  PerceptualResult perceptual;
+  if (policy.mode != Mode::kLossless)
+    perceptual = requantize_for_floor(image, input, layout, policy, &context);
+  if (perceptual.requantized && policy.quality_marker == QualityMarker::kWrite)
+    plan.before_sof.push_back(
+        {quality_marker_segment(quality_floor(policy), perceptual.score), SIZE_MAX});
   const unsigned restart =
       policy.jpeg_restarts == RestartPolicy::kKeep ? image.info().restart_interval : 0;
   ScanResult scans = choose_scans(image, policy.jpeg_scans, policy.effort, restart, &context);
@@ -100,6 +107,8 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
   outcome.action = Action::kReplaced;
   outcome.reason = Reason::kOptimized;
   outcome.detail = scans.detail;
+  if (!perceptual.detail.empty()) outcome.detail = perceptual.detail + ", " + outcome.detail;
+  if (perceptual.requantized) outcome.quality.ssimulacra2 = perceptual.score;
   if (image.info().arith_code) outcome.detail += ", from arithmetic coding";
   if (restart == 0 && image.info().restart_interval != 0) outcome.detail += ", restarts dropped";
   if (plan.dropped > 0)

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/bytes.h"
@@ -30,6 +31,15 @@ MetadataPlan plan_metadata(ByteView input, const Layout& layout, MetadataPolicy 
 std::optional<int> exif_orientation(ByteView app1_payload);
 // A whole APP1 segment with a minimal EXIF carrying only the Orientation tag.
 Bytes minimal_exif_segment(int orientation);
+
+// lighten's own APP15 segment on perceptual outputs: "LIGHTEN\0" then ASCII
+// "v1 floor=F score=S". It says the file was already requantised by lighten, so later runs stay
+// lossless (no generation loss even when the file was copied away from its journal).
+inline constexpr std::string_view kQualityMarkerId{"LIGHTEN\0", 8};
+bool is_quality_marker(const Segment& s);
+Bytes quality_marker_segment(double floor, double score);
+// True when the input carries a quality marker anywhere before its frame.
+bool has_quality_marker(const Layout& layout);
 
 // "Exif", "XMP", "ICC", "MPF", "JFIF", "Adobe", "Photoshop", ... or "" when unknown.
 std::string segment_label(const Segment& s);

@@ -9,6 +9,8 @@
 #include "formats/jpeg/markers.h"
 #include "formats/jpeg/metadata.h"
 #include "formats/jpeg/mpf.h"
+#include "formats/jpeg/perceptual.h"
+#include "quality/ssimulacra2.h"
 
 namespace lighten {
 namespace jpeg {
@@ -44,6 +46,31 @@ std::optional<std::string> compare_coefficients(CoefficientImage& a, Coefficient
   return std::nullopt;
 }
 
+// Perceptual outputs: the same frame (dimensions, components, colour space, sampling, block
+// grid) and tables never finer than the input's, entry by entry.
+std::optional<std::string> compare_structure(CoefficientImage& a, CoefficientImage& b) {
+  const auto& x = a.info();
+  const auto& y = b.info();
+  if (x.image_width != y.image_width || x.image_height != y.image_height)
+    return "dimensions differ";
+  if (x.num_components != y.num_components) return "component count differs";
+  if (x.jpeg_color_space != y.jpeg_color_space) return "colour space differs";
+  for (int ci = 0; ci < x.num_components; ++ci) {
+    const auto& p = x.comp_info[ci];
+    const auto& q = y.comp_info[ci];
+    if (p.component_id != q.component_id || p.h_samp_factor != q.h_samp_factor ||
+        p.v_samp_factor != q.v_samp_factor || p.width_in_blocks != q.width_in_blocks ||
+        p.height_in_blocks != q.height_in_blocks)
+      return "component " + std::to_string(ci) + " differs";
+    if (!p.quant_table || !q.quant_table) return "a quantisation table is missing";
+    for (int k = 0; k < DCTSIZE2; ++k)
+      if (q.quant_table->quantval[k] < p.quant_table->quantval[k])
+        return "quantisation table of component " + std::to_string(ci) +
+               " is finer than the input's";
+  }
+  return std::nullopt;
+}
+
 // The MPF segment may differ only in the secondary images' offsets (which must point to the
 // same trailing bytes) and the primary image's size.
 std::optional<std::string> compare_mpf(ByteView in, const Layout& li, ByteView out,
@@ -71,6 +98,8 @@ std::optional<std::string> compare_mpf(ByteView in, const Layout& li, ByteView o
 
 std::optional<std::string> compare_metadata(ByteView in, const Layout& li, ByteView out,
                                             const Layout& lo, const Policy& policy) {
+  // A perceptual output may gain lighten's quality marker, once, where the input had none.
+  bool marker_allowed = policy.mode != Mode::kLossless && !has_quality_marker(li);
   MetadataPlan plan = plan_metadata(in, li, policy.metadata);
   std::vector<const PlannedSegment*> expected;
   for (const auto& s : plan.before_sof) expected.push_back(&s);
@@ -78,6 +107,10 @@ std::optional<std::string> compare_metadata(ByteView in, const Layout& li, ByteV
   size_t k = 0;
   for (const Segment& s : lo.segments) {
     if (!s.is_metadata()) continue;
+    if (marker_allowed && is_quality_marker(s)) {
+      marker_allowed = false;
+      continue;
+    }
     if (k >= expected.size()) return "output has an extra " + std::string(marker_name(s.marker));
     const Bytes& want = expected[k++]->bytes;
     ByteView got = out.subspan(s.offset, s.length);
@@ -110,6 +143,7 @@ Verdict verify_jpeg(ByteView input, ByteView output, const Policy& policy) {
       v.problem = *why;
       return v;
     }
+    bool identical = true;
     {
       CoefficientImage a(input, nullptr);
       CoefficientImage b(output, nullptr);
@@ -118,9 +152,42 @@ Verdict verify_jpeg(ByteView input, ByteView output, const Policy& policy) {
         return v;
       }
       if (auto why = compare_coefficients(a, b)) {
-        v.problem = *why;
+        if (policy.mode == Mode::kLossless) {
+          v.problem = *why;
+          return v;
+        }
+        if (auto bad = compare_structure(a, b)) {
+          v.problem = *bad;
+          return v;
+        }
+        identical = false;
+      }
+    }
+    if (!identical) {
+      // Perceptual: the final bytes, decoded by libjpeg with default settings, meet the floor
+      // over the whole image and in every tile within the margin.
+      const double floor = quality_floor(policy);
+      auto a = to_metric_image(decode_pixels(input));
+      auto b = to_metric_image(decode_pixels(output));
+      if (!a || !b) {
+        v.problem = "the output changed pixels of an image the metric cannot read";
         return v;
       }
+      const Ssimulacra2Result r = ssimulacra2(*a, *b);
+      v.quality.ssimulacra2 = r.score;
+      if (!(r.score >= floor)) {
+        v.problem = "SSIMULACRA2 " + std::to_string(r.score) + " is under the floor " +
+                    std::to_string(floor);
+        return v;
+      }
+      if (!(r.worst_tile_score >= floor - kWorstTileMargin)) {
+        v.problem = "a tile at (" + std::to_string(r.worst_tile_x) + ", " +
+                    std::to_string(r.worst_tile_y) + ") scores " +
+                    std::to_string(r.worst_tile_score) + ", too far under the floor";
+        return v;
+      }
+      v.ok = true;
+      return v;
     }
     if (policy.verify == VerifyLevel::kPixels) {
       PixelImage a = decode_pixels(input);

@@ -1,0 +1,97 @@
+// `lighten probe PATH [--compare OPTIMISED]`: where a loader's data waits, before and after.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
+#include "commands.h"
+#include "lighten/options.h"
+#include "lighten/probe.h"
+
+namespace lighten::cli {
+namespace {
+
+struct ProbeArgs {
+  ProbeOptions options;
+  std::string bandwidth;
+  std::string json;
+  bool quiet = false;
+};
+
+int run_probe_command(ProbeArgs& args) {
+  ProbeOptions& options = args.options;
+  try {
+    if (!args.bandwidth.empty()) options.bandwidth = parse_bandwidth(args.bandwidth);
+  } catch (const OptionError& e) {
+    fmt::print(stderr, "lighten probe: {}\n", e.what());
+    return kExitUsage;
+  }
+  ProbeProgress progress;
+  if (!args.quiet) progress = [](std::string_view line) { fmt::print(stderr, "  {}\n", line); };
+  ProbeReport report;
+  try {
+    report = run_probe(options, progress);
+  } catch (const OptionError& e) {
+    fmt::print(stderr, "lighten probe: {}\n", e.what());
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "lighten probe: {}\n", e.what());
+    return kExitFailures;
+  }
+  print_probe_report(std::cout, report);
+  if (!args.json.empty()) {
+    try {
+      write_probe_json(args.json, report);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "lighten probe: {}\n", e.what());
+      return kExitFailures;
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_probe_command(CLI::App& app) {
+  auto args = std::make_shared<ProbeArgs>();
+  ProbeOptions& o = args->options;
+  CLI::App* cmd = app.add_subcommand(
+      "probe",
+      "Measure where a data loader waits on these files (open, read, decode, batching), "
+      "optionally beside their optimised copy; reads only, writes nothing but --json");
+  cmd->add_option("path", o.path, "Directory (or file) of the data set")
+      ->required()
+      ->check(CLI::ExistingPath);
+  cmd->add_option("--compare", o.compare_path,
+                  "The optimised copy of PATH (as `lighten optimize PATH -o OUT` wrote it); "
+                  "files are matched by relative path")
+      ->check(CLI::ExistingPath);
+  cmd->add_option("--sample", o.sample, "Files to time (the inventory counts all)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 10'000'000u));
+  cmd->add_option("--workers", o.workers, "Loader workers and parallel readers")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1024u));
+  cmd->add_option("--batch", o.batch, "Samples per batch")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 65536u));
+  cmd->add_option("--step-ms", o.step_ms, "Consumer (GPU step) time per batch, in ms")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--bandwidth", args->bandwidth,
+                  "Emulate a link shared by all reads: 1gbit, 200mbit, 50MB/s (default: none)");
+  cmd->add_option("--latency", o.latency_ms, "Emulated delay per open, in ms (e.g. 2)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--cold", o.cold,
+                "Evict each file from the page cache before reading it (posix_fadvise); says "
+                "when the file system does not allow it");
+  cmd->add_option("--passes", o.passes, "Passes over the sample the loader model simulates")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1000u));
+  cmd->add_flag("--follow-symlinks", o.follow_symlinks, "Follow symbolic links while walking");
+  cmd->add_option("--json", args->json, "Also write the figures as JSON to this file");
+  cmd->add_flag("-q,--quiet", args->quiet, "No progress lines");
+  return {cmd, [args] { return run_probe_command(*args); }};
+}
+
+}  // namespace lighten::cli

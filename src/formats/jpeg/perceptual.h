@@ -1,0 +1,51 @@
+// The perceptual JPEG search: per file, the coarsest DCT-domain requantisation whose decoded
+// pixels still meet the policy's SSIMULACRA2 floor, whole-image and per tile.
+//
+// Idempotence (no generation loss on re-runs, journal or not): every requantised output
+// carries a 37-byte APP15 "LIGHTEN\0" segment (kept under every metadata policy); an input that
+// carries it gets lossless treatment only. With --quality-marker omit, the tables decide: an
+// input whose tables are, entry by entry, at least as coarse as the ones lighten writes five
+// qualities above where the mode's search starts, or that are tables lighten writes (its
+// Robidoux-based table at some level in at least 48 of 64 entries and nowhere finer), is taken
+// as already at its target and gets lossless treatment only. A camera file whose tables
+// happened to match would be left lossless too (the safe side). A source coarser than the
+// mode's search range stays lossless.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "core/bytes.h"
+#include "formats/jpeg/coefficients.h"
+#include "formats/jpeg/markers.h"
+#include "lighten/policy.h"
+#include "quality/image.h"
+
+namespace lighten {
+class Context;
+}
+
+namespace lighten::jpeg {
+
+// A tile may fall this far below the floor while the whole image meets it. SSIMULACRA2 spreads
+// widely over 256-pixel tiles of an intact re-encode (skies and flat walls score high, foliage
+// and noise low): on the 16 camera photos, the worst tile of outputs at the floor sat up to 4.4
+// (visually-lossless), 6.1 (high) and 8.8 (compact) points under it. More than 10 under is local
+// damage the average hides (cjpeg -quality 75 leaves a tile at 59 on a file scoring 72).
+inline constexpr double kWorstTileMargin = 10.0;
+
+struct PerceptualResult {
+  bool requantized = false;  // the image's arrays now hold the chosen coefficients
+  double score = 100, worst_tile = 100;
+  std::string detail;  // what was chosen, or why the file stays lossless
+};
+
+// Searches and applies the requantisation into `image`. Leaves `image` as read (lossless) when
+// the file is marked, already coarse, not YCbCr/gray, or no candidate meets the floor.
+PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, const Layout& layout,
+                                      const Policy& policy, const Context* context);
+
+// Decoded pixels as the metric takes them (gray or RGB); nullopt for CMYK.
+std::optional<ImageRgb8> to_metric_image(PixelImage pixels);
+
+}  // namespace lighten::jpeg

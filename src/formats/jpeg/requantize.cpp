@@ -1,0 +1,298 @@
+#include "formats/jpeg/requantize.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+#include "core/errors.h"
+
+namespace lighten::jpeg {
+namespace {
+
+constexpr int kZigzag[64] = {0,  1,  8,  16, 9,  2,  3,  10, 17, 24, 32, 25, 18, 11, 4,  5,
+                             12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6,  7,  14, 21, 28,
+                             35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51,
+                             58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63};
+
+constexpr uint16_t kLuma[64] = {16,  11,  10,  16,  24, 40, 51,  61,  12,  12,  14,  19,  26,
+                                58,  60,  55,  14,  13, 16, 24,  40,  57,  69,  56,  14,  17,
+                                22,  29,  51,  87,  80, 62, 18,  22,  37,  56,  68,  109, 103,
+                                77,  24,  35,  55,  64, 81, 104, 113, 92,  49,  64,  78,  87,
+                                103, 121, 120, 101, 72, 92, 95,  98,  112, 100, 103, 99};
+constexpr uint16_t kChroma[64] = {17, 18, 24, 47, 99, 99, 99, 99, 18, 21, 26, 66, 99, 99, 99, 99,
+                                  24, 26, 56, 99, 99, 99, 99, 99, 47, 66, 99, 99, 99, 99, 99, 99,
+                                  99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99,
+                                  99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99};
+
+// N. Robidoux's table for ImageMagick, mozjpeg's default for luma and chroma: flatter at low
+// frequencies, steeper at high ones than Annex K.
+constexpr uint16_t kRobidoux[64] = {16,  16,  16,  18,  25,  37,  56,  85,  16,  17,  20,  27, 34,
+                                    40,  53,  75,  16,  20,  24,  31,  43,  62,  91,  135, 18, 27,
+                                    31,  40,  53,  74,  106, 156, 25,  34,  43,  53,  69,  94, 131,
+                                    189, 37,  40,  62,  74,  94,  124, 169, 238, 56,  53,  91, 106,
+                                    131, 169, 226, 311, 85,  75,  135, 156, 189, 238, 311, 418};
+
+int bit_size(int v) { return v ? 32 - std::countl_zero(unsigned(v)) : 0; }
+
+// Baseline limits on quantised magnitudes (8-bit samples): DC 11 bits, AC 10 bits.
+constexpr int kMaxDc = 2047, kMaxAc = 1023;
+
+int round_div(int64_t num, int64_t den) {  // nearest, halves away from zero
+  const int64_t q = (std::llabs(num) * 2 + den) / (2 * den);
+  return int(num < 0 ? -q : q);
+}
+
+// RDO weight of a block: mozjpeg's masking rule (lambda falls as the block's AC energy grows),
+// expressed for squared error in quantisation steps and dequantised coefficients.
+double block_weight(const JCOEF* src, const uint16_t* q_old, double strength) {
+  double energy = 0;
+  for (int k = 1; k < 64; ++k) {
+    const double v = double(src[k]) * q_old[k];
+    energy += v * v;
+  }
+  energy /= 63.0;
+  // 64: mozjpeg's coefficients are 8 times ours, so its norm is 64 times ours.
+  return strength * 64.0 * std::exp2(14.75) / (std::exp2(16.5) + 64.0 * energy);
+}
+
+}  // namespace
+
+QuantTable ijg_table(int quality, bool chroma) {
+  quality = std::clamp(quality, 1, 100);
+  return ijg_table_scaled(quality < 50 ? 5000 / quality : 200 - 2 * quality, chroma);
+}
+
+QuantTable ijg_table_scaled(int scale, bool chroma) {
+  scale = std::clamp(scale, 1, 5000);
+  QuantTable t{};
+  const uint16_t* base = chroma ? kChroma : kLuma;
+  for (int k = 0; k < 64; ++k) t[k] = uint16_t(std::clamp((base[k] * scale + 50) / 100, 1, 255));
+  return t;
+}
+
+QuantTable target_table(int permille) {
+  permille = std::clamp(permille, 1, 50000);
+  QuantTable t{};
+  // Each entry rounds at its own offset (an ordered dither over the entries, 0.5 on average):
+  // fine tables have many equal entries, and rounding them all at once would make the size and
+  // score jump between neighbouring levels.
+  for (int k = 0; k < 64; ++k) {
+    const int offset = 8 + ((k * 37) % 64) * 1000 / 64;
+    t[k] = uint16_t(std::clamp((kRobidoux[k] * permille + offset) / 1000, 1, 255));
+  }
+  return t;
+}
+
+double estimate_quality(const QuantTable& table, bool chroma) {
+  double best = 100, best_err = std::numeric_limits<double>::infinity();
+  for (int q = 1; q <= 100; ++q) {
+    const QuantTable t = ijg_table(q, chroma);
+    double err = 0;
+    for (int k = 0; k < 64; ++k)
+      err += std::fabs(std::log(double(std::max<uint16_t>(table[k], 1)) / t[k]));
+    if (err < best_err) best_err = err, best = q;
+  }
+  return best;
+}
+
+RateModel RateModel::from_frequencies(const uint32_t (&freq)[256]) {
+  RateModel m;
+  double total = 0;
+  for (uint32_t f : freq) total += f;
+  for (int s = 0; s < 256; ++s) {
+    // Code length ~ -log2 p, at least 1 and at most 16 bits; unseen symbols cost the most.
+    const double p = (freq[s] + 0.5) / (total + 128.0);
+    m.ac_bits[s] = float(std::clamp(-std::log2(p), 1.0, 16.0));
+  }
+  m.eob_bits = m.ac_bits[0x00];
+  m.zrl_bits = m.ac_bits[0xF0];
+  return m;
+}
+
+double requantize_block(const JCOEF* src, const uint16_t* q_old, const uint16_t* q_new,
+                        const RateModel* rate, const RdoParams& rdo, JCOEF* dst) {
+  double sq_error = 0;
+  auto error_of = [&](int k, int v) {
+    const double e = double(src[k]) * q_old[k] - double(v) * q_new[k];
+    return e * e;
+  };
+  const int dc = std::clamp(round_div(int64_t(src[0]) * q_old[0], q_new[0]), -kMaxDc, kMaxDc);
+  dst[0] = JCOEF(dc);
+  sq_error += error_of(0, dc);
+  if (!rate || rdo.strength <= 0) {
+    for (int k = 1; k < 64; ++k) {
+      const int v = std::clamp(round_div(int64_t(src[k]) * q_old[k], q_new[k]), -kMaxAc, kMaxAc);
+      dst[k] = JCOEF(v);
+      sq_error += error_of(k, v);
+    }
+    return sq_error;
+  }
+  // Trellis over the zig-zag runs: best[i] is the cheapest cost (bits + weight * squared error
+  // in quantisation steps) of coding positions 1..i with i the last non-zero coefficient.
+  const double w = block_weight(src, q_old, rdo.strength);
+  double ax[64], zero_cost[65];
+  int cand[64][2];
+  zero_cost[0] = 0;
+  for (int i = 1; i < 64; ++i) {
+    const int k = kZigzag[i];
+    ax[i] = std::fabs(double(src[k]) * q_old[k] / q_new[k]);
+    const int c = std::min(int(ax[i] + 0.5), kMaxAc);
+    cand[i][0] = c;
+    cand[i][1] = c >= 2 ? c - 1 : 0;
+    zero_cost[i] = zero_cost[i - 1] + w * ax[i] * ax[i];
+  }
+  double best[64];
+  int from[64], value[64];
+  int ends[64], n_ends = 0;
+  best[0] = 0;
+  ends[n_ends++] = 0;
+  for (int i = 1; i < 64; ++i) {
+    best[i] = std::numeric_limits<double>::infinity();
+    if (cand[i][0] == 0) continue;
+    for (int c = 0; c < 2; ++c) {
+      const int v = cand[i][c];
+      if (v == 0) continue;
+      const int size = bit_size(v);
+      const double d = w * (ax[i] - v) * (ax[i] - v);
+      for (int e = 0; e < n_ends; ++e) {
+        const int j = ends[e];
+        const int run = i - j - 1;
+        const double cost = best[j] + (zero_cost[i - 1] - zero_cost[j]) + d +
+                            (run >> 4) * rate->zrl_bits + rate->ac_bits[((run & 15) << 4) | size] +
+                            size;
+        if (cost < best[i]) best[i] = cost, from[i] = j, value[i] = v;
+      }
+    }
+    ends[n_ends++] = i;
+  }
+  int last = 0;
+  double total = std::numeric_limits<double>::infinity();
+  for (int e = 0; e < n_ends; ++e) {
+    const int j = ends[e];
+    const double cost = best[j] + (zero_cost[63] - zero_cost[j]) + (j < 63 ? rate->eob_bits : 0);
+    if (cost < total) total = cost, last = j;
+  }
+  for (int i = 1; i < 64; ++i) dst[kZigzag[i]] = 0;
+  for (int i = last; i > 0; i = from[i]) {
+    const int k = kZigzag[i];
+    dst[k] = JCOEF(src[k] < 0 ? -value[i] : value[i]);
+  }
+  for (int i = 1; i < 64; ++i) sq_error += error_of(kZigzag[i], dst[kZigzag[i]]);
+  return sq_error;
+}
+
+Requantizer::Requantizer(CoefficientImage& image) {
+  const auto& info = image.info();
+  source_tables_.assign(NUM_QUANT_TBLS, QuantTable{});
+  for (int ci = 0; ci < info.num_components; ++ci) {
+    const jpeg_component_info& c = info.comp_info[ci];
+    if (!c.quant_table)
+      throw FormatError(Reason::kCorrupt, 0, "a component has no quantisation table");
+    QuantTable& t = source_tables_.at(size_t(c.quant_tbl_no));
+    for (int k = 0; k < 64; ++k) t[k] = std::max<uint16_t>(c.quant_table->quantval[k], 1);
+    Component comp;
+    comp.slot = c.quant_tbl_no;
+    comp.width = c.width_in_blocks;
+    comp.height = c.height_in_blocks;
+    comp.coefs.resize(size_t(comp.width) * comp.height * 64);
+    for (JDIMENSION row = 0; row < comp.height; ++row) {
+      const JBLOCK* blocks = image.block_row(ci, row);
+      std::memcpy(comp.coefs.data() + size_t(row) * comp.width * 64, blocks,
+                  sizeof(JBLOCK) * comp.width);
+    }
+    components_.push_back(std::move(comp));
+  }
+  pixels_ = std::max<uint64_t>(uint64_t(info.image_width) * info.image_height, 1);
+}
+
+std::vector<QuantTable> Requantizer::tables_for(int permille) const {
+  std::vector<QuantTable> out = source_tables_;
+  for (size_t slot = 0; slot < out.size(); ++slot) {
+    bool used = false;
+    for (const auto& c : components_) used |= size_t(c.slot) == slot;
+    if (!used) continue;
+    const QuantTable target = target_table(permille);
+    for (int k = 0; k < 64; ++k) out[slot][k] = std::max(source_tables_[slot][k], target[k]);
+  }
+  return out;
+}
+
+double Requantizer::source_quality() const {
+  return components_.empty() ? 100
+                             : estimate_quality(source_tables_[size_t(components_[0].slot)], false);
+}
+
+double Requantizer::estimate_distortion(const std::vector<QuantTable>& tables,
+                                        unsigned row_step) const {
+  double total = 0;
+  row_step = std::max(row_step, 1u);
+  for (size_t ci = 0; ci < components_.size(); ++ci) {
+    const Component& c = components_[ci];
+    const uint16_t* q_old = source_tables_[size_t(c.slot)].data();
+    const uint16_t* q_new = tables[size_t(c.slot)].data();
+    // Errors weighed by visibility: the Annex K tables are visibility thresholds per frequency.
+    const uint16_t* base = ci == 0 ? kLuma : kChroma;
+    double weight[64];
+    for (int k = 0; k < 64; ++k) weight[k] = 256.0 / (double(base[k]) * base[k]);
+    double sum = 0;
+    JDIMENSION rows = 0;
+    for (JDIMENSION row = 0; row < c.height; row += row_step, ++rows) {
+      const JCOEF* block = c.coefs.data() + size_t(row) * c.width * 64;
+      for (JDIMENSION b = 0; b < c.width; ++b, block += 64)
+        for (int k = 0; k < 64; ++k) {
+          if (q_new[k] == q_old[k] || block[k] == 0) continue;
+          const int64_t x = int64_t(block[k]) * q_old[k];
+          const double e = double(x) - double(round_div(x, q_new[k])) * q_new[k];
+          sum += e * e * weight[k];
+        }
+    }
+    const double scale = rows ? double(c.height) / rows : 0;
+    total += sum * scale;
+  }
+  return total / double(pixels_);
+}
+
+double Requantizer::apply(CoefficientImage& image, const std::vector<QuantTable>& tables,
+                          const RdoParams& rdo) const {
+  double total = 0;
+  JCOEF scratch[64];
+  for (size_t ci = 0; ci < components_.size(); ++ci) {
+    const Component& c = components_[ci];
+    const uint16_t* q_old = source_tables_[size_t(c.slot)].data();
+    const uint16_t* q_new = tables[size_t(c.slot)].data();
+    // Symbol statistics of plain rounding on a sample of rows give the trellis its bit costs.
+    uint32_t freq[256] = {};
+    for (JDIMENSION row = 0; row < c.height; row += 4) {
+      for (JDIMENSION b = 0; b < c.width; ++b) {
+        requantize_block(c.coefs.data() + (size_t(row) * c.width + b) * 64, q_old, q_new, nullptr,
+                         {}, scratch);
+        int run = 0;
+        for (int i = 1; i < 64; ++i) {
+          const int v = std::abs(scratch[kZigzag[i]]);
+          if (v == 0) {
+            ++run;
+            continue;
+          }
+          for (; run > 15; run -= 16) ++freq[0xF0];
+          ++freq[(run << 4) | bit_size(v)];
+          run = 0;
+        }
+        if (run > 0) ++freq[0x00];
+      }
+    }
+    const RateModel rate = RateModel::from_frequencies(freq);
+    for (JDIMENSION row = 0; row < c.height; ++row) {
+      JBLOCK* blocks = image.mutable_block_row(int(ci), row);
+      for (JDIMENSION b = 0; b < c.width; ++b)
+        total += requantize_block(c.coefs.data() + (size_t(row) * c.width + b) * 64, q_old, q_new,
+                                  &rate, rdo, blocks[b]);
+    }
+  }
+  image.set_output_tables(tables);
+  return total;
+}
+
+}  // namespace lighten::jpeg

@@ -1,0 +1,217 @@
+#include "probe/measure.h"
+
+#include <fcntl.h>
+#include <jpeglib.h>
+#include <png.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csetjmp>
+#include <cstring>
+
+namespace lighten::probe {
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+std::string failure(std::string_view op, const std::string& path, int err) {
+  return std::string(op) + " " + path + ": " + std::strerror(err);
+}
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// libjpeg reports fatal errors through error_exit; this one jumps back to the one decode call
+// that owns the jmp_buf (no shared state between threads).
+struct JpegError {
+  jpeg_error_mgr pub;
+  jmp_buf jump;
+  char message[JMSG_LENGTH_MAX];
+};
+
+extern "C" void probe_jpeg_error_exit(j_common_ptr cinfo) {
+  auto* err = reinterpret_cast<JpegError*>(cinfo->err);
+  (*cinfo->err->format_message)(cinfo, err->message);
+  longjmp(err->jump, 1);
+}
+
+extern "C" void probe_jpeg_silent(j_common_ptr, int) {}
+
+DecodeTiming decode_jpeg(std::span<const uint8_t> bytes, std::vector<uint8_t>& pixels) {
+  DecodeTiming result;
+  result.label = "jpeg-baseline";
+  jpeg_decompress_struct cinfo{};
+  JpegError err;
+  cinfo.err = jpeg_std_error(&err.pub);
+  err.pub.error_exit = probe_jpeg_error_exit;
+  err.pub.emit_message = probe_jpeg_silent;
+  err.message[0] = '\0';
+  const auto start = std::chrono::steady_clock::now();
+  if (setjmp(err.jump)) {
+    // Locals changed after setjmp are indeterminate here: rebuild the result from memory.
+    DecodeTiming failed;
+    failed.label = cinfo.progressive_mode ? "jpeg-progressive" : "jpeg-baseline";
+    failed.error = err.message;
+    jpeg_destroy_decompress(&cinfo);
+    failed.ms = ms_since(start);
+    return failed;
+  }
+  jpeg_create_decompress(&cinfo);
+  jpeg_mem_src(&cinfo, bytes.data(), static_cast<unsigned long>(bytes.size()));
+  jpeg_read_header(&cinfo, TRUE);
+  if (cinfo.progressive_mode) result.label = "jpeg-progressive";
+  // CMYK cannot be turned into RGB by libjpeg; loaders convert afterwards, as this leaves it.
+  if (cinfo.jpeg_color_space != JCS_CMYK && cinfo.jpeg_color_space != JCS_YCCK)
+    cinfo.out_color_space = JCS_RGB;
+  jpeg_start_decompress(&cinfo);
+  const size_t stride = size_t(cinfo.output_width) * size_t(cinfo.output_components);
+  pixels.resize(stride * cinfo.output_height);
+  while (cinfo.output_scanline < cinfo.output_height) {
+    JSAMPROW row = pixels.data() + stride * cinfo.output_scanline;
+    jpeg_read_scanlines(&cinfo, &row, 1);
+  }
+  jpeg_finish_decompress(&cinfo);
+  result.pixels = uint64_t(cinfo.output_width) * cinfo.output_height;
+  jpeg_destroy_decompress(&cinfo);
+  result.ms = ms_since(start);
+  result.ok = true;
+  return result;
+}
+
+DecodeTiming decode_png(std::span<const uint8_t> bytes, std::vector<uint8_t>& pixels) {
+  DecodeTiming result;
+  result.label = "png";
+  const auto start = std::chrono::steady_clock::now();
+  png_image image;
+  std::memset(&image, 0, sizeof image);
+  image.version = PNG_IMAGE_VERSION;
+  if (png_image_begin_read_from_memory(&image, bytes.data(), bytes.size())) {
+    image.format = PNG_FORMAT_RGB;
+    pixels.resize(PNG_IMAGE_SIZE(image));
+    if (png_image_finish_read(&image, nullptr, pixels.data(), 0, nullptr)) {
+      result.ok = true;
+      result.pixels = uint64_t(image.width) * image.height;
+    }
+  }
+  if (!result.ok) result.error = image.message;
+  png_image_free(&image);
+  result.ms = ms_since(start);
+  return result;
+}
+
+}  // namespace
+
+ReadTiming TimedReader::read(const std::string& path, std::vector<uint8_t>& bytes) {
+  ReadTiming t;
+  auto start = std::chrono::steady_clock::now();
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+  t.open_ms = ms_since(start);
+  if (fd.get() < 0) {
+    t.error = failure("open", path, errno);
+    return t;
+  }
+  if (latency_ms_ > 0) {
+    start = std::chrono::steady_clock::now();
+    clock_.sleep_for(latency_ms_ / 1000.0);
+    t.delay_ms = ms_since(start);
+  }
+  start = std::chrono::steady_clock::now();
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) {
+    t.error = failure("stat", path, errno);
+    return t;
+  }
+  bytes.resize(size_t(st.st_size));
+  size_t got = 0;
+  while (got < bytes.size()) {
+    const size_t want = std::min(kChunk, bytes.size() - got);
+    if (link_) t.link_wait_ms += link_->acquire(double(want)) * 1000.0;
+    const ssize_t n = ::read(fd.get(), bytes.data() + got, want);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      t.error = failure("read", path, errno);
+      return t;
+    }
+    if (n == 0) break;
+    got += size_t(n);
+  }
+  bytes.resize(got);
+  t.read_ms = ms_since(start);
+  t.bytes = got;
+  t.ok = true;
+  return t;
+}
+
+std::vector<uint8_t> read_head(const std::string& path, size_t limit) {
+  std::vector<uint8_t> head(limit);
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+  if (fd.get() < 0) return {};
+  size_t got = 0;
+  while (got < limit) {
+    const ssize_t n = ::pread(fd.get(), head.data() + got, limit - got, off_t(got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += size_t(n);
+  }
+  head.resize(got);
+  return head;
+}
+
+bool evict_from_cache(const std::string& path, std::string& problem) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+  if (fd.get() < 0) {
+    problem = failure("open", path, errno);
+    return false;
+  }
+  if (int err = ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED); err != 0) {
+    problem = failure("posix_fadvise(DONTNEED)", path, err);
+    return false;
+  }
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0 || st.st_size == 0) return true;
+  // Dirty pages and file systems without a page cache of their own (tmpfs, some overlays)
+  // keep the pages; mincore() tells whether they really went.
+  void* map = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_SHARED, fd.get(), 0);
+  if (map == MAP_FAILED) return true;  // cannot check; assume the advice was taken
+  const size_t page = size_t(::sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> resident((size_t(st.st_size) + page - 1) / page);
+  size_t cached = 0;
+  if (::mincore(map, size_t(st.st_size), resident.data()) == 0)
+    for (unsigned char r : resident) cached += r & 1;
+  ::munmap(map, size_t(st.st_size));
+  if (cached * 2 > resident.size()) {
+    problem = path + ": " + std::to_string(cached * 100 / resident.size()) +
+              " % of its pages stayed in the page cache after posix_fadvise(DONTNEED) (tmpfs, "
+              "overlay or dirty pages?); cold figures are warm here. Run on the real storage, "
+              "or drop caches as root (echo 1 > /proc/sys/vm/drop_caches) before a warm run";
+    return false;
+  }
+  return true;
+}
+
+DecodeTiming decode_image(Kind kind, std::span<const uint8_t> bytes) {
+  std::vector<uint8_t> pixels;
+  if (kind == Kind::kJpeg) return decode_jpeg(bytes, pixels);
+  if (kind == Kind::kPng) return decode_png(bytes, pixels);
+  return {};
+}
+
+}  // namespace lighten::probe

@@ -1,0 +1,61 @@
+// The probe's I/O and decoding: timed opens and reads (through the emulated link), page-cache
+// eviction, and full-size decodes the way common loaders do them.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "lighten/kind.h"
+#include "probe/token_bucket.h"
+
+namespace lighten::probe {
+
+struct ReadTiming {
+  bool ok = false;
+  std::string error;    // "open /a/b.jpg: Permission denied"
+  double open_ms = 0;   // the open() call alone
+  double delay_ms = 0;  // emulated per-open latency
+  double read_ms = 0;   // reading every byte, including waits for the link
+  double link_wait_ms = 0;
+  uint64_t bytes = 0;
+};
+
+// Reads whole files in chunks, each chunk drawn from the shared link when there is one.
+// Thread-safe: readers share only the bucket. Timed reads bypass the Store seam because it
+// opens and reads in one call, and the probe must time the two apart.
+class TimedReader {
+ public:
+  TimedReader(TokenBucket* link, double latency_ms, Clock& clock)
+      : link_(link), latency_ms_(latency_ms), clock_(clock) {}
+  ReadTiming read(const std::string& path, std::vector<uint8_t>& bytes);
+
+  static constexpr size_t kChunk = 256 << 10;
+
+ private:
+  TokenBucket* link_;
+  double latency_ms_;
+  Clock& clock_;
+};
+
+// The first `limit` bytes of a file (for sniffing); empty on error.
+std::vector<uint8_t> read_head(const std::string& path, size_t limit);
+
+// Drops the file's pages from the page cache with posix_fadvise(DONTNEED) and checks with
+// mincore() that they went. Returns false, with the reason, when they did not (tmpfs, overlay
+// or a file system that ignores the advice).
+bool evict_from_cache(const std::string& path, std::string& problem);
+
+struct DecodeTiming {
+  bool ok = false;
+  std::string label;  // "jpeg-baseline", "jpeg-progressive", "png"; empty: not an image we decode
+  double ms = 0;
+  uint64_t pixels = 0;
+  std::string error;
+};
+
+// Decodes to full-size 8-bit RGB (libjpeg-turbo for JPEG, libpng for PNG) and times it.
+DecodeTiming decode_image(Kind kind, std::span<const uint8_t> bytes);
+
+}  // namespace lighten::probe

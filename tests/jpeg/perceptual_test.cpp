@@ -1,0 +1,127 @@
+// Perceptual modes end to end through the public optimize(): every output meets its floor by
+// lighten's metric on the final bytes, keeps dimensions, components and metadata, carries the
+// quality marker, and a second run changes nothing.
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "formats/jpeg/markers.h"
+#include "formats/jpeg/metadata.h"
+#include "lighten/lighten.h"
+#include "support/corpus.h"
+#include "test_support.h"
+
+namespace lighten::jpeg {
+namespace {
+
+std::vector<Bytes> metadata_without_marker(const Bytes& jpeg) {
+  const Layout l = parse_layout(jpeg);
+  std::vector<Bytes> out;
+  for (const Segment& s : l.segments)
+    if (s.is_metadata() && !is_quality_marker(s) &&
+        !(s.marker == 0xE2 && starts_with(s.payload, {"MPF\0", 4})))
+      out.emplace_back(jpeg.begin() + long(s.offset), jpeg.begin() + long(s.end()));
+  return out;
+}
+
+void check_perceptual(const Bytes& in, const Policy& policy, const std::string& name) {
+  SCOPED_TRACE(name);
+  const double floor = quality_floor(policy);
+  const Outcome o = optimize(in, policy);
+  if (!o.replaced()) {
+    EXPECT_NE(o.reason, Reason::kVerifyFailed) << o.message;
+    EXPECT_NE(o.reason, Reason::kInternalError) << o.message;
+    return;
+  }
+  EXPECT_LT(o.bytes.size(), in.size());
+  if (!o.quality.pixels_identical) {
+    ASSERT_TRUE(o.quality.ssimulacra2.has_value());
+    EXPECT_GE(*o.quality.ssimulacra2, floor);
+    EXPECT_TRUE(has_quality_marker(parse_layout(o.bytes)));
+  }
+  const auto a = testing::decode(in);
+  const auto b = testing::decode(o.bytes);
+  ASSERT_TRUE(a.ok && b.ok);
+  EXPECT_EQ(a.width, b.width);
+  EXPECT_EQ(a.height, b.height);
+  EXPECT_EQ(a.components, b.components);
+  EXPECT_TRUE(metadata_without_marker(in) == metadata_without_marker(o.bytes));
+  const Layout li = parse_layout(in), lo = parse_layout(o.bytes);
+  ByteView ta = li.trailing(in), tb = lo.trailing(o.bytes);
+  EXPECT_TRUE(ta.size() == tb.size() && std::equal(ta.begin(), ta.end(), tb.begin()));
+  // Idempotence: the output, optimised again under the same policy, is left as it is.
+  const Outcome again = optimize(o.bytes, policy);
+  EXPECT_FALSE(again.replaced() && !again.quality.pixels_identical)
+      << "second run requantised again: " << again.detail;
+  if (again.replaced()) {
+    EXPECT_GE(again.bytes.size() + 64, o.bytes.size() - o.bytes.size() / 100);
+  }
+}
+
+TEST(Perceptual, SyntheticImageMeetsEachFloor) {
+  const auto jpeg = testing::make_jpeg({.width = 400, .height = 300, .quality = 97, .markers = {}});
+  for (Mode mode : {Mode::kVisuallyLossless, Mode::kHigh, Mode::kCompact}) {
+    Policy p;
+    p.mode = mode;
+    check_perceptual(jpeg, p, "synthetic " + std::to_string(int(mode)));
+  }
+}
+
+TEST(Perceptual, TargetScoreIsAFloorToo) {
+  const auto jpeg = testing::make_jpeg({.width = 256, .height = 256, .quality = 95, .markers = {}});
+  Policy p;
+  p.mode = Mode::kHigh;
+  p.target_score = 90;
+  const Outcome o = optimize(jpeg, p);
+  if (o.replaced() && !o.quality.pixels_identical) {
+    EXPECT_GE(*o.quality.ssimulacra2, 90.0);
+  }
+}
+
+TEST(Perceptual, MarkerOmittedWhenAsked) {
+  const auto jpeg = testing::make_jpeg({.width = 320, .height = 240, .quality = 97, .markers = {}});
+  Policy p;
+  p.mode = Mode::kCompact;
+  p.quality_marker = QualityMarker::kOmit;
+  const Outcome o = optimize(jpeg, p);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  EXPECT_FALSE(o.quality.pixels_identical) << o.detail;
+  EXPECT_FALSE(has_quality_marker(parse_layout(o.bytes)));
+  // Without the marker the tables prove the output is at its target: no second requantisation.
+  const Outcome again = optimize(o.bytes, p);
+  EXPECT_FALSE(again.replaced() && !again.quality.pixels_identical) << again.detail;
+}
+
+TEST(Perceptual, CmykStaysLossless) {
+  const auto jpeg = testing::make_jpeg(
+      {.width = 64, .height = 64, .components = 4, .quality = 97, .markers = {}});
+  Policy p;
+  p.mode = Mode::kCompact;
+  const Outcome o = optimize(jpeg, p);
+  if (o.replaced()) {
+    EXPECT_TRUE(o.quality.pixels_identical);
+  }
+}
+
+// The 16 camera photos of ../shared/oracles/README.md in one mode (all modes:
+// bench/jpeg_perceptual).
+TEST(PerceptualCorpus, CameraPhotosMeetTheHighFloor) {
+  static const char* kPhotos[] = {
+      "canon_20d_vert", "canon_5d",  "canon_lr_22mp", "dimage_ex_221212",
+      "fuji_f40fd",     "galaxy_s7", "iphone6plus",   "iphone_hdr",
+      "jolla",          "leica_t",   "lumia800",      "motog",
+      "nikon_d90",      "nokia83",   "noritsu_scan",  "olympus_fe230"};
+  const auto dir = testing::shared_dir() / "corpus" / "jpeg";
+  if (!std::filesystem::exists(dir / "jolla.jpg")) GTEST_SKIP() << "no shared corpus";
+  Policy p;
+  p.mode = Mode::kHigh;
+  p.effort = 2;  // two metric evaluations per file keep this test near a minute
+  for (const char* name : kPhotos) {
+    const auto path = dir / (std::string(name) + ".jpg");
+    if (!std::filesystem::exists(path)) continue;
+    check_perceptual(testing::read_file(path), p, name);
+  }
+}
+
+}  // namespace
+}  // namespace lighten::jpeg

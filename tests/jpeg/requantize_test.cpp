@@ -1,0 +1,117 @@
+// Requantisation and the trellis on small blocks, and the tables they use.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "formats/jpeg/requantize.h"
+
+namespace lighten::jpeg {
+namespace {
+
+constexpr int kZigzag63 = 63;  // natural index of the last zig-zag position
+
+TEST(Requantize, IjgTablesAndQualityEstimate) {
+  const QuantTable q50 = ijg_table(50, false);
+  EXPECT_EQ(q50[0], 16);
+  EXPECT_EQ(q50[63], 99);
+  EXPECT_EQ(ijg_table(100, true)[0], 1);
+  for (int q : {30, 50, 75, 85, 92, 97})
+    for (bool chroma : {false, true})
+      EXPECT_EQ(estimate_quality(ijg_table(q, chroma), chroma), q) << q << chroma;
+  // Half-quality steps sit between whole qualities.
+  EXPECT_GE(ijg_table_scaled(31, false)[5], ijg_table(85, false)[5]);
+  EXPECT_LE(ijg_table_scaled(31, false)[5], ijg_table(84, false)[5]);
+}
+
+TEST(Requantize, SameTablesWithoutRdoChangeNothing) {
+  JCOEF src[64], dst[64];
+  uint16_t q[64];
+  for (int k = 0; k < 64; ++k) src[k] = JCOEF((k * 37 % 23) - 11), q[k] = uint16_t(1 + k % 7);
+  EXPECT_EQ(requantize_block(src, q, q, nullptr, {}, dst), 0.0);
+  for (int k = 0; k < 64; ++k) EXPECT_EQ(dst[k], src[k]);
+}
+
+TEST(Requantize, CoarserTablesRoundToNearest) {
+  JCOEF src[64] = {}, dst[64];
+  uint16_t q_old[64], q_new[64];
+  for (int k = 0; k < 64; ++k) q_old[k] = 2, q_new[k] = 6;
+  src[0] = 100;  // 200 / 6 = 33.3
+  src[1] = -5;   // -10 / 6 = -1.67
+  src[8] = 4;    // 8 / 6 = 1.33
+  src[9] = 1;    // 2 / 6 = 0.33
+  const double err = requantize_block(src, q_old, q_new, nullptr, {}, dst);
+  EXPECT_EQ(dst[0], 33);
+  EXPECT_EQ(dst[1], -2);
+  EXPECT_EQ(dst[8], 1);
+  EXPECT_EQ(dst[9], 0);
+  EXPECT_DOUBLE_EQ(err, 2.0 * 2 + 2.0 * 2 + 2.0 * 2 + 2.0 * 2);
+}
+
+RateModel flat_rate() {
+  uint32_t freq[256];
+  for (auto& f : freq) f = 1;
+  return RateModel::from_frequencies(freq);
+}
+
+TEST(Trellis, DropsALoneCostlyCoefficientAtTheEnd) {
+  JCOEF src[64] = {}, plain[64], rdo[64];
+  uint16_t q[64];
+  for (auto& v : q) v = 1;
+  src[0] = 50;
+  src[1] = 40;
+  src[kZigzag63] = 1;  // rounds to 1 but costs a long run, a symbol and an EOB saving
+  const RateModel rate = flat_rate();
+  requantize_block(src, q, q, nullptr, {}, plain);
+  requantize_block(src, q, q, &rate, {}, rdo);
+  EXPECT_EQ(plain[kZigzag63], 1);
+  EXPECT_EQ(rdo[kZigzag63], 0);
+  EXPECT_EQ(rdo[0], 50);
+  EXPECT_EQ(rdo[1], 40);  // large coefficients stay
+}
+
+TEST(Trellis, NeverGrowsAMagnitudeAndKeepsStrongBlocks) {
+  uint16_t q_old[64], q_new[64];
+  for (int k = 0; k < 64; ++k) q_old[k] = 2, q_new[k] = uint16_t(3 + k / 8);
+  const RateModel rate = flat_rate();
+  uint32_t seed = 7;
+  for (int trial = 0; trial < 200; ++trial) {
+    JCOEF src[64], plain[64], rdo[64];
+    for (int k = 0; k < 64; ++k) {
+      seed = seed * 1103515245u + 12345u;
+      const int range = k == 0 ? 400 : 60 / (1 + k / 4);
+      src[k] = JCOEF(int(seed >> 16) % (2 * range + 1) - range);
+    }
+    requantize_block(src, q_old, q_new, nullptr, {}, plain);
+    requantize_block(src, q_old, q_new, &rate, {}, rdo);
+    for (int k = 0; k < 64; ++k) {
+      EXPECT_LE(std::abs(rdo[k]), std::abs(plain[k]));
+      EXPECT_TRUE(rdo[k] == 0 || std::abs(plain[k]) - std::abs(rdo[k]) <= 1);
+      EXPECT_TRUE(rdo[k] == 0 || (rdo[k] > 0) == (plain[k] > 0));
+    }
+    EXPECT_EQ(rdo[0], plain[0]);  // DC is rounded, never traded
+  }
+}
+
+TEST(Trellis, BusyBlocksHideMoreThanSmoothOnes) {
+  // The same small coefficient, alone in a smooth block and among strong texture.
+  uint16_t q[64];
+  for (auto& v : q) v = 4;
+  const RateModel rate = flat_rate();
+  JCOEF smooth[64] = {}, busy[64] = {}, out_smooth[64], out_busy[64];
+  smooth[20] = busy[20] = 2;  // 0.7 .. 2 steps: worth keeping only where error shows
+  smooth[0] = busy[0] = 10;
+  for (int k : {1, 8, 9, 2, 16}) busy[k] = 400;  // heavy low-frequency texture
+  int kept_smooth = 0, kept_busy = 0;
+  for (int step = 0; step < 8; ++step) {
+    uint16_t q_new[64];
+    for (int k = 0; k < 64; ++k) q_new[k] = uint16_t(4 + step);
+    requantize_block(smooth, q, q_new, &rate, {}, out_smooth);
+    requantize_block(busy, q, q_new, &rate, {}, out_busy);
+    kept_smooth += out_smooth[20] != 0;
+    kept_busy += out_busy[20] != 0;
+  }
+  EXPECT_GT(kept_smooth, kept_busy);
+}
+
+}  // namespace
+}  // namespace lighten::jpeg

@@ -1,0 +1,200 @@
+// run_probe end to end on small generated trees, the JSON, and the command line.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "lighten/options.h"
+#include "lighten/probe.h"
+#include "support/corpus.h"
+#include "support/jpeg_maker.h"
+#include "support/png_maker.h"
+
+namespace fs = std::filesystem;
+
+namespace lighten {
+namespace {
+
+using testing::JpegRecipe;
+using testing::make_jpeg;
+using testing::write_file;
+
+class ProbeRun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("lighten-probe-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "orig" / "sub");
+    fs::create_directories(dir_ / "opt" / "sub");
+    for (int i = 0; i < 6; ++i) {
+      JpegRecipe r{.width = 320, .height = 240, .quality = 95, .progressive = i % 3 == 0};
+      write_file(dir_ / "orig" / "sub" / ("p" + std::to_string(i) + ".jpg"), make_jpeg(r));
+      r.quality = 70;
+      r.progressive = false;
+      write_file(dir_ / "opt" / "sub" / ("p" + std::to_string(i) + ".jpg"), make_jpeg(r));
+    }
+    write_file(dir_ / "orig" / "a.png", testing::make_png({}));
+    write_file(dir_ / "orig" / "notes.txt", {'h', 'i', '\n'});
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  ProbeOptions options() const {
+    ProbeOptions o;
+    o.path = (dir_ / "orig").string();
+    o.workers = 2;
+    o.batch = 2;
+    o.passes = 2;
+    return o;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(ProbeRun, MeasuresEveryStageOfOneTree) {
+  const ProbeReport r = run_probe(options());
+  const TreeProbe& t = r.original;
+  EXPECT_EQ(t.inventory.files, 8u);
+  EXPECT_EQ(t.inventory.by_kind.at(Kind::kJpeg).files, 6u);
+  EXPECT_EQ(t.inventory.by_kind.at(Kind::kPng).files, 1u);
+  EXPECT_EQ(t.inventory.by_kind.at(Kind::kUnknown).files, 1u);
+  EXPECT_EQ(t.sample_files, 8u);
+  EXPECT_EQ(t.inventory.jpeg.files, 6u);
+  EXPECT_EQ(t.inventory.jpeg.progressive, 2u);
+  EXPECT_EQ(t.inventory.jpeg.subsampling.at("4:2:0"), 6u);
+  EXPECT_NEAR(t.inventory.jpeg.quality.p50, 95, 1);
+  EXPECT_EQ(t.decode.at("jpeg-baseline").files, 4u);
+  EXPECT_EQ(t.decode.at("jpeg-progressive").files, 2u);
+  EXPECT_EQ(t.decode.at("png").files, 1u);
+  EXPECT_GT(t.decode.at("jpeg-baseline").mp_per_s, 0);
+  EXPECT_NEAR(t.decode.at("jpeg-baseline").megapixels, 4 * 0.0768, 1e-9);
+  EXPECT_EQ(t.storage.open_ms.count, 8u);
+  EXPECT_GT(t.storage.parallel_mbps, 0);
+  EXPECT_GT(t.loader.samples_per_s, 0);
+  EXPECT_FALSE(t.loader.bound.empty());
+  EXPECT_GT(t.pass_seconds, 0);
+  EXPECT_FALSE(r.recommendations.empty());
+}
+
+TEST_F(ProbeRun, EmulatedLinkAndLatencySlowReadsDown) {
+  ProbeOptions o = options();
+  o.latency_ms = 5;
+  EXPECT_GE(run_probe(o).original.storage.open_ms.min, 5.0);
+  // Without the delay between files the bucket has no time to refill between reads.
+  o.latency_ms = 0;
+  o.bandwidth = 200e3;  // 200 kB/s: the 10 ms burst (2 kB) is small against each file
+  const ProbeReport r = run_probe(o);
+  const TreeProbe& t = r.original;
+  // Past the burst, and what refills while a file decodes, every read waits for the link.
+  EXPECT_LT(t.storage.single_stream_mbps, 0.2 * 1.3);
+  EXPECT_LT(t.storage.parallel_mbps, 0.2 * 1.1);
+  EXPECT_LE(t.loader.mb_per_s, 0.2 * 1.1);
+}
+
+TEST_F(ProbeRun, ColdEitherEvictsOrSaysWhyNot) {
+  ProbeOptions o = options();
+  o.cold = true;
+  const ProbeReport r = run_probe(o);
+  EXPECT_TRUE(r.original.storage.cold);
+  if (!r.original.storage.cold_problem.empty()) {
+    ASSERT_FALSE(r.warnings.empty());
+    EXPECT_NE(r.warnings.front().find("page cache"), std::string::npos) << r.warnings.front();
+  }
+}
+
+TEST_F(ProbeRun, UnreadableFilesAreCountedAndNamed) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root reads files whatever their mode";
+  fs::permissions(dir_ / "orig" / "a.png", fs::perms::none);
+  const ProbeReport r = run_probe(options());
+  EXPECT_EQ(r.original.storage.read_failures, 1u);
+  ASSERT_FALSE(r.warnings.empty());
+  EXPECT_NE(r.warnings.front().find("a.png"), std::string::npos) << r.warnings.front();
+}
+
+TEST_F(ProbeRun, ComparesTheSameFilesByRelativePath) {
+  ProbeOptions o = options();
+  o.compare_path = (dir_ / "opt").string();
+  const ProbeReport r = run_probe(o);
+  ASSERT_TRUE(r.optimised.has_value());
+  EXPECT_EQ(r.matched_files, 6u);  // only the JPEGs exist in both
+  EXPECT_EQ(r.original.sample_files, 6u);
+  EXPECT_EQ(r.optimised->sample_files, 6u);
+  EXPECT_LT(r.optimised->sample_bytes, r.original.sample_bytes);
+  EXPECT_EQ(r.optimised->inventory.jpeg.progressive, 0u);
+  bool mentions = false;
+  for (const auto& s : r.recommendations) mentions |= s.find("fewer bytes") != std::string::npos;
+  EXPECT_TRUE(mentions);
+
+  const auto doc = nlohmann::json::parse(probe_report_json(r));
+  EXPECT_EQ(doc["schema"], "lighten-probe/1");
+  EXPECT_EQ(doc["trees"]["optimised"]["sample_files"], 6);
+  EXPECT_TRUE(doc["trees"]["original"]["loader"]["samples_per_s"].get<double>() > 0);
+  EXPECT_EQ(doc["trees"]["original"]["decode"]["jpeg-progressive"]["files"], 2);
+}
+
+TEST_F(ProbeRun, NoMatchingFilesIsAClearError) {
+  fs::create_directories(dir_ / "other");
+  write_file(dir_ / "other" / "x.jpg", make_jpeg({}));
+  ProbeOptions o = options();
+  o.compare_path = (dir_ / "other").string();
+  try {
+    run_probe(o);
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("relative path"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ProbeBandwidth, ParsesBitsAndBytes) {
+  EXPECT_DOUBLE_EQ(parse_bandwidth("1gbit"), 125e6);
+  EXPECT_DOUBLE_EQ(parse_bandwidth("200mbit"), 25e6);
+  EXPECT_DOUBLE_EQ(parse_bandwidth("200Mbit/s"), 25e6);
+  EXPECT_DOUBLE_EQ(parse_bandwidth("50MB/s"), 50e6);
+  EXPECT_DOUBLE_EQ(parse_bandwidth("1.5GB/s"), 1.5e9);
+  EXPECT_DOUBLE_EQ(parse_bandwidth("10gbps"), 1.25e9);
+  EXPECT_THROW(parse_bandwidth("fast"), OptionError);
+  EXPECT_THROW(parse_bandwidth("100"), OptionError);
+  EXPECT_THROW(parse_bandwidth("-5mbit"), OptionError);
+  EXPECT_THROW(parse_bandwidth("5 parsecs"), OptionError);
+  EXPECT_EQ(format_bandwidth(125e6), "1 Gbit/s");
+  EXPECT_EQ(format_bandwidth(25e6), "200 Mbit/s");
+}
+
+std::pair<int, std::string> run_cli(const std::string& args) {
+  const std::string command = std::string(LIGHTEN_CLI) + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string output;
+  std::array<char, 4096> buffer{};
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+TEST_F(ProbeRun, CommandLinePrintsTheTableAndWritesJson) {
+  const fs::path json = dir_ / "probe.json";
+  auto [status, out] = run_cli("probe -q --workers 2 --batch 2 --bandwidth 100mbit --latency 1 " +
+                               (dir_ / "orig").string() + " --compare " + (dir_ / "opt").string() +
+                               " --json " + json.string());
+  EXPECT_EQ(status, 0) << out;
+  EXPECT_NE(out.find("loader model"), std::string::npos) << out;
+  EXPECT_NE(out.find("optimised"), std::string::npos) << out;
+  EXPECT_NE(out.find("100 Mbit/s"), std::string::npos) << out;
+  const auto doc = nlohmann::json::parse(testing::read_file(json));
+  EXPECT_DOUBLE_EQ(doc["options"]["bandwidth_bytes_per_s"].get<double>(), 12.5e6);
+
+  std::tie(status, out) = run_cli("probe --bandwidth quick " + (dir_ / "orig").string());
+  EXPECT_EQ(status, 2);
+  EXPECT_NE(out.find("200mbit"), std::string::npos) << out;
+
+  std::tie(status, out) = run_cli("probe " + (dir_ / "missing").string());
+  EXPECT_EQ(status, 2) << out;
+}
+
+}  // namespace
+}  // namespace lighten

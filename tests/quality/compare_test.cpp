@@ -1,0 +1,49 @@
+// compare_images (the API behind `lighten compare`): PNG against JPEG as the oracle scored them.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <stdexcept>
+
+#include "lighten/compare.h"
+#include "quality/image_io.h"
+
+namespace lighten {
+namespace {
+
+const std::string kOracleDir = LIGHTEN_SHARED_DIR "/oracles/ssimulacra2";
+
+TEST(Compare, PngAgainstJpegMatchesTheOracle) {
+  const std::string ref = kOracleDir + "/galaxy_s7.ref.png";
+  if (!std::filesystem::exists(ref)) GTEST_SKIP() << "oracle absent";
+  const auto a = test::read_file_bytes(ref);
+  const auto b = test::read_file_bytes(kOracleDir + "/galaxy_s7.q50.jpg");
+  const ImageScores s = compare_images(a, b);
+  EXPECT_NEAR(s.ssimulacra2, 61.6043, 0.5);
+  EXPECT_LE(s.ssimulacra2_worst_tile, s.ssimulacra2);
+  if (s.butteraugli) {  // built with libjxl: a q50 JPEG is clearly visible
+    EXPECT_GT(*s.butteraugli, 1.0);
+  }
+  const ImageScores same = compare_images(b, b);
+  EXPECT_NEAR(same.ssimulacra2, 100.0, 1e-6);
+  if (same.butteraugli) {
+    EXPECT_NEAR(*same.butteraugli, 0.0, 1e-6);
+  }
+  EXPECT_FALSE(compare_images(a, b, false).butteraugli.has_value());
+}
+
+TEST(Compare, RefusesOtherSizesAndNonImages) {
+  const std::string ref = kOracleDir + "/galaxy_s7.ref.png";
+  if (!std::filesystem::exists(ref)) GTEST_SKIP() << "oracle absent";
+  const auto a = test::read_file_bytes(ref);
+  const auto other = test::read_file_bytes(kOracleDir + "/canon_5d.ref.png");
+  const std::vector<uint8_t> junk = {1, 2, 3, 4};
+  const std::vector<uint8_t> truncated(a.begin(), a.begin() + 100);
+  EXPECT_THROW(compare_images(a, junk, false), std::runtime_error);
+  EXPECT_THROW(compare_images(a, truncated, false), std::runtime_error);
+  if (test::decode_png(other).width != test::decode_png(a).width) {
+    EXPECT_THROW(compare_images(a, other, false), std::runtime_error);
+  }
+}
+
+}  // namespace
+}  // namespace lighten
