@@ -27,9 +27,9 @@ struct BatchOptions {
   std::string output_dir;           // mirror mode; empty with in_place
   bool in_place = false;
   bool dry_run = false;
-  unsigned jobs = 0;                // 0 = all cores
-  uint64_t memory_budget = 0;       // bytes; 0 = half of physical memory, at most 8 GiB
-  std::string journal_path;         // empty = default location (see default_journal_path)
+  unsigned jobs = 0;           // 0 = all cores
+  uint64_t memory_budget = 0;  // bytes; 0 = half of physical memory, at most 8 GiB
+  std::string journal_path;    // empty = default location (see default_journal_path)
   bool use_journal = true;
   bool follow_symlinks = false;
   UnchangedFiles unchanged = UnchangedFiles::kCopy;
@@ -66,9 +66,9 @@ struct KindTotals {
 struct BatchSummary {
   std::map<Kind, KindTotals> by_kind;
   KindTotals total;
-  uint64_t io_errors = 0;       // files whose read or write failed
-  uint64_t from_journal = 0;    // skipped because an earlier run finished them
-  uint64_t cleaned_temps = 0;   // stray temporary files from killed runs removed
+  uint64_t io_errors = 0;      // files whose read or write failed
+  uint64_t from_journal = 0;   // skipped because an earlier run finished them
+  uint64_t cleaned_temps = 0;  // stray temporary files from killed runs removed
   double seconds = 0;
   std::string journal_path;
   std::string run_id;

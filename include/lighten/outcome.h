@@ -21,14 +21,14 @@ enum class Reason : uint16_t {
   kTruncated = 5,           // the input ends early
   kEncrypted = 6,
   kSigned = 7,
-  kVerifyFailed = 8,        // the output did not decode to what the policy promises
-  kLimitExceeded = 9,       // size, pixel, depth or time limit of the policy
-  kAlreadyOptimized = 10,   // marked or journalled as done under this policy
-  kModeNotAvailable = 11,   // the policy asks for something this build cannot do
-  kInternalError = 12,      // a bug in lighten; the input is kept
-  kEmpty = 13,              // zero-length input
-  kIoError = 14,            // reading or writing the file failed (batch only)
-  kSkipped = 15,            // not taken by this run (shard, filter, symlink)
+  kVerifyFailed = 8,       // the output did not decode to what the policy promises
+  kLimitExceeded = 9,      // size, pixel, depth or time limit of the policy
+  kAlreadyOptimized = 10,  // marked or journalled as done under this policy
+  kModeNotAvailable = 11,  // the policy asks for something this build cannot do
+  kInternalError = 12,     // a bug in lighten; the input is kept
+  kEmpty = 13,             // zero-length input
+  kIoError = 14,           // reading or writing the file failed (batch only)
+  kSkipped = 15,           // not taken by this run (shard, filter, symlink)
 };
 
 std::string_view reason_name(Reason reason);  // "no-gain", "corrupt", ...

@@ -47,9 +47,9 @@ enum class PlainZipPolicy : uint8_t {
 };
 
 struct Limits {
-  uint64_t max_input_bytes = 4ull << 30;  // larger inputs are left alone
-  uint64_t max_pixels = 500'000'000;      // per image
-  uint32_t max_depth = 4;                 // container nesting
+  uint64_t max_input_bytes = 4ull << 30;     // larger inputs are left alone
+  uint64_t max_pixels = 500'000'000;         // per image
+  uint32_t max_depth = 4;                    // container nesting
   uint64_t max_expanded_bytes = 8ull << 30;  // what a container may expand to in total
   double max_expansion_ratio = 200.0;        // expanded / compressed, per container
   double time_budget_s = 300.0;              // per top-level file

@@ -20,8 +20,8 @@ Command add_journal_command(CLI::App& app) {
   auto args = std::make_shared<JournalArgs>();
   CLI::App* cmd = app.add_subcommand("journal", "Work with run journals");
   cmd->require_subcommand(1);
-  CLI::App* merge = cmd->add_subcommand(
-      "merge", "Merge shard journals into one; the newest row for a path wins");
+  CLI::App* merge =
+      cmd->add_subcommand("merge", "Merge shard journals into one; the newest row for a path wins");
   merge->add_option("output", args->output, "Journal to create or extend")->required();
   merge->add_option("inputs", args->inputs, "Journals to merge")
       ->required()

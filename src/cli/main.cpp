@@ -9,15 +9,14 @@ int main(int argc, char** argv) {
   // A write over `ulimit -f` must fail with EFBIG (reported per file), not kill the batch.
   std::signal(SIGXFSZ, SIG_IGN);
 
-  CLI::App app{"lighten: makes image, video and document files smaller without changing their "
-               "format, extension or resolution"};
+  CLI::App app{
+      "lighten: makes image, video and document files smaller without changing their "
+      "format, extension or resolution"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(lighten::version()));
   const std::vector<lighten::cli::Command> commands{
-      lighten::cli::add_optimize_command(app),
-      lighten::cli::add_info_command(app),
-      lighten::cli::add_journal_command(app),
-      lighten::cli::add_compare_command(app),
+      lighten::cli::add_optimize_command(app), lighten::cli::add_info_command(app),
+      lighten::cli::add_journal_command(app),  lighten::cli::add_compare_command(app),
       lighten::cli::add_probe_command(app),
   };
   try {

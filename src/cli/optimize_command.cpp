@@ -82,8 +82,7 @@ Command add_optimize_command(CLI::App& app) {
                   "Write a complete mirror of the inputs here (unchanged files are copied)");
   cmd->add_flag("--in-place", args->batch.in_place,
                 "Replace originals atomically (temp file, fsync, rename)");
-  cmd->add_flag("-n,--dry-run", args->batch.dry_run,
-                "Measure what would be saved; write nothing");
+  cmd->add_flag("-n,--dry-run", args->batch.dry_run, "Measure what would be saved; write nothing");
   cmd->add_option("-j,--jobs", args->batch.jobs, "Worker threads (default: all cores)");
   cmd->add_option("--memory-budget", args->memory_budget,
                   "Memory the workers may use together, e.g. 4G (default: half of RAM, at most "

@@ -50,8 +50,8 @@ void ProgressView::on_file(const FileResult& r) {
   const bool failure = r.reason == Reason::kIoError || r.reason == Reason::kInternalError ||
                        r.reason == Reason::kVerifyFailed;
   if (failure) ++failures_;
-  const bool show = (failure && verbosity_ != Verbosity::kQuiet) ||
-                    verbosity_ == Verbosity::kVerbose;
+  const bool show =
+      (failure && verbosity_ != Verbosity::kQuiet) || verbosity_ == Verbosity::kVerbose;
   if (show) {
     clear_line();
     if (r.action == Action::kReplaced)
@@ -71,17 +71,16 @@ void ProgressView::on_finish(const BatchSummary&) {
 std::string ProgressView::status_text() const {
   const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
   const double rate = elapsed > 0 ? double(done_bytes_in_) / elapsed : 0;
-  const double saved =
-      done_bytes_in_ ? 100.0 * (double(done_bytes_in_) - double(done_bytes_out_)) /
-                           double(done_bytes_in_)
-                     : 0.0;
-  const double eta =
-      rate > 0 && total_bytes_ >= done_bytes_in_ ? double(total_bytes_ - done_bytes_in_) / rate
-                                                 : -1;
-  std::string text = fmt::format("{}/{} files  {} -> {}  saved {:.1f}%  {:.1f} MB/s  ETA {}",
-                                 done_files_, total_files_, format_bytes(done_bytes_in_),
-                                 format_bytes(done_bytes_out_), saved, rate / 1e6,
-                                 format_duration(eta));
+  const double saved = done_bytes_in_ ? 100.0 * (double(done_bytes_in_) - double(done_bytes_out_)) /
+                                            double(done_bytes_in_)
+                                      : 0.0;
+  const double eta = rate > 0 && total_bytes_ >= done_bytes_in_
+                         ? double(total_bytes_ - done_bytes_in_) / rate
+                         : -1;
+  std::string text =
+      fmt::format("{}/{} files  {} -> {}  saved {:.1f}%  {:.1f} MB/s  ETA {}", done_files_,
+                  total_files_, format_bytes(done_bytes_in_), format_bytes(done_bytes_out_), saved,
+                  rate / 1e6, format_duration(eta));
   if (failures_) text += fmt::format("  {} failed", failures_);
   return text;
 }

@@ -24,11 +24,11 @@ Bytes libdeflate_compress(ByteView input, int level, DeflateWrapper wrapper) {
                            ? libdeflate_zlib_compress_bound(c.get(), input.size())
                            : libdeflate_deflate_compress_bound(c.get(), input.size());
   Bytes out(bound);
-  const size_t n = wrapper == DeflateWrapper::kZlib
-                       ? libdeflate_zlib_compress(c.get(), input.data(), input.size(), out.data(),
-                                                  out.size())
-                       : libdeflate_deflate_compress(c.get(), input.data(), input.size(),
-                                                     out.data(), out.size());
+  const size_t n =
+      wrapper == DeflateWrapper::kZlib
+          ? libdeflate_zlib_compress(c.get(), input.data(), input.size(), out.data(), out.size())
+          : libdeflate_deflate_compress(c.get(), input.data(), input.size(), out.data(),
+                                        out.size());
   if (n == 0) throw std::runtime_error("libdeflate: output did not fit its own bound");
   out.resize(n);
   return out;

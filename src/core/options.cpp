@@ -60,11 +60,24 @@ uint64_t parse_bytes(const OptionSpec& spec, std::string_view value) {
   std::string_view digits = value;
   if (!digits.empty()) {
     switch (digits.back()) {
-      case 'k': case 'K': unit = 1ull << 10; break;
-      case 'm': case 'M': unit = 1ull << 20; break;
-      case 'g': case 'G': unit = 1ull << 30; break;
-      case 't': case 'T': unit = 1ull << 40; break;
-      default: break;
+      case 'k':
+      case 'K':
+        unit = 1ull << 10;
+        break;
+      case 'm':
+      case 'M':
+        unit = 1ull << 20;
+        break;
+      case 'g':
+      case 'G':
+        unit = 1ull << 30;
+        break;
+      case 't':
+      case 'T':
+        unit = 1ull << 40;
+        break;
+      default:
+        break;
     }
     if (unit != 1) digits.remove_suffix(1);
   }
@@ -88,15 +101,24 @@ const std::vector<OptionRow>& rows() {
   static const std::vector<OptionRow> table = [] {
     std::vector<OptionRow> t;
     t.push_back(
-        {{"mode", OptionType::kChoice, "lossless",
-          {kModeNames.begin(), kModeNames.end()}, 0, 0,
+        {{"mode",
+          OptionType::kChoice,
+          "lossless",
+          {kModeNames.begin(), kModeNames.end()},
+          0,
+          0,
           "Quality promise: lossless keeps every decoded pixel; visually-lossless (SSIMULACRA2 "
           ">= 85), high (>= 80) and compact (>= 70) are perceptual floors per file"},
          [](Policy& p, const OptionSpec& spec, std::string_view v) {
            p.mode = static_cast<Mode>(parse_choice(spec, v, kModeNames));
          },
          [](const Policy& p) { return std::string(mode_name(p.mode)); }});
-    t.push_back({{"target-score", OptionType::kNumber, "0", {}, 0, 100,
+    t.push_back({{"target-score",
+                  OptionType::kNumber,
+                  "0",
+                  {},
+                  0,
+                  100,
                   "Perceptual modes: the SSIMULACRA2 floor every output meets instead of the "
                   "mode's own (0 = the mode's floor)"},
                  [](Policy& p, const OptionSpec& spec, std::string_view v) {
@@ -104,8 +126,12 @@ const std::vector<OptionRow>& rows() {
                  },
                  [](const Policy& p) { return format_number(p.target_score); }});
     static constexpr std::array<std::string_view, 2> kMarkerNames{"write", "omit"};
-    t.push_back({{"quality-marker", OptionType::kChoice, "write",
-                  {kMarkerNames.begin(), kMarkerNames.end()}, 0, 0,
+    t.push_back({{"quality-marker",
+                  OptionType::kChoice,
+                  "write",
+                  {kMarkerNames.begin(), kMarkerNames.end()},
+                  0,
+                  0,
                   "Perceptual JPEG outputs carry a 40-byte APP15 segment so that re-runs stay "
                   "lossless (no generation loss); omit writes none (re-runs then trust the "
                   "tables alone)"},
@@ -116,90 +142,140 @@ const std::vector<OptionRow>& rows() {
                  [](const Policy& p) {
                    return std::string(p.quality_marker == QualityMarker::kWrite ? "write" : "omit");
                  }});
-    t.push_back({{"metadata", OptionType::kChoice, "keep",
-                  {kMetadataNames.begin(), kMetadataNames.end()}, 0, 0,
+    t.push_back({{"metadata",
+                  OptionType::kChoice,
+                  "keep",
+                  {kMetadataNames.begin(), kMetadataNames.end()},
+                  0,
+                  0,
                   "keep every metadata byte; safe drops comments and editor records (COM, "
                   "APP12, APP13); strip keeps only what changes display (ICC, orientation, "
                   "colour transform)"},
                  [](Policy& p, const OptionSpec& spec, std::string_view v) {
-                   p.metadata = static_cast<MetadataPolicy>(
-                       parse_choice(spec, v, kMetadataNames));
+                   p.metadata = static_cast<MetadataPolicy>(parse_choice(spec, v, kMetadataNames));
                  },
-                 [](const Policy& p) {
-                   return std::string(kMetadataNames[size_t(p.metadata)]);
-                 }});
-    t.push_back({{"jpeg-scans", OptionType::kChoice, "keep",
-                  {kScanNames.begin(), kScanNames.end()}, 0, 0,
+                 [](const Policy& p) { return std::string(kMetadataNames[size_t(p.metadata)]); }});
+    t.push_back({{"jpeg-scans",
+                  OptionType::kChoice,
+                  "keep",
+                  {kScanNames.begin(), kScanNames.end()},
+                  0,
+                  0,
                   "JPEG coding: keep the input's baseline/progressive mode (baseline suits GPU "
                   "decoders and decodes faster), force baseline or progressive, or smallest"},
                  [](Policy& p, const OptionSpec& spec, std::string_view v) {
                    p.jpeg_scans = static_cast<ScanMode>(parse_choice(spec, v, kScanNames));
                  },
                  [](const Policy& p) { return std::string(kScanNames[size_t(p.jpeg_scans)]); }});
-    t.push_back({{"jpeg-restarts", OptionType::kChoice, "keep",
-                  {kRestartNames.begin(), kRestartNames.end()}, 0, 0,
-                  "JPEG restart markers: keep the input's interval, or drop them (smaller; a "
-                  "damaged file then loses everything after the damage)"},
-                 [](Policy& p, const OptionSpec& spec, std::string_view v) {
-                   p.jpeg_restarts =
-                       static_cast<RestartPolicy>(parse_choice(spec, v, kRestartNames));
-                 },
-                 [](const Policy& p) {
-                   return std::string(kRestartNames[size_t(p.jpeg_restarts)]);
-                 }});
-    t.push_back({{"verify", OptionType::kChoice, "coefficients",
-                  {kVerifyNames.begin(), kVerifyNames.end()}, 0, 0,
+    t.push_back(
+        {{"jpeg-restarts",
+          OptionType::kChoice,
+          "keep",
+          {kRestartNames.begin(), kRestartNames.end()},
+          0,
+          0,
+          "JPEG restart markers: keep the input's interval, or drop them (smaller; a "
+          "damaged file then loses everything after the damage)"},
+         [](Policy& p, const OptionSpec& spec, std::string_view v) {
+           p.jpeg_restarts = static_cast<RestartPolicy>(parse_choice(spec, v, kRestartNames));
+         },
+         [](const Policy& p) { return std::string(kRestartNames[size_t(p.jpeg_restarts)]); }});
+    t.push_back({{"verify",
+                  OptionType::kChoice,
+                  "coefficients",
+                  {kVerifyNames.begin(), kVerifyNames.end()},
+                  0,
+                  0,
                   "Check of every output before it is kept: re-read and compare all DCT "
                   "coefficients (implies identical pixels), or also decode and compare pixels"},
                  [](Policy& p, const OptionSpec& spec, std::string_view v) {
                    p.verify = static_cast<VerifyLevel>(parse_choice(spec, v, kVerifyNames));
                  },
                  [](const Policy& p) { return std::string(kVerifyNames[size_t(p.verify)]); }});
-    t.push_back({{"plain-zip", OptionType::kChoice, "leave",
-                  {kPlainZipNames.begin(), kPlainZipNames.end()}, 0, 0,
+    t.push_back({{"plain-zip",
+                  OptionType::kChoice,
+                  "leave",
+                  {kPlainZipNames.begin(), kPlainZipNames.end()},
+                  0,
+                  0,
                   "Plain ZIP and JAR archives: leave them as they are (some readers check "
                   "archive hashes), or optimise their entries like a document's"},
                  [](Policy& p, const OptionSpec& spec, std::string_view v) {
                    p.plain_zip = static_cast<PlainZipPolicy>(parse_choice(spec, v, kPlainZipNames));
                  },
                  [](const Policy& p) { return std::string(kPlainZipNames[size_t(p.plain_zip)]); }});
-    t.push_back({{"effort", OptionType::kInteger, "5", {}, 1, 9,
+    t.push_back({{"effort",
+                  OptionType::kInteger,
+                  "5",
+                  {},
+                  1,
+                  9,
                   "1 (fastest) to 9 (smallest): how many trials each format may spend"},
                  [](Policy& p, const OptionSpec& spec, std::string_view v) {
                    p.effort = int(parse_integer(spec, v));
                  },
                  [](const Policy& p) { return std::to_string(p.effort); }});
-    t.push_back({{"min-gain-bytes", OptionType::kBytes, "16", {}, 0, double(1ull << 40),
+    t.push_back({{"min-gain-bytes",
+                  OptionType::kBytes,
+                  "16",
+                  {},
+                  0,
+                  double(1ull << 40),
                   "Keep an output only if it saves at least this many bytes"},
                  [](Policy& p, const OptionSpec& spec, std::string_view v) {
                    p.min_gain_bytes = parse_bytes(spec, v);
                  },
                  [](const Policy& p) { return std::to_string(p.min_gain_bytes); }});
-    t.push_back({{"min-gain-percent", OptionType::kNumber, "0.1", {}, 0, 100,
+    t.push_back({{"min-gain-percent",
+                  OptionType::kNumber,
+                  "0.1",
+                  {},
+                  0,
+                  100,
                   "Keep an output only if it saves at least this share of the input"},
                  [](Policy& p, const OptionSpec& spec, std::string_view v) {
                    p.min_gain_ratio = parse_number(spec, v) / 100.0;
                  },
                  [](const Policy& p) { return format_number(p.min_gain_ratio * 100.0); }});
-    t.push_back({{"max-input-size", OptionType::kBytes, "4G", {}, 1, double(1ull << 50),
+    t.push_back({{"max-input-size",
+                  OptionType::kBytes,
+                  "4G",
+                  {},
+                  1,
+                  double(1ull << 50),
                   "Leave larger files alone (reason limit-exceeded)"},
                  [](Policy& p, const OptionSpec& spec, std::string_view v) {
                    p.limits.max_input_bytes = parse_bytes(spec, v);
                  },
                  [](const Policy& p) { return std::to_string(p.limits.max_input_bytes); }});
-    t.push_back({{"max-pixels", OptionType::kInteger, "500000000", {}, 1, 1e12,
+    t.push_back({{"max-pixels",
+                  OptionType::kInteger,
+                  "500000000",
+                  {},
+                  1,
+                  1e12,
                   "Leave images with more pixels alone (decoding memory grows with pixels)"},
                  [](Policy& p, const OptionSpec& spec, std::string_view v) {
                    p.limits.max_pixels = uint64_t(parse_integer(spec, v));
                  },
                  [](const Policy& p) { return std::to_string(p.limits.max_pixels); }});
-    t.push_back({{"max-depth", OptionType::kInteger, "4", {}, 0, 16,
+    t.push_back({{"max-depth",
+                  OptionType::kInteger,
+                  "4",
+                  {},
+                  0,
+                  16,
                   "How deep containers may nest (a JPEG in a PPTX in a ZIP is depth 2)"},
                  [](Policy& p, const OptionSpec& spec, std::string_view v) {
                    p.limits.max_depth = uint32_t(parse_integer(spec, v));
                  },
                  [](const Policy& p) { return std::to_string(p.limits.max_depth); }});
-    t.push_back({{"time-budget", OptionType::kNumber, "300", {}, 0.1, 86400,
+    t.push_back({{"time-budget",
+                  OptionType::kNumber,
+                  "300",
+                  {},
+                  0.1,
+                  86400,
                   "Seconds one file may take; past it the file is left alone"},
                  [](Policy& p, const OptionSpec& spec, std::string_view v) {
                    p.limits.time_budget_s = parse_number(spec, v);

@@ -38,9 +38,8 @@ ZipNames list_zip_names(ByteView bytes) {
   result.mimetype = read_mimetype(bytes);
   if (bytes.size() < kEocdSize) return result;
   // The end-of-central-directory record sits within the last 64 KiB + 22 bytes.
-  const size_t lowest = bytes.size() > kEocdSize + kMaxCommentSize
-                            ? bytes.size() - kEocdSize - kMaxCommentSize
-                            : 0;
+  const size_t lowest =
+      bytes.size() > kEocdSize + kMaxCommentSize ? bytes.size() - kEocdSize - kMaxCommentSize : 0;
   size_t eocd = std::string::npos;
   for (size_t i = bytes.size() - kEocdSize + 1; i-- > lowest;) {
     if (starts_with(bytes, "PK\x05\x06", i)) {

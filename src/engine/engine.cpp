@@ -78,9 +78,9 @@ Outcome EngineContext::run(ByteView bytes) {
                            std::to_string(policy_.limits.max_input_bytes) + " bytes"));
   const FormatEntry* format = find_format(o.kind);
   if (format == nullptr)
-    return finish(keep(std::move(o), Reason::kUnsupportedKind,
-                       "lighten has no optimiser for " + std::string(kind_name(o.kind)) +
-                           " files yet"));
+    return finish(
+        keep(std::move(o), Reason::kUnsupportedKind,
+             "lighten has no optimiser for " + std::string(kind_name(o.kind)) + " files yet"));
 
   const Kind kind = o.kind;
   try {
@@ -90,15 +90,14 @@ Outcome EngineContext::run(ByteView bytes) {
   } catch (const std::bad_alloc&) {
     return finish(keep(std::move(o), Reason::kLimitExceeded, "ran out of memory"));
   } catch (const std::exception& e) {
-    return finish(keep(std::move(o), Reason::kInternalError,
-                       std::string("internal error: ") + e.what()));
+    return finish(
+        keep(std::move(o), Reason::kInternalError, std::string("internal error: ") + e.what()));
   }
   o.kind = kind;
   o.bytes_in = bytes.size();
   o.timings.optimize_ms = ms_since(start);
   if (!o.replaced()) {
-    if (o.message.empty() && o.reason == Reason::kNoGain)
-      o.message = "no smaller encoding found";
+    if (o.message.empty() && o.reason == Reason::kNoGain) o.message = "no smaller encoding found";
     const Reason reason = o.reason;
     std::string message = o.message;
     return finish(keep(std::move(o), reason, std::move(message)));
@@ -122,7 +121,8 @@ Outcome EngineContext::run(ByteView bytes) {
   }
   o.timings.verify_ms = ms_since(verify_start);
   if (!verdict.ok)
-    return finish(keep(std::move(o), Reason::kVerifyFailed, "verification failed: " + verdict.problem));
+    return finish(
+        keep(std::move(o), Reason::kVerifyFailed, "verification failed: " + verdict.problem));
   o.quality = verdict.quality;
   o.reason = Reason::kOptimized;
   o.message.clear();
@@ -131,9 +131,8 @@ Outcome EngineContext::run(ByteView bytes) {
 
 Outcome optimize(std::span<const uint8_t> bytes, const Policy& policy) {
   auto budget = std::make_shared<SharedBudget>();
-  budget->deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(policy.limits.time_budget_s));
+  budget->deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                        std::chrono::duration<double>(policy.limits.time_budget_s));
   EngineContext root(policy, 0, std::move(budget));
   return root.run(bytes);
 }

@@ -21,6 +21,8 @@ Verdict verify_jpeg_file(ByteView input, ByteView output, Context& context) {
 }  // namespace
 
 std::span<const FormatEntry> format_registry() {
+  // One entry a line, with the build-time PDF switch between them.
+  // clang-format off
   static constexpr std::array kEntries{
       FormatEntry{Kind::kJpeg, &optimize_jpeg, &verify_jpeg_file, &describe_jpeg},
       FormatEntry{Kind::kPng, &optimize_png, &verify_png, &describe_png},
@@ -39,6 +41,7 @@ std::span<const FormatEntry> format_registry() {
       FormatEntry{Kind::kJar, &optimize_zip, &verify_zip, &describe_zip},
       FormatEntry{Kind::kAvi, &optimize_avi, &verify_avi, &describe_avi},
   };
+  // clang-format on
   return kEntries;
 }
 

@@ -20,9 +20,9 @@ nlohmann::json totals_json(const KindTotals& t) {
           {"optimized", t.replaced},
           {"bytes_before", t.bytes_in},
           {"bytes_after", t.bytes_out},
-          {"saved_percent",
-           t.bytes_in == 0 ? 0.0 : 100.0 * (double(t.bytes_in) - double(t.bytes_out)) /
-                                       double(t.bytes_in)},
+          {"saved_percent", t.bytes_in == 0 ? 0.0
+                                            : 100.0 * (double(t.bytes_in) - double(t.bytes_out)) /
+                                                  double(t.bytes_in)},
           {"kept", kept}};
 }
 

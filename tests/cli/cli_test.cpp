@@ -81,7 +81,7 @@ TEST_F(CliTest, InfoSaysWhatAFileIsAndWhatWouldHappen) {
   testing::write_file(dir_ / "in" / "a.jpg", testing::make_jpeg({.width = 200, .height = 100}));
   testing::write_file(dir_ / "in" / "note.txt", {'h', 'i'});
   const CliRun r = run_cli("info " + (dir_ / "in" / "a.jpg").string() + " " +
-                        (dir_ / "in" / "note.txt").string());
+                           (dir_ / "in" / "note.txt").string());
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("kind: jpeg"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("lighten would: write"), std::string::npos) << r.output;
@@ -96,7 +96,7 @@ TEST_F(CliTest, MirrorRunWritesACompleteMirrorAndAJsonReport) {
   const fs::path out = dir_ / "out";
   const fs::path report = dir_ / "report.json";
   const CliRun r = run_cli("optimize " + (dir_ / "in").string() + " -o " + out.string() +
-                        " --jobs 2 --report " + report.string());
+                           " --jobs 2 --report " + report.string());
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("jpeg"), std::string::npos) << r.output;
   ASSERT_TRUE(fs::exists(out / "a.jpg"));

@@ -30,9 +30,18 @@ TEST(Sniff, MagicNumbers) {
   EXPECT_EQ(sniff(bytes_of("RIFF\0\0\0\0WEBPVP8 ")), Kind::kWebp);
   EXPECT_EQ(sniff(bytes_of("RIFF\0\0\0\0AVI LIST")), Kind::kAvi);
   EXPECT_EQ(sniff(bytes_of(std::string("RIFF\0\0\0\0WAVEfmt ", 16))), Kind::kRiff);
-  EXPECT_EQ(sniff(bytes_of(std::string("\0\0\0\x18" "ftypisom", 12))), Kind::kMp4);
-  EXPECT_EQ(sniff(bytes_of(std::string("\0\0\0\x14" "ftypqt  ", 12))), Kind::kMov);
-  EXPECT_EQ(sniff(bytes_of(std::string("\0\0\0\x18" "ftypheic", 12))), Kind::kHeif);
+  EXPECT_EQ(sniff(bytes_of(std::string("\0\0\0\x18"
+                                       "ftypisom",
+                                       12))),
+            Kind::kMp4);
+  EXPECT_EQ(sniff(bytes_of(std::string("\0\0\0\x14"
+                                       "ftypqt  ",
+                                       12))),
+            Kind::kMov);
+  EXPECT_EQ(sniff(bytes_of(std::string("\0\0\0\x18"
+                                       "ftypheic",
+                                       12))),
+            Kind::kHeif);
   EXPECT_EQ(sniff(bytes_of("%PDF-1.7\n")), Kind::kPdf);
   EXPECT_EQ(sniff(bytes_of(std::string(100, ' ') + "%PDF-1.4")), Kind::kPdf);
   EXPECT_EQ(sniff(bytes_of(std::string("II*\0", 4))), Kind::kTiff);
@@ -51,8 +60,7 @@ TEST(Sniff, ZipDocumentsByContent) {
   EXPECT_EQ(sniff(tiny_zip({{"mimetype", "application/hwp+zip"}, {"Contents/section0.xml", ""}})),
             Kind::kHwpx);
   EXPECT_EQ(sniff(tiny_zip({{"mimetype", "application/epub+zip"}})), Kind::kEpub);
-  EXPECT_EQ(sniff(tiny_zip({{"mimetype", "application/vnd.oasis.opendocument.text"}})),
-            Kind::kOdt);
+  EXPECT_EQ(sniff(tiny_zip({{"mimetype", "application/vnd.oasis.opendocument.text"}})), Kind::kOdt);
   EXPECT_EQ(sniff(tiny_zip({{"META-INF/MANIFEST.MF", "Manifest-Version: 1.0"}})), Kind::kJar);
   EXPECT_EQ(sniff(tiny_zip({{"a.txt", "a"}})), Kind::kZip);
 }

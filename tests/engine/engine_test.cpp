@@ -21,7 +21,8 @@ TEST(Engine, EmptyInputIsKeptWithAReason) {
 
 TEST(Engine, UnknownKindsAreReportedAsUnsupported) {
   const std::string text = "just some text, not an image";
-  const Outcome o = optimize({reinterpret_cast<const uint8_t*>(text.data()), text.size()}, Policy{});
+  const Outcome o =
+      optimize({reinterpret_cast<const uint8_t*>(text.data()), text.size()}, Policy{});
   EXPECT_EQ(o.reason, Reason::kUnsupportedKind);
   EXPECT_EQ(o.bytes_out, o.bytes_in);
   EXPECT_TRUE(o.bytes.empty());

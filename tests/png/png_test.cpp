@@ -53,18 +53,29 @@ TEST_P(PngVariants, ShrinkKeepsChunksAndPixels) {
 INSTANTIATE_TEST_SUITE_P(
     Png, PngVariants,
     ::testing::Values(Variant{"rgb8", {.text = ""}},
-                      Variant{"rgba16_interlaced", {.color_type = PNG_COLOR_TYPE_RGB_ALPHA,
-                                                    .bit_depth = 16, .interlaced = true, .text = ""}},
+                      Variant{"rgba16_interlaced",
+                              {.color_type = PNG_COLOR_TYPE_RGB_ALPHA,
+                               .bit_depth = 16,
+                               .interlaced = true,
+                               .text = ""}},
                       Variant{"gray8_text", {.color_type = PNG_COLOR_TYPE_GRAY, .text = "kept"}},
-                      Variant{"palette4", {.width = 37, .height = 29,
-                                           .color_type = PNG_COLOR_TYPE_PALETTE, .bit_depth = 4, .text = ""}},
+                      Variant{"palette4",
+                              {.width = 37,
+                               .height = 29,
+                               .color_type = PNG_COLOR_TYPE_PALETTE,
+                               .bit_depth = 4,
+                               .text = ""}},
                       Variant{"palette8_odd_interlaced",
-                              {.width = 61, .height = 45, .color_type = PNG_COLOR_TYPE_PALETTE,
-                               .interlaced = true, .text = ""}}),
+                              {.width = 61,
+                               .height = 45,
+                               .color_type = PNG_COLOR_TYPE_PALETTE,
+                               .interlaced = true,
+                               .text = ""}}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(PngFilters, EveryStrategyRoundTrips) {
-  const Bytes input = testing::make_png({.width = 33, .height = 17, .interlaced = true, .text = ""});
+  const Bytes input =
+      testing::make_png({.width = 33, .height = 17, .interlaced = true, .text = ""});
   const PngFile f = read_png_chunks(input);
   const Bytes raw = unfiltered(input);
   for (PngFilterStrategy s : kAllPngStrategies) {

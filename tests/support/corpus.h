@@ -40,7 +40,7 @@ inline void write_file(const std::filesystem::path& path, const std::vector<uint
 }  // namespace lighten::testing
 
 // Skips the current test with a clear message when the shared corpus category is missing.
-#define LIGHTEN_REQUIRE_CORPUS(files, category)                                              \
-  if ((files).empty())                                                                        \
+#define LIGHTEN_REQUIRE_CORPUS(files, category)                                                \
+  if ((files).empty())                                                                         \
   GTEST_SKIP() << "shared corpus not found at " << ::lighten::testing::shared_dir() / "corpus" \
                << "/" << (category) << " (clone ../shared beside the repository)"

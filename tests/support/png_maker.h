@@ -30,12 +30,13 @@ inline std::vector<uint8_t> make_png(const PngRecipe& r) {
       },
       nullptr);
   png_set_IHDR(png, info, r.width, r.height, r.bit_depth, r.color_type,
-               r.interlaced ? PNG_INTERLACE_ADAM7 : PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
-               PNG_FILTER_TYPE_DEFAULT);
+               r.interlaced ? PNG_INTERLACE_ADAM7 : PNG_INTERLACE_NONE,
+               PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
   png_set_compression_level(png, r.zlib_level);
   std::vector<png_color> palette(16);
   if (r.color_type == PNG_COLOR_TYPE_PALETTE) {
-    for (int i = 0; i < 16; ++i) palette[size_t(i)] = {png_byte(i * 16), png_byte(255 - i * 16), 128};
+    for (int i = 0; i < 16; ++i)
+      palette[size_t(i)] = {png_byte(i * 16), png_byte(255 - i * 16), 128};
     png_set_PLTE(png, info, palette.data(), 16);
   }
   png_text text{};
@@ -55,8 +56,9 @@ inline std::vector<uint8_t> make_png(const PngRecipe& r) {
     for (uint32_t y = 0; y < r.height; ++y) {
       for (size_t i = 0; i < row_bytes; ++i) {
         const uint32_t x = uint32_t(i) / uint32_t(std::max(1, channels * r.bit_depth / 8));
-        row[i] = r.color_type == PNG_COLOR_TYPE_PALETTE ? uint8_t(((x / 8 + y / 8) % 16) * (r.bit_depth == 8 ? 1 : 17))
-                                                        : uint8_t(x * 3 + y * 2 + (i % 3) * 40);
+        row[i] = r.color_type == PNG_COLOR_TYPE_PALETTE
+                     ? uint8_t(((x / 8 + y / 8) % 16) * (r.bit_depth == 8 ? 1 : 17))
+                     : uint8_t(x * 3 + y * 2 + (i % 3) * 40);
       }
       png_write_row(png, row.data());
     }

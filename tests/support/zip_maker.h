@@ -49,7 +49,8 @@ inline std::vector<uint8_t> make_zip(const std::vector<ZipItem>& items,
     const uint16_t flags = uint16_t(item.flags | (item.data_descriptor ? 8 : 0));
     const uint32_t offset = uint32_t(out.size());
     u32(out, 0x04034b50);
-    u16(out, 20), u16(out, flags), u16(out, item.deflate ? 8 : 0), u16(out, 0x6000), u16(out, 0x5821);
+    u16(out, 20), u16(out, flags), u16(out, item.deflate ? 8 : 0), u16(out, 0x6000),
+        u16(out, 0x5821);
     u32(out, item.data_descriptor ? 0 : crc);
     u32(out, item.data_descriptor ? 0 : uint32_t(data.size()));
     u32(out, item.data_descriptor ? 0 : uint32_t(item.content.size()));

@@ -11,11 +11,11 @@ using testing::make_zip;
 using testing::text_bytes;
 
 TEST(ZipArchive, RoundTripKeepsEntriesInOrder) {
-  const auto zip = make_zip({{.name = "mimetype", .content = text_bytes("application/hwp+zip"),
-                              .deflate = false},
-                             {.name = "b.xml", .content = text_bytes(std::string(500, 'b'))},
-                             {.name = "a.xml", .content = text_bytes("<a/>")}},
-                            "a comment");
+  const auto zip = make_zip(
+      {{.name = "mimetype", .content = text_bytes("application/hwp+zip"), .deflate = false},
+       {.name = "b.xml", .content = text_bytes(std::string(500, 'b'))},
+       {.name = "a.xml", .content = text_bytes("<a/>")}},
+      "a comment");
   const ZipArchive archive = read_zip(zip);
   ASSERT_EQ(archive.entries.size(), 3u);
   EXPECT_EQ(archive.entries[0].name, "mimetype");
@@ -28,8 +28,8 @@ TEST(ZipArchive, RoundTripKeepsEntriesInOrder) {
 }
 
 TEST(ZipArchive, DataDescriptorsAreNotWrittenBack) {
-  const auto zip = make_zip({{.name = "x.xml", .content = text_bytes(std::string(300, 'x')),
-                              .data_descriptor = true}});
+  const auto zip = make_zip(
+      {{.name = "x.xml", .content = text_bytes(std::string(300, 'x')), .data_descriptor = true}});
   const ZipArchive archive = read_zip(zip);
   ASSERT_EQ(archive.entries.size(), 1u);
   EXPECT_TRUE(archive.entries[0].flags & kZipFlagDataDescriptor);

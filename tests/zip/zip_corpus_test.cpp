@@ -18,9 +18,17 @@ namespace {
 
 bool is_zip_document(Kind k) {
   switch (k) {
-    case Kind::kDocx: case Kind::kXlsx: case Kind::kPptx: case Kind::kHwpx: case Kind::kOdt:
-    case Kind::kOds: case Kind::kOdp: case Kind::kEpub: return true;
-    default: return false;
+    case Kind::kDocx:
+    case Kind::kXlsx:
+    case Kind::kPptx:
+    case Kind::kHwpx:
+    case Kind::kOdt:
+    case Kind::kOds:
+    case Kind::kOdp:
+    case Kind::kEpub:
+      return true;
+    default:
+      return false;
   }
 }
 

@@ -68,7 +68,8 @@ TEST(ZipFormat, MimetypeStaysFirstStoredAndIdentical) {
   const auto hwpx = make_zip(
       {{.name = "mimetype", .content = text_bytes("application/hwp+zip"), .deflate = false},
        {.name = "Contents/section0.xml", .content = text_bytes(xml_body(300))},
-       {.name = "BinData/image1.jpg", .content = testing::make_jpeg({.width = 200, .height = 150})}});
+       {.name = "BinData/image1.jpg",
+        .content = testing::make_jpeg({.width = 200, .height = 150})}});
   ASSERT_EQ(sniff(hwpx), Kind::kHwpx);
   const Outcome o = optimize(hwpx, Policy{});
   ASSERT_TRUE(o.replaced()) << o.message;
@@ -97,12 +98,14 @@ TEST(ZipFormat, EncryptedEntriesAreLeftAlone) {
 }
 
 TEST(ZipFormat, OdfPasswordProtectionIsDetected) {
-  const auto odt = make_zip(
-      {{.name = "mimetype", .content = text_bytes("application/vnd.oasis.opendocument.text"),
-        .deflate = false},
-       {.name = "content.xml", .content = text_bytes(xml_body(50))},
-       {.name = "META-INF/manifest.xml",
-        .content = text_bytes("<manifest:file-entry><manifest:encryption-data/></manifest:file-entry>")}});
+  const auto odt =
+      make_zip({{.name = "mimetype",
+                 .content = text_bytes("application/vnd.oasis.opendocument.text"),
+                 .deflate = false},
+                {.name = "content.xml", .content = text_bytes(xml_body(50))},
+                {.name = "META-INF/manifest.xml",
+                 .content = text_bytes(
+                     "<manifest:file-entry><manifest:encryption-data/></manifest:file-entry>")}});
   EXPECT_EQ(optimize(odt, Policy{}).reason, Reason::kEncrypted);
 }
 
@@ -139,9 +142,9 @@ TEST(ZipFormat, ZipBombIsRefusedBeforeInflating) {
 
 TEST(ZipFormat, NestedArchivesStopAtTheDepthLimit) {
   const auto inner = make_zip(docx_items(testing::make_jpeg({.width = 200, .height = 150})));
-  const auto outer = make_zip({{.name = "[Content_Types].xml", .content = text_bytes("<T/>")},
-                               {.name = "word/embeddings/inner.docx", .content = inner,
-                                .deflate = false}});
+  const auto outer =
+      make_zip({{.name = "[Content_Types].xml", .content = text_bytes("<T/>")},
+                {.name = "word/embeddings/inner.docx", .content = inner, .deflate = false}});
   Policy p;
   p.limits.max_depth = 0;  // the inner document would be depth 1
   const Outcome o = optimize(outer, p);

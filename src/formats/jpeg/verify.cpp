@@ -16,39 +16,11 @@ namespace lighten {
 namespace jpeg {
 namespace {
 
-std::optional<std::string> compare_coefficients(CoefficientImage& a, CoefficientImage& b) {
-  const auto& x = a.info();
-  const auto& y = b.info();
-  if (x.image_width != y.image_width || x.image_height != y.image_height)
-    return "dimensions differ";
-  if (x.num_components != y.num_components) return "component count differs";
-  if (x.jpeg_color_space != y.jpeg_color_space) return "colour space differs";
-  for (int ci = 0; ci < x.num_components; ++ci) {
-    const auto& p = x.comp_info[ci];
-    const auto& q = y.comp_info[ci];
-    if (p.component_id != q.component_id || p.h_samp_factor != q.h_samp_factor ||
-        p.v_samp_factor != q.v_samp_factor)
-      return "component " + std::to_string(ci) + " differs";
-    if (!p.quant_table || !q.quant_table ||
-        std::memcmp(p.quant_table->quantval, q.quant_table->quantval,
-                    sizeof(p.quant_table->quantval)) != 0)
-      return "quantisation table of component " + std::to_string(ci) + " differs";
-    if (p.width_in_blocks != q.width_in_blocks || p.height_in_blocks != q.height_in_blocks)
-      return "block grid of component " + std::to_string(ci) + " differs";
-    for (JDIMENSION row = 0; row < p.height_in_blocks; ++row) {
-      const JBLOCK* r = a.block_row(ci, row);
-      const JBLOCK* s = b.block_row(ci, row);
-      if (std::memcmp(r, s, sizeof(JBLOCK) * p.width_in_blocks) != 0)
-        return "DCT coefficients of component " + std::to_string(ci) + " differ in block row " +
-               std::to_string(row);
-    }
-  }
-  return std::nullopt;
-}
-
-// Perceptual outputs: the same frame (dimensions, components, colour space, sampling, block
-// grid) and tables never finer than the input's, entry by entry.
-std::optional<std::string> compare_structure(CoefficientImage& a, CoefficientImage& b) {
+// The frame both outputs must keep: dimensions, components, colour space, sampling and block
+// grid. `check` adds what each mode asks of a component's table and coefficients.
+template <typename ComponentCheck>
+std::optional<std::string> compare_frame(CoefficientImage& a, CoefficientImage& b,
+                                         ComponentCheck check) {
   const auto& x = a.info();
   const auto& y = b.info();
   if (x.image_width != y.image_width || x.image_height != y.image_height)
@@ -63,12 +35,42 @@ std::optional<std::string> compare_structure(CoefficientImage& a, CoefficientIma
         p.height_in_blocks != q.height_in_blocks)
       return "component " + std::to_string(ci) + " differs";
     if (!p.quant_table || !q.quant_table) return "a quantisation table is missing";
-    for (int k = 0; k < DCTSIZE2; ++k)
-      if (q.quant_table->quantval[k] < p.quant_table->quantval[k])
-        return "quantisation table of component " + std::to_string(ci) +
-               " is finer than the input's";
+    if (auto problem = check(ci, p, q)) return problem;
   }
   return std::nullopt;
+}
+
+// Lossless outputs: identical tables and every DCT coefficient identical.
+std::optional<std::string> compare_coefficients(CoefficientImage& a, CoefficientImage& b) {
+  return compare_frame(a, b,
+                       [&](int ci, const jpeg_component_info& p,
+                           const jpeg_component_info& q) -> std::optional<std::string> {
+                         if (std::memcmp(p.quant_table->quantval, q.quant_table->quantval,
+                                         sizeof(p.quant_table->quantval)) != 0)
+                           return "quantisation table of component " + std::to_string(ci) +
+                                  " differs";
+                         for (JDIMENSION row = 0; row < p.height_in_blocks; ++row) {
+                           const JBLOCK* r = a.block_row(ci, row);
+                           const JBLOCK* s = b.block_row(ci, row);
+                           if (std::memcmp(r, s, sizeof(JBLOCK) * p.width_in_blocks) != 0)
+                             return "DCT coefficients of component " + std::to_string(ci) +
+                                    " differ in block row " + std::to_string(row);
+                         }
+                         return std::nullopt;
+                       });
+}
+
+// Perceptual outputs: tables never finer than the input's, entry by entry.
+std::optional<std::string> compare_structure(CoefficientImage& a, CoefficientImage& b) {
+  return compare_frame(a, b,
+                       [](int ci, const jpeg_component_info& p,
+                          const jpeg_component_info& q) -> std::optional<std::string> {
+                         for (int k = 0; k < DCTSIZE2; ++k)
+                           if (q.quant_table->quantval[k] < p.quant_table->quantval[k])
+                             return "quantisation table of component " + std::to_string(ci) +
+                                    " is finer than the input's";
+                         return std::nullopt;
+                       });
 }
 
 // The MPF segment may differ only in the secondary images' offsets (which must point to the

@@ -6,12 +6,18 @@ namespace lighten {
 
 unsigned PngHeader::channels() const {
   switch (color_type) {
-    case 0: return 1;  // gray
-    case 2: return 3;  // RGB
-    case 3: return 1;  // palette index
-    case 4: return 2;  // gray + alpha
-    case 6: return 4;  // RGBA
-    default: return 0;
+    case 0:
+      return 1;  // gray
+    case 2:
+      return 3;  // RGB
+    case 3:
+      return 1;  // palette index
+    case 4:
+      return 2;  // gray + alpha
+    case 6:
+      return 4;  // RGBA
+    default:
+      return 0;
   }
 }
 
@@ -24,10 +30,19 @@ void check_header(const PngHeader& h) {
   const uint8_t d = h.bit_depth;
   bool ok = false;
   switch (h.color_type) {
-    case 0: ok = d == 1 || d == 2 || d == 4 || d == 8 || d == 16; break;
-    case 3: ok = d == 1 || d == 2 || d == 4 || d == 8; break;
-    case 2: case 4: case 6: ok = d == 8 || d == 16; break;
-    default: bad("has an unknown colour type");
+    case 0:
+      ok = d == 1 || d == 2 || d == 4 || d == 8 || d == 16;
+      break;
+    case 3:
+      ok = d == 1 || d == 2 || d == 4 || d == 8;
+      break;
+    case 2:
+    case 4:
+    case 6:
+      ok = d == 8 || d == 16;
+      break;
+    default:
+      bad("has an unknown colour type");
   }
   if (!ok) bad("combines a bit depth and colour type PNG does not allow");
   if (h.interlace > 1) bad("has an unknown interlace method");

@@ -34,11 +34,20 @@ void filter_row(uint8_t type, const uint8_t* cur, const uint8_t* prev, size_t n,
     const int c = (prev && i >= bpp) ? prev[i - bpp] : 0;
     int pred = 0;
     switch (type) {
-      case 1: pred = a; break;
-      case 2: pred = b; break;
-      case 3: pred = (a + b) >> 1; break;
-      case 4: pred = paeth(a, b, c); break;
-      default: break;
+      case 1:
+        pred = a;
+        break;
+      case 2:
+        pred = b;
+        break;
+      case 3:
+        pred = (a + b) >> 1;
+        break;
+      case 4:
+        pred = paeth(a, b, c);
+        break;
+      default:
+        break;
     }
     out[i] = uint8_t(cur[i] - pred);
   }
@@ -70,7 +79,8 @@ std::vector<PngPass> png_passes(const PngHeader& h) {
   static constexpr uint32_t kStepY[7] = {8, 8, 8, 4, 4, 2, 2};
   std::vector<PngPass> passes;
   for (int p = 0; p < 7; ++p) {
-    const uint32_t w = h.width > kStartX[p] ? (h.width - kStartX[p] + kStepX[p] - 1) / kStepX[p] : 0;
+    const uint32_t w =
+        h.width > kStartX[p] ? (h.width - kStartX[p] + kStepX[p] - 1) / kStepX[p] : 0;
     const uint32_t ht =
         h.height > kStartY[p] ? (h.height - kStartY[p] + kStepY[p] - 1) / kStepY[p] : 0;
     passes.push_back({w, ht});
@@ -99,7 +109,8 @@ void png_unfilter(Bytes& data, const PngHeader& h) {
       uint8_t* cur = data.data() + at + 1;
       const uint8_t* prev = y > 0 ? cur - (row + 1) : nullptr;
       switch (type) {
-        case 0: break;
+        case 0:
+          break;
         case 1:
           for (size_t i = bpp; i < row; ++i) cur[i] = uint8_t(cur[i] + cur[i - bpp]);
           break;
@@ -123,7 +134,8 @@ void png_unfilter(Bytes& data, const PngHeader& h) {
           }
           break;
         default:
-          throw FormatError(Reason::kCorrupt, at, "unknown PNG filter type " + std::to_string(type));
+          throw FormatError(Reason::kCorrupt, at,
+                            "unknown PNG filter type " + std::to_string(type));
       }
       data[at] = 0;
     }

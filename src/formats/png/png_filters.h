@@ -28,8 +28,8 @@ enum class PngFilterStrategy {
   kEntropy,  // per row, the filter whose output bytes have the lowest Shannon entropy
 };
 inline constexpr PngFilterStrategy kAllPngStrategies[] = {
-    PngFilterStrategy::kNone,    PngFilterStrategy::kSub,    PngFilterStrategy::kUp,
-    PngFilterStrategy::kAverage, PngFilterStrategy::kPaeth,  PngFilterStrategy::kMinSum,
+    PngFilterStrategy::kNone,    PngFilterStrategy::kSub,   PngFilterStrategy::kUp,
+    PngFilterStrategy::kAverage, PngFilterStrategy::kPaeth, PngFilterStrategy::kMinSum,
     PngFilterStrategy::kEntropy};
 
 // Undoes the filters of `data` (inflated IDAT) in place; every row's filter byte becomes 0.

@@ -25,8 +25,7 @@ void refuse_variants(const PngFile& png, const Policy& policy) {
                         "Apple CgBI PNG (not a standard PNG) is left as it is");
     const bool known_critical = c.is("IHDR") || c.is("PLTE") || c.is("IDAT") || c.is("IEND");
     if (c.critical() && !known_critical)
-      throw FormatError(Reason::kUnsupportedVariant, 0,
-                        "unknown critical chunk " + c.type_name());
+      throw FormatError(Reason::kUnsupportedVariant, 0, "unknown critical chunk " + c.type_name());
   }
   if (uint64_t(png.header.width) * png.header.height > policy.limits.max_pixels)
     throw FormatError(Reason::kLimitExceeded, 16, "more pixels than --max-pixels");
@@ -127,7 +126,8 @@ Outcome optimize_png(ByteView input, Context& context) {
   const PngFile png = read_png_chunks(input);
   refuse_variants(png, policy);
   const Bytes idat = image_data(png);
-  const uint64_t size = png_data_size(png.header, std::min<uint64_t>(policy.limits.max_expanded_bytes, 1ull << 34));
+  const uint64_t size =
+      png_data_size(png.header, std::min<uint64_t>(policy.limits.max_expanded_bytes, 1ull << 34));
   Bytes original_filtered = inflate_exact(idat, size_t(size), DeflateWrapper::kZlib);
   Bytes raw = original_filtered;
   png_unfilter(raw, png.header);
@@ -136,19 +136,24 @@ Outcome optimize_png(ByteView input, Context& context) {
   std::vector<Candidate> candidates;
   candidates.push_back({"original filters", std::move(original_filtered), 0});
   std::vector<PngFilterStrategy> strategies;
-  if (policy.effort <= 2) strategies = {PngFilterStrategy::kMinSum};
-  else if (policy.effort <= 4) strategies = {PngFilterStrategy::kNone, PngFilterStrategy::kMinSum};
-  else strategies.assign(std::begin(kAllPngStrategies), std::end(kAllPngStrategies) - 1);
+  if (policy.effort <= 2)
+    strategies = {PngFilterStrategy::kMinSum};
+  else if (policy.effort <= 4)
+    strategies = {PngFilterStrategy::kNone, PngFilterStrategy::kMinSum};
+  else
+    strategies.assign(std::begin(kAllPngStrategies), std::end(kAllPngStrategies) - 1);
   if (policy.effort >= 7) strategies.push_back(PngFilterStrategy::kEntropy);
   for (PngFilterStrategy s : strategies)
     candidates.push_back({kStrategyNames[int(s)], png_filter(raw, png.header, s), 0});
   const int trial_level = policy.effort <= 4 ? 1 : policy.effort <= 6 ? 3 : 6;
   for (Candidate& c : candidates) {
-    if (context.out_of_time()) throw FormatError(Reason::kLimitExceeded, 0, "the time budget ran out");
+    if (context.out_of_time())
+      throw FormatError(Reason::kLimitExceeded, 0, "the time budget ran out");
     c.trial_size = deflate_at_level(c.filtered, trial_level, DeflateWrapper::kZlib).size();
   }
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [](const Candidate& a, const Candidate& b) { return a.trial_size < b.trial_size; });
+  std::stable_sort(
+      candidates.begin(), candidates.end(),
+      [](const Candidate& a, const Candidate& b) { return a.trial_size < b.trial_size; });
   // At high effort the best three get the full compressor: quick ranks are not always right.
   const size_t finalists = std::min<size_t>(policy.effort >= 7 ? 3 : 1, candidates.size());
   Bytes best;
@@ -200,8 +205,8 @@ Verdict verify_png(ByteView input, ByteView output, Context&) {
 
 void describe_png(ByteView input, FileInfo& info) {
   const PngFile png = read_png_chunks(input);
-  static constexpr const char* kColorTypes[] = {"gray", "?", "RGB", "palette", "gray+alpha", "?",
-                                                "RGBA"};
+  static constexpr const char* kColorTypes[] = {"gray",       "?", "RGB", "palette",
+                                                "gray+alpha", "?", "RGBA"};
   const PngHeader& h = png.header;
   info.properties.emplace_back("width", std::to_string(h.width));
   info.properties.emplace_back("height", std::to_string(h.height));

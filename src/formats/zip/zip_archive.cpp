@@ -89,7 +89,8 @@ EndRecord read_end(ByteView bytes) {
   end.entries = entries;
   end.cd_end = eocd;
   if (disk != 0 || cd_disk != 0 || entries_here != entries)
-    throw FormatError(Reason::kUnsupportedVariant, eocd, "multi-volume ZIP archives are not handled");
+    throw FormatError(Reason::kUnsupportedVariant, eocd,
+                      "multi-volume ZIP archives are not handled");
 
   if (eocd >= kLocatorSize && starts_with(bytes, "PK\x06\x07", eocd - kLocatorSize)) {
     ByteReader loc(bytes, eocd - kLocatorSize + 4);
@@ -154,11 +155,12 @@ ZipEntry read_central_entry(ByteReader& r) {
 
 void read_local_header(ByteView bytes, ZipEntry& e, uint64_t cd_offset) {
   ByteReader r(bytes, e.local_offset);
-  if (r.u32le() != kLocalSignature) corrupt(e.local_offset, "local header of " + e.name + " missing");
+  if (r.u32le() != kLocalSignature)
+    corrupt(e.local_offset, "local header of " + e.name + " missing");
   e.local_version_needed = r.u16le();
   e.local_flags = r.u16le();
   const uint16_t method = r.u16le();
-  r.skip(4);  // time and date: the central directory's are the ones readers show
+  r.skip(4);   // time and date: the central directory's are the ones readers show
   r.skip(12);  // crc and sizes: zero with a data descriptor; the central directory's are used
   const uint16_t name_len = r.u16le(), extra_len = r.u16le();
   ByteView name = r.take(name_len);

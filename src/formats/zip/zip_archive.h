@@ -40,9 +40,7 @@ struct ZipEntry {
   uint64_t span_end = 0;  // end of the data (and of its data descriptor, if any)
   ByteView data;          // the compressed bytes
 
-  bool encrypted() const {
-    return (flags & (kZipFlagEncrypted | kZipFlagStrongEncryption)) != 0;
-  }
+  bool encrypted() const { return (flags & (kZipFlagEncrypted | kZipFlagStrongEncryption)) != 0; }
 };
 
 struct ZipArchive {

@@ -51,13 +51,14 @@ void check_budget(const ZipArchive& archive, ByteView input, const Policy& polic
   uint64_t total = 0;
   for (const ZipEntry& e : archive.entries) total += e.uncompressed_size;
   if (total > policy.limits.max_expanded_bytes)
-    throw FormatError(Reason::kLimitExceeded, 0,
-                      "entries expand to " + std::to_string(total) +
-                          " bytes, over the expansion budget");
+    throw FormatError(
+        Reason::kLimitExceeded, 0,
+        "entries expand to " + std::to_string(total) + " bytes, over the expansion budget");
   if (double(total) > policy.limits.max_expansion_ratio * double(input.size()) &&
       total > (64u << 20))
     throw FormatError(Reason::kLimitExceeded, 0,
-                      "entries expand " + std::to_string(total / std::max<size_t>(input.size(), 1)) +
+                      "entries expand " +
+                          std::to_string(total / std::max<size_t>(input.size(), 1)) +
                           " times the archive's size (a zip bomb?)");
 }
 
@@ -66,9 +67,11 @@ Bytes entry_content(const ZipEntry& e) {
                       ? inflate_exact(e.data, e.uncompressed_size, DeflateWrapper::kRaw)
                       : Bytes(e.data.begin(), e.data.end());
   if (e.method == kZipMethodStored && content.size() != e.uncompressed_size)
-    throw FormatError(Reason::kCorrupt, e.local_offset, "stored entry " + e.name + " has the wrong size");
+    throw FormatError(Reason::kCorrupt, e.local_offset,
+                      "stored entry " + e.name + " has the wrong size");
   if (crc32_of(content) != e.crc32)
-    throw FormatError(Reason::kCorrupt, e.local_offset, "CRC of " + e.name + " does not match its data");
+    throw FormatError(Reason::kCorrupt, e.local_offset,
+                      "CRC of " + e.name + " does not match its data");
   return content;
 }
 
@@ -126,8 +129,8 @@ Outcome optimize_zip(ByteView input, Context& context) {
     }
     if (e.method == kZipMethodDeflate && packed.empty()) continue;  // unchanged media
     // A stored entry is deflated only when that pays; a deflated one stays deflated.
-    const bool deflate_it = e.method == kZipMethodDeflate ||
-                            (!packed.empty() && packed.size() + 8 < content.size());
+    const bool deflate_it =
+        e.method == kZipMethodDeflate || (!packed.empty() && packed.size() + 8 < content.size());
     Bytes& chosen = deflate_it ? packed : content;
     if (!changed && chosen.size() >= e.data.size()) continue;
     if (!changed) ++redeflated;
@@ -156,7 +159,8 @@ Outcome optimize_zip(ByteView input, Context& context) {
   for (const auto& [k, n] : optimised)
     detail += (detail.empty() ? "" : ", ") + std::to_string(n) + " " + std::string(kind_name(k));
   if (!detail.empty()) detail += " optimised";
-  if (redeflated) detail += (detail.empty() ? "" : "; ") + std::to_string(redeflated) + " parts re-deflated";
+  if (redeflated)
+    detail += (detail.empty() ? "" : "; ") + std::to_string(redeflated) + " parts re-deflated";
   outcome.detail = detail;
   return outcome;
 }
@@ -172,19 +176,20 @@ Verdict verify_zip(ByteView input, ByteView output, Context& context) {
     const ZipEntry& x = a.entries[i];
     const ZipEntry& y = b.entries[i];
     const auto without_descriptor = [](uint16_t f) { return f & ~kZipFlagDataDescriptor; };
-    if (x.name != y.name) return {false, "entry " + std::to_string(i) + " was renamed or moved", {}};
+    if (x.name != y.name)
+      return {false, "entry " + std::to_string(i) + " was renamed or moved", {}};
     // Document formats allow a stored part to become deflated; nothing else may change.
     const bool method_ok =
-        x.method == y.method || (x.method == kZipMethodStored && y.method == kZipMethodDeflate &&
-                                 !is_first_mimetype(a, i));
+        x.method == y.method ||
+        (x.method == kZipMethodStored && y.method == kZipMethodDeflate && !is_first_mimetype(a, i));
     if (!method_ok || without_descriptor(x.flags) != without_descriptor(y.flags) ||
         x.mod_time != y.mod_time || x.mod_date != y.mod_date ||
         x.external_attrs != y.external_attrs || x.internal_attrs != y.internal_attrs ||
         x.central_extra != y.central_extra || x.local_extra != y.local_extra ||
         x.comment != y.comment || x.version_made_by != y.version_made_by)
       return {false, "the header of " + x.name + " changed", {}};
-    const bool raw_only = is_first_mimetype(a, i) ||
-                          (x.method != kZipMethodStored && x.method != kZipMethodDeflate);
+    const bool raw_only =
+        is_first_mimetype(a, i) || (x.method != kZipMethodStored && x.method != kZipMethodDeflate);
     if (x.method == kZipMethodStored && y.method == kZipMethodDeflate &&
         (sniff(input) == Kind::kZip || sniff(input) == Kind::kJar))
       return {false, "a stored entry of a plain archive was deflated", {}};
@@ -218,7 +223,8 @@ void describe_zip(ByteView input, FileInfo& info) {
   }
   info.properties.emplace_back("entries", std::to_string(archive.entries.size()));
   std::string m;
-  for (const auto& [name, n] : methods) m += (m.empty() ? "" : ", ") + std::to_string(n) + " " + name;
+  for (const auto& [name, n] : methods)
+    m += (m.empty() ? "" : ", ") + std::to_string(n) + " " + name;
   info.properties.emplace_back("compression", m);
   info.properties.emplace_back("expanded size", std::to_string(expanded) + " bytes");
   if (!archive.entries.empty() && archive.entries[0].name == "mimetype")
