@@ -2,6 +2,9 @@
 // hand an embedded item back to the engine. Types only: core knows no format.
 #pragma once
 
+#include <array>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -18,6 +21,11 @@ struct Verdict {
   QualityFigures quality;  // what the check measured
 };
 
+// 128 bits that stand for what an input decodes to (for a JPEG: its frame, tables and every DCT
+// coefficient), so that a verifier can check an output against the input without decoding the
+// same input a second time.
+using DecodedFingerprint = std::array<uint64_t, 2>;
+
 class Context {
  public:
   virtual ~Context() = default;
@@ -33,6 +41,12 @@ class Context {
   // Checks an embedded item's output against its original with the verifier of its kind, as
   // the engine does for files on disk.
   virtual Verdict verify_embedded(ByteView original, ByteView output) = 0;
+  // An optimiser notes the fingerprint of an input it has decoded; the verifier of the same
+  // top-level file may ask for it by the input's bytes. Contexts that keep none answer nullopt.
+  virtual void note_fingerprint(ByteView /*input*/, const DecodedFingerprint& /*what*/) {}
+  virtual std::optional<DecodedFingerprint> fingerprint(ByteView /*input*/) const {
+    return std::nullopt;
+  }
 };
 
 }  // namespace lighten

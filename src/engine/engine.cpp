@@ -2,6 +2,8 @@
 #include <new>
 #include <string>
 
+#include <xxhash.h>
+
 #include "engine/engine_context.h"
 #include "engine/registry.h"
 #include "lighten/lighten.h"
@@ -29,7 +31,26 @@ std::string with_offset(const FormatError& e) {
   return std::string(e.what()) + " (at byte " + std::to_string(e.offset()) + ")";
 }
 
+std::array<uint64_t, 3> bytes_key(ByteView bytes) {
+  const XXH128_hash_t h = XXH3_128bits(bytes.data(), bytes.size());
+  return {h.low64, h.high64, bytes.size()};
+}
+
 }  // namespace
+
+void EngineContext::note_fingerprint(ByteView input, const DecodedFingerprint& what) {
+  const auto key = bytes_key(input);
+  std::lock_guard lock(budget_->fingerprints_mutex);
+  budget_->fingerprints[key] = what;
+}
+
+std::optional<DecodedFingerprint> EngineContext::fingerprint(ByteView input) const {
+  const auto key = bytes_key(input);
+  std::lock_guard lock(budget_->fingerprints_mutex);
+  auto it = budget_->fingerprints.find(key);
+  if (it == budget_->fingerprints.end()) return std::nullopt;
+  return it->second;
+}
 
 bool EngineContext::out_of_time() const { return Clock::now() > budget_->deadline; }
 

@@ -3,7 +3,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
+#include <mutex>
 
 #include "core/context.h"
 
@@ -13,6 +15,10 @@ namespace lighten {
 struct SharedBudget {
   std::chrono::steady_clock::time_point deadline;
   std::atomic<uint64_t> expanded_bytes{0};  // bytes handed to embedded optimisers so far
+  // Decoded fingerprints noted by optimisers, keyed by a 128-bit hash of the input's bytes and
+  // its length (items of one container may be optimised on several threads).
+  std::mutex fingerprints_mutex;
+  std::map<std::array<uint64_t, 3>, DecodedFingerprint> fingerprints;
 };
 
 class EngineContext final : public Context {
@@ -25,6 +31,8 @@ class EngineContext final : public Context {
   bool out_of_time() const override;
   Outcome optimize_embedded(ByteView bytes, std::string_view name) override;
   Verdict verify_embedded(ByteView original, ByteView output) override;
+  void note_fingerprint(ByteView input, const DecodedFingerprint& what) override;
+  std::optional<DecodedFingerprint> fingerprint(ByteView input) const override;
 
   // Sniffs, dispatches, enforces the minimum gain and verifies; never throws.
   Outcome run(ByteView bytes);

@@ -15,7 +15,10 @@ namespace lighten {
 namespace {
 
 Verdict verify_jpeg_file(ByteView input, ByteView output, Context& context) {
-  return verify_jpeg(input, output, context.policy());
+  const Policy& policy = context.policy();
+  if (policy.mode == Mode::kLossless && policy.verify == VerifyLevel::kCoefficients)
+    return verify_jpeg(input, output, policy, context.fingerprint(input));
+  return verify_jpeg(input, output, policy);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "formats/jpeg/coefficients.h"
 #include "formats/jpeg/jpeg_format.h"
 #include "formats/jpeg/markers.h"
 #include "test_support.h"
@@ -179,6 +180,41 @@ TEST(JpegOptimize, Describes) {
   EXPECT_EQ(get("estimated quality"), "q90");
   EXPECT_EQ(get("restart interval"), "3 MCUs");
   EXPECT_EQ(get("bytes after EOI"), "3");
+}
+
+// The verifier's shortcut: with the input's fingerprint it decodes only the output, and it still
+// rejects every output whose coefficients, tables or frame differ from the input's.
+TEST(JpegOptimize, FingerprintShortcutStillCatchesDifferences) {
+  EncodeOptions a;
+  a.components = 3;
+  Bytes in = make_jpeg(a);
+  a.quality = 80;
+  Bytes other_quality = make_jpeg(a);
+  Bytes other_pixels;  // the same frame and tables, one coefficient changed
+  {
+    CoefficientImage image(in, nullptr);
+    image.mutable_block_row(0, 2)[3][5] += 1;
+    other_pixels = write_coefficients(image, WriteOptions{});
+  }
+  Policy p;
+  DecodedFingerprint fp;
+  {
+    CoefficientImage image(in, nullptr);
+    fp = fingerprint_coefficients(image);
+  }
+  TestContext context(p);
+  Bytes out = optimize_jpeg(in, context).bytes;
+  ASSERT_FALSE(out.empty());
+  EXPECT_TRUE(verify_jpeg(in, out, p, fp).ok);
+  EXPECT_FALSE(verify_jpeg(in, other_quality, p, fp).ok);
+  EXPECT_FALSE(verify_jpeg(in, other_pixels, p, fp).ok);
+  // A wrong fingerprint never passes an output by itself: the full comparison decides.
+  const DecodedFingerprint wrong{fp[0] ^ 1, fp[1]};
+  EXPECT_TRUE(verify_jpeg(in, out, p, wrong).ok);
+  EXPECT_FALSE(verify_jpeg(in, other_pixels, p, wrong).ok);
+  // Equal images give equal fingerprints, whatever their entropy coding.
+  CoefficientImage again(out, nullptr);
+  EXPECT_EQ(fingerprint_coefficients(again), fp);
 }
 
 }  // namespace

@@ -39,6 +39,15 @@ class CompoundFile {
   // streams; regular and mini streams re-laid out, DIFAT written when the FAT needs it.
   Bytes serialize() const;
 
+  // Helpers beyond the core API.
+  // Paths of every stream reachable from the root, in directory order.
+  std::vector<std::string> stream_paths() const;
+  // The 128 bytes of directory entry `index` with its start sector and size zeroed: what
+  // serialize() promises to keep. Throws std::out_of_range for a bad index.
+  Bytes entry_record(size_t index) const;
+  uint16_t major_version() const;  // 3 (512-byte sectors) or 4 (4096-byte sectors)
+  uint32_t sector_size() const;
+
  private:
   struct Impl;
   std::shared_ptr<Impl> impl_;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/bytes.h"
+#include "core/context.h"
 
 namespace lighten {
 class Context;
@@ -54,6 +55,11 @@ class CoefficientImage {
  private:
   std::unique_ptr<State> state_;
 };
+
+// The frame (dimensions, colour space, components, sampling, block grid), each component's
+// source quantisation table and every DCT coefficient, hashed: two images with equal
+// fingerprints decode to the same pixels.
+DecodedFingerprint fingerprint_coefficients(CoefficientImage& image);
 
 struct WriteOptions {
   enum class Scans { kSequential, kSimpleProgressive, kScript };

@@ -92,6 +92,9 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
                       "them in differently)");
   if (context.out_of_time())
     throw FormatError(Reason::kLimitExceeded, 0, "time budget spent after decoding");
+  // Lossless outputs are checked against this, so the verifier need not decode the input again.
+  if (policy.mode == Mode::kLossless && policy.verify == VerifyLevel::kCoefficients)
+    context.note_fingerprint(input, fingerprint_coefficients(image));
   PerceptualResult perceptual;
   if (policy.mode != Mode::kLossless)
     perceptual = requantize_for_floor(image, input, layout, policy, &context);

@@ -2,14 +2,19 @@
 // after EOI kept byte for byte (MPF offsets rewritten), all DCT coefficients unchanged.
 #pragma once
 
+#include <optional>
+
 #include "core/bytes.h"
 #include "core/context.h"
 #include "core/format.h"
 
 namespace lighten {
 
-Outcome optimize_jpeg(ByteView input, Context& context);                     // OptimizeFn
-Verdict verify_jpeg(ByteView input, ByteView output, const Policy& policy);  // VerifyFn
-void describe_jpeg(ByteView input, FileInfo& info);                          // DescribeFn
+Outcome optimize_jpeg(ByteView input, Context& context);  // OptimizeFn
+// The VerifyFn (through the registry). With `input_fingerprint` (what the optimiser noted when
+// it decoded the input), a lossless check decodes only the output.
+Verdict verify_jpeg(ByteView input, ByteView output, const Policy& policy,
+                    const std::optional<DecodedFingerprint>& input_fingerprint = std::nullopt);
+void describe_jpeg(ByteView input, FileInfo& info);  // DescribeFn
 
 }  // namespace lighten

@@ -1,5 +1,7 @@
 #include "formats/jpeg/markers.h"
 
+#include <cstring>
+
 #include <cstdio>
 #include <string>
 
@@ -16,10 +18,10 @@ bool is_rst(uint8_t m) { return m >= 0xD0 && m <= 0xD7; }
 // a stuffed zero or a restart marker.
 size_t skip_entropy(ByteView in, size_t pos) {
   while (pos < in.size()) {
-    if (in[pos] != 0xFF) {
-      ++pos;
-      continue;
-    }
+    // memchr finds the next FF many bytes at a time; most of a scan holds none.
+    const void* ff = std::memchr(in.data() + pos, 0xFF, in.size() - pos);
+    if (ff == nullptr) return in.size();
+    pos = size_t(static_cast<const uint8_t*>(ff) - in.data());
     size_t next = pos + 1;
     while (next < in.size() && in[next] == 0xFF) ++next;  // fill bytes
     if (next >= in.size()) return in.size();

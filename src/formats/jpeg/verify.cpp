@@ -132,10 +132,23 @@ std::optional<std::string> compare_metadata(ByteView in, const Layout& li, ByteV
   return std::nullopt;
 }
 
+// Lossless check against the input's fingerprint: decodes the output only. False when the
+// fingerprints differ (the full comparison then says where).
+bool matches_fingerprint(ByteView output, const DecodedFingerprint& input_fingerprint,
+                         std::string& problem) {
+  CoefficientImage b(output, nullptr);
+  if (!b.progression_complete()) {
+    problem = "a progression leaves coefficients unsent; decoders would fill them in";
+    return false;
+  }
+  return fingerprint_coefficients(b) == input_fingerprint;
+}
+
 }  // namespace
 }  // namespace jpeg
 
-Verdict verify_jpeg(ByteView input, ByteView output, const Policy& policy) {
+Verdict verify_jpeg(ByteView input, ByteView output, const Policy& policy,
+                    const std::optional<DecodedFingerprint>& input_fingerprint) {
   using namespace jpeg;
   Verdict v;
   try {
@@ -146,6 +159,19 @@ Verdict verify_jpeg(ByteView input, ByteView output, const Policy& policy) {
       return v;
     }
     bool identical = true;
+    if (input_fingerprint && policy.mode == Mode::kLossless &&
+        policy.verify == VerifyLevel::kCoefficients) {
+      std::string problem;
+      if (matches_fingerprint(output, *input_fingerprint, problem)) {
+        v.ok = true;
+        v.quality.pixels_identical = true;
+        return v;
+      }
+      if (!problem.empty()) {
+        v.problem = problem;
+        return v;
+      }
+    }
     {
       CoefficientImage a(input, nullptr);
       CoefficientImage b(output, nullptr);
