@@ -172,6 +172,27 @@ TEST(PdfFormat, PdfA1KeepsMetadataAndGetsNoObjectStreams) {
   EXPECT_TRUE(saw);
 }
 
+// Outside PDF/A, the XMP stream goes through the optimiser like any stream (qpdf's writer then
+// decides how to store it); its packet reads back unchanged.
+TEST(PdfFormat, MetadataReadsBackUnchangedOutsidePdfA) {
+  const Sample s;
+  std::string xmp =
+      "<?xpacket begin=\"\"?><x:xmpmeta xmlns:x=\"adobe:ns:meta/\"><rdf:RDF><rdf:Description "
+      "xmlns:dc=\"http://purl.org/dc/elements/1.1/\"/></rdf:RDF></x:xmpmeta>";
+  xmp += std::string(2000, ' ') + "<?xpacket end=\"w\"?>";
+  auto objects = s.objects("/Metadata 9 0 R");
+  objects.push_back(stream_object("/Type /Metadata /Subtype /XML", xmp));
+  const auto input = as_bytes(make_pdf(objects, "1.5"));
+  const Outcome o = optimize(input, Policy{});
+  ASSERT_TRUE(o.replaced()) << o.message;
+  auto doc = open(o.bytes);
+  auto metadata = doc->getRoot().getKey("/Metadata");
+  ASSERT_TRUE(metadata.isStream());
+  auto data = metadata.getStreamData(qpdf_dl_generalized);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(data->getBuffer()), data->getSize()), xmp);
+  expect_same_content(input, o.bytes);
+}
+
 TEST(PdfFormat, SignedDocumentsAreLeftAlone) {
   auto objects = Sample{}.objects("/AcroForm << /Fields [9 0 R] /SigFlags 3 >>");
   objects.push_back("<< /FT /Sig /T (Signature1) /V 10 0 R >>");

@@ -169,8 +169,11 @@ bool is_image(QPDFObjectHandle stream) {
 bool is_untouchable(QPDFObjectHandle stream) {
   QPDFObjectHandle dict = stream.getDict();
   QPDFObjectHandle type = dict.getKey("/Type");
-  return type.isNameAndEquals("/Metadata") || type.isNameAndEquals("/XRef") ||
-         type.isNameAndEquals("/ObjStm") || dict.hasKey("/F");
+  return type.isNameAndEquals("/XRef") || type.isNameAndEquals("/ObjStm") || dict.hasKey("/F");
+}
+
+bool is_metadata(QPDFObjectHandle stream) {
+  return stream.getDict().getKey("/Type").isNameAndEquals("/Metadata");
 }
 
 std::map<QPDFObjGen, std::string> image_names(QPDF& pdf) {

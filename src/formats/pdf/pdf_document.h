@@ -45,8 +45,11 @@ PdfFacts inspect(QPDF& pdf, ByteView bytes);
 std::string sole_filter(QPDFObjectHandle stream);
 
 bool is_image(QPDFObjectHandle stream);
-// XMP, xref and object streams, and streams whose data lives in another file: never touched.
+// Xref and object streams (the writer makes them anew) and streams whose data lives in another
+// file: never touched.
 bool is_untouchable(QPDFObjectHandle stream);
+// An XMP metadata stream: PDF/A keeps it unfiltered, so that tools that do not read PDF find it.
+bool is_metadata(QPDFObjectHandle stream);
 
 // "page 3 image /Im0" for images a page names; "image 12 0 R" for the others.
 std::map<QPDFObjGen, std::string> image_names(QPDF& pdf);

@@ -63,13 +63,16 @@ struct Tally {
 
 class StreamOptimizer {
  public:
-  StreamOptimizer(Context& context, std::map<QPDFObjGen, std::string> names, Outcome& outcome)
-      : context_(context), names_(std::move(names)), outcome_(outcome) {}
+  StreamOptimizer(Context& context, std::map<QPDFObjGen, std::string> names, bool pdfa,
+                  Outcome& outcome)
+      : context_(context), names_(std::move(names)), pdfa_(pdfa), outcome_(outcome) {}
 
   void run(QPDFObjectHandle stream) {
     if (context_.out_of_time())
       throw FormatError(Reason::kLimitExceeded, 0, "the time budget ran out");
     if (pdf::is_untouchable(stream)) return;
+    // Outside PDF/A, XMP is compressed like any other stream (readers of PDF inflate it).
+    if (pdfa_ && pdf::is_metadata(stream)) return;
     const std::string filter = pdf::sole_filter(stream);
     if (filter == "/DCTDecode" && pdf::is_image(stream)) {
       jpeg(stream);
@@ -153,6 +156,7 @@ class StreamOptimizer {
 
   Context& context_;
   std::map<QPDFObjGen, std::string> names_;
+  bool pdfa_;
   Outcome& outcome_;
   Tally tally_;
 };
@@ -184,7 +188,7 @@ Outcome optimize_pdf(ByteView input, Context& context) {
     Outcome outcome;
     outcome.kind = Kind::kPdf;
     outcome.bytes_in = input.size();
-    StreamOptimizer streams(context, pdf::image_names(pdf), outcome);
+    StreamOptimizer streams(context, pdf::image_names(pdf), facts.pdfa_part > 0, outcome);
     for (QPDFObjectHandle obj : objects)
       if (obj.isStream()) streams.run(obj);
     pdf::refuse_warnings(pdf, "while reading its streams");
