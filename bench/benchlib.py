@@ -50,20 +50,22 @@ def lighten_tool(binary, *flags):
     return run
 
 
-def measure(tools, files, same_check=None):
+def measure(tools, files, same_check=None, kept_check=None):
     """Runs every tool on the same files; prints a table of bytes saved and MB/s per core.
     A tool's output counts only when smaller than its input (every tool may keep the input).
-    same_check(input, output) -> bool, when given, fills the last column."""
+    same_check(input, output) -> bool, when given, fills a column "same"; kept_check(input,
+    output) -> bool (every metadata byte and trailing byte still there) a column "data kept"."""
     total_in = sum(f.stat().st_size for f in files)
     print(f"{len(files)} files, {total_in:,} bytes, one core per tool, MB/s per CPU second\n")
     header = f"{'tool':<46} {'bytes out':>12} {'saved':>7} {'MB/s/core':>10}"
-    print(header + (f" {'same':>10}" if same_check else ""))
+    header += f" {'same':>10}" if same_check else ""
+    print(header + (f" {'data kept':>10}" if kept_check else ""))
     results = {}
     for name, run in tools:
         with tempfile.TemporaryDirectory() as tmp:
             outdir = Path(tmp)
             seconds = run(files, outdir)
-            total_out, same = 0, 0
+            total_out, same, intact = 0, 0, 0
             for f in files:
                 out = outdir / f.name
                 size_in = f.stat().st_size
@@ -71,11 +73,15 @@ def measure(tools, files, same_check=None):
                 total_out += size_in if kept else out.stat().st_size
                 if same_check:
                     same += kept or same_check(f, out)
+                if kept_check:
+                    intact += kept or kept_check(f, out)
             saved = 100.0 * (total_in - total_out) / total_in
             line = (f"{name:<46} {total_out:>12,} {saved:>6.2f}% "
                     f"{total_in / 1e6 / max(seconds, 1e-9):>10.2f}")
             if same_check:
                 line += f" {same:>4}/{len(files)}"
+            if kept_check:
+                line += f" {intact:>6}/{len(files)}"
             print(line, flush=True)
             results[name] = saved
     return results
