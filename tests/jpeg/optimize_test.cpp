@@ -3,6 +3,7 @@
 #include "formats/jpeg/coefficients.h"
 #include "formats/jpeg/jpeg_format.h"
 #include "formats/jpeg/markers.h"
+#include "formats/jpeg/restarts.h"
 #include "test_support.h"
 
 namespace lighten::jpeg {
@@ -78,6 +79,56 @@ TEST(JpegOptimize, RestartIntervalKeptOrDropped) {
   Outcome out = optimize_jpeg(in, drop);
   EXPECT_FALSE(has_dri(out.bytes));
   expect_same_pixels(in, out.bytes);
+}
+
+// A progressive writing of a baseline input with restarts: each scan restarts as often, in its
+// own component's blocks, as the input did, and the file still decodes to the same pixels.
+TEST(JpegOptimize, ProgressiveScansKeepTheInputsRestartDensity) {
+  EncodeOptions o;
+  o.width = 160;
+  o.height = 96;
+  o.restart_interval = 2;
+  Bytes in = make_jpeg(o);
+  CoefficientImage image(in, nullptr);
+  ASSERT_EQ(image.info().comp_info[0].h_samp_factor * image.info().comp_info[0].v_samp_factor, 4);
+  std::vector<jpeg_scan_info> script;
+  jpeg_scan_info dc{};
+  dc.comps_in_scan = 3;
+  for (int c = 0; c < 3; ++c) dc.component_index[c] = c;
+  script.push_back(dc);
+  for (int c = 0; c < 3; ++c) {
+    jpeg_scan_info ac{};
+    ac.comps_in_scan = 1;
+    ac.component_index[0] = c;
+    ac.Ss = 1;
+    ac.Se = 63;
+    script.push_back(ac);
+  }
+  EXPECT_EQ(matched_restart_interval(image.info(), script[0], 2), 2u);
+  EXPECT_EQ(matched_restart_interval(image.info(), script[1], 2), 8u);
+  EXPECT_EQ(matched_restart_interval(image.info(), script[2], 2), 2u);
+  WriteOptions w;
+  w.scans = WriteOptions::Scans::kScript;
+  w.script = script;
+  w.restart_interval = 2;
+  const Bytes uniform = write_coefficients(image, w);
+  const auto matched = write_with_matched_restarts(image, script, 2, uniform);
+  ASSERT_TRUE(matched.has_value());
+  EXPECT_LT(matched->size(), uniform.size());
+  expect_same_pixels(in, *matched);
+  std::vector<unsigned> intervals;
+  for (const Segment& s : parse_layout(*matched).segments)
+    if (s.marker == kDri) intervals.push_back(unsigned(s.payload[0] << 8 | s.payload[1]));
+  EXPECT_EQ(intervals, (std::vector<unsigned>{2, 8, 2}));
+  Policy p;
+  EXPECT_TRUE(verify_jpeg(uniform, *matched, p).ok);  // both without metadata
+  // A grayscale image restarts per block in every scan already: nothing to match.
+  o.components = 1;
+  Bytes gray = make_jpeg(o);
+  CoefficientImage g(gray, nullptr);
+  jpeg_scan_info only{};
+  only.comps_in_scan = 1;
+  EXPECT_EQ(matched_restart_interval(g.info(), only, 2), 2u);
 }
 
 TEST(JpegOptimize, LimitsAndDamage) {

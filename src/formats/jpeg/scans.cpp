@@ -4,6 +4,7 @@
 #include <array>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "core/errors.h"
 #include "formats/jpeg/estimate.h"
 #include "formats/jpeg/markers.h"
+#include "formats/jpeg/restarts.h"
 
 namespace lighten::jpeg {
 namespace {
@@ -267,10 +269,21 @@ void estimated_search(CoefficientImage& image, size_t plan_count, bool partition
   o.restart_interval = restart;
   const std::string what = "progressive (" + std::to_string(b.scans.size()) +
                            (custom ? " scans, band search)" : " scans, estimated script)");
+  Bytes written;
   try {
-    best.offer(write_coefficients(image, o), what, true);
+    written = write_coefficients(image, o);
   } catch (const FormatError&) {
+    return;
   }
+  std::optional<Bytes> matched;
+  if (restart > 0 && !info.progressive_mode && !out_of_time(context)) {
+    try {
+      matched = write_with_matched_restarts(image, b.scans, restart, written);
+    } catch (const FormatError&) {
+    }
+  }
+  best.offer(std::move(written), what, true);
+  if (matched) best.offer(std::move(*matched), what + ", restart density of the input", true);
 }
 
 }  // namespace
