@@ -236,12 +236,18 @@ void estimated_search(CoefficientImage& image, size_t plan_count, bool partition
     const unsigned step = static_cast<unsigned>(
         std::clamp<size_t>(blocks / kMinSampleBlocks, 1, std::max(1u, row_step)));
     ComponentIndex index(image, ci, step);
+    // Baseline inputs get their restart density back in each scan (see restarts.h).
+    jpeg_scan_info own{};
+    own.comps_in_scan = 1;
+    own.component_index[0] = ci;
+    const unsigned band_restart =
+        info.progressive_mode ? restart : matched_restart_interval(info, own, restart);
     const auto& plans = plans_for(ci, n);
     // Plans share scans (the refinement scans above all): estimate each band once.
     std::map<std::array<int, 4>, size_t> memo;
     auto cost_of = [&](const Band& b) {
       auto [it, fresh] = memo.try_emplace({b.ss, b.se, b.ah, b.al}, 0);
-      if (fresh) it->second = index.estimate({b.ss, b.se, b.ah, b.al}, restart);
+      if (fresh) it->second = index.estimate({b.ss, b.se, b.ah, b.al}, band_restart);
       return it->second;
     };
     size_t best_cost = SIZE_MAX;
