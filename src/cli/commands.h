@@ -20,5 +20,6 @@ Command add_info_command(CLI::App& app);
 Command add_journal_command(CLI::App& app);
 Command add_compare_command(CLI::App& app);
 Command add_probe_command(CLI::App& app);
+Command add_report_command(CLI::App& app);
 
 }  // namespace lighten::cli

@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
   const std::vector<lighten::cli::Command> commands{
       lighten::cli::add_optimize_command(app), lighten::cli::add_info_command(app),
       lighten::cli::add_journal_command(app),  lighten::cli::add_compare_command(app),
-      lighten::cli::add_probe_command(app),
+      lighten::cli::add_probe_command(app),    lighten::cli::add_report_command(app),
   };
   try {
     app.parse(argc, argv);

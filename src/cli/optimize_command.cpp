@@ -1,12 +1,14 @@
 // `lighten optimize PATH... (-o OUT | --in-place)`: the batch over files and directories.
 #include <fmt/format.h>
 
+#include <ctime>
 #include <iostream>
 #include <memory>
 
 #include "commands.h"
 #include "lighten/batch.h"
 #include "lighten/lighten.h"
+#include "lighten/options.h"
 #include "lighten/report.h"
 #include "policy_flags.h"
 #include "progress_view.h"
@@ -20,11 +22,67 @@ struct OptimizeArgs {
   std::string shard;
   std::string memory_budget;
   std::string report_json;
+  std::string report_html;
   bool no_journal = false;
   bool hardlink_unchanged = false;
   bool quiet = false;
   bool verbose = false;
 };
+
+// Feeds the progress view and, for --report-html, the report's aggregates (bounded memory,
+// however many files the run has).
+class RunSink final : public ProgressSink {
+ public:
+  RunSink(ProgressView& view, ReportAggregator* report) : view_(view), report_(report) {}
+  void on_discovered(uint64_t files, uint64_t bytes) override { view_.on_discovered(files, bytes); }
+  void on_file(const FileResult& r) override {
+    view_.on_file(r);
+    if (!report_) return;
+    report_->add({.path = r.path,
+                  .kind = r.kind,
+                  .action = r.action,
+                  .reason = r.reason,
+                  .message = r.message,
+                  .bytes_before = r.bytes_in,
+                  .bytes_after = r.bytes_out,
+                  .ms = r.ms,
+                  .ssimulacra2 = r.action == lighten::Action::kReplaced
+                                     ? ssimulacra2_from_detail(r.detail)
+                                     : std::nullopt});
+  }
+  void on_finish(const BatchSummary& summary) override { view_.on_finish(summary); }
+
+ private:
+  ProgressView& view_;
+  ReportAggregator* report_;
+};
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+// The HTML page of this run, built from what the run saw (also without a journal).
+void write_run_report(const OptimizeArgs& args, const BatchSummary& summary,
+                      const ReportAggregator& aggregator, const std::string& started) {
+  ReportSummary report = aggregator.finish();
+  report.source =
+      summary.journal_path.empty() ? "lighten optimize (no journal)" : summary.journal_path;
+  report.dry_run = args.batch.dry_run;
+  report.wall_seconds = summary.seconds;
+  ReportRun run;
+  run.run_id = summary.run_id;
+  run.started = started;
+  run.last_done_s = double(std::time(nullptr));
+  run.started_s = run.last_done_s - summary.seconds;
+  run.policy = describe_policy(args.batch.policy);
+  report.runs.push_back(std::move(run));
+  write_html_report(args.report_html, report, {});
+}
 
 int run_optimize(OptimizeArgs& args) {
   BatchOptions& batch = args.batch;
@@ -48,9 +106,12 @@ int run_optimize(OptimizeArgs& args) {
                               : args.verbose ? Verbosity::kVerbose
                                              : Verbosity::kNormal;
   ProgressView view(stderr, verbosity, !args.report_json.empty());
+  ReportAggregator aggregator;
+  RunSink sink(view, args.report_html.empty() ? nullptr : &aggregator);
+  const std::string started = utc_now();
   BatchSummary summary;
   try {
-    summary = run_batch(batch, view);
+    summary = run_batch(batch, sink);
   } catch (const std::exception& e) {
     fmt::print(stderr, "lighten optimize: {}\n", e.what());
     return kExitFailures;
@@ -59,6 +120,15 @@ int run_optimize(OptimizeArgs& args) {
   if (!args.report_json.empty()) {
     try {
       write_json_report(args.report_json, summary, view.rows(), batch.policy, batch.dry_run);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "lighten optimize: {}\n", e.what());
+      return kExitFailures;
+    }
+  }
+  if (!args.report_html.empty()) {
+    try {
+      write_run_report(args, summary, aggregator, started);
+      if (!args.quiet) fmt::print(stderr, "report: {}\n", args.report_html);
     } catch (const std::exception& e) {
       fmt::print(stderr, "lighten optimize: {}\n", e.what());
       return kExitFailures;
@@ -99,6 +169,8 @@ Command add_optimize_command(CLI::App& app) {
                   "Take only share K of N (e.g. 2/8), chosen by a stable hash of each path, so N "
                   "machines can split one tree");
   cmd->add_option("--report", args->report_json, "Write a JSON report with a row per file");
+  cmd->add_option("--report-html", args->report_html,
+                  "Write the HTML report of this run here (as `lighten report` draws it)");
   cmd->add_flag("-q,--quiet", args->quiet, "Print nothing but errors");
   cmd->add_flag("-v,--verbose", args->verbose, "Print a line for every file");
   args->policy.add_to(*cmd);

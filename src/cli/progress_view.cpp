@@ -5,18 +5,12 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 
 #include "lighten/lighten.h"
 #include "lighten/report.h"
 
 namespace lighten::cli {
-namespace {
-
-size_t terminal_width(std::FILE* out) {
-  winsize ws{};
-  if (ioctl(fileno(out), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
-  return 80;
-}
 
 std::string format_duration(double seconds) {
   if (seconds < 0 || seconds > 1e7) return "--";
@@ -26,13 +20,81 @@ std::string format_duration(double seconds) {
   return fmt::format("{}s", s);
 }
 
-}  // namespace
+std::string format_progress_line(const ProgressFigures& f, size_t width) {
+  const double saved =
+      f.bytes_in ? 100.0 * (double(f.bytes_in) - double(f.bytes_out)) / double(f.bytes_in) : 0.0;
+  const std::string files = fmt::format("{}/{} files", f.files_done, f.files_total);
+  const std::string bytes =
+      fmt::format("{} -> {}", format_bytes(f.bytes_in), format_bytes(f.bytes_out));
+  const std::string saved_text = fmt::format("saved {:.1f}%", saved);
+  const std::string rate = fmt::format("{:.1f} MB/s", f.bytes_per_s / 1e6);
+  const std::string eta = "ETA " + format_duration(f.eta_s);
+  const std::string failed = f.failures ? fmt::format("{} failed", f.failures) : "";
+  auto join = [](std::initializer_list<std::string_view> parts) {
+    std::string text;
+    for (std::string_view p : parts) {
+      if (p.empty()) continue;
+      if (!text.empty()) text += "  ";
+      text += p;
+    }
+    return text;
+  };
+  // From the whole line down to the count alone; failures stay as long as anything does.
+  const std::string candidates[] = {
+      join({files, bytes, saved_text, rate, eta, failed}),
+      join({files, saved_text, rate, eta, failed}),
+      join({files, saved_text, eta, failed}),
+      join({fmt::format("{}/{}", f.files_done, f.files_total), eta, failed}),
+      join({fmt::format("{}/{}", f.files_done, f.files_total), failed}),
+      fmt::format("{}/{}", f.files_done, f.files_total),
+  };
+  const size_t room = width > 1 ? width - 1 : 0;
+  for (const std::string& c : candidates)
+    if (c.size() <= room) return c;
+  return candidates[std::size(candidates) - 1].substr(0, room);
+}
+
+bool colour_allowed(bool is_terminal, const char* no_color, const char* term) {
+  if (!is_terminal) return false;
+  if (no_color && *no_color) return false;
+  return !(term && std::strcmp(term, "dumb") == 0);
+}
+
+size_t terminal_columns(int fd) {
+  winsize ws{};
+  if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  if (const char* columns = std::getenv("COLUMNS")) {
+    const long n = std::strtol(columns, nullptr, 10);
+    if (n > 0 && n < 10'000) return size_t(n);
+  }
+  return 80;
+}
+
+bool is_failure(Reason reason) {
+  return reason == Reason::kIoError || reason == Reason::kInternalError ||
+         reason == Reason::kVerifyFailed;
+}
+
+std::string file_line(const FileResult& r, bool colour) {
+  if (r.action == Action::kReplaced)
+    return fmt::format("{}: {} -> {} ({})", r.path, format_bytes(r.bytes_in),
+                       format_bytes(r.bytes_out), r.detail);
+  const std::string message = r.message.empty() ? "" : ": " + r.message;
+  if (!is_failure(r.reason))
+    return fmt::format("{}: left alone ({}){}", r.path, reason_name(r.reason), message);
+  const std::string label = colour ? "\x1b[31mfailed\x1b[0m" : "failed";
+  return fmt::format("{}: {} ({}){}. {}", r.path, label, reason_name(r.reason), message,
+                     reason_advice(r.reason));
+}
 
 ProgressView::ProgressView(std::FILE* out, Verbosity verbosity, bool keep_rows)
-    : out_(out),
-      verbosity_(verbosity),
-      keep_rows_(keep_rows),
-      live_(isatty(fileno(out)) != 0 && verbosity != Verbosity::kQuiet) {}
+    : out_(out), verbosity_(verbosity), keep_rows_(keep_rows) {
+  const bool terminal = isatty(fileno(out)) != 0;
+  const char* term = std::getenv("TERM");
+  // A dumb terminal cannot erase a line: it gets the log lines a file would.
+  live_ = terminal && verbosity != Verbosity::kQuiet && !(term && std::strcmp(term, "dumb") == 0);
+  colour_ = colour_allowed(terminal, std::getenv("NO_COLOR"), term);
+}
 
 void ProgressView::on_discovered(uint64_t files, uint64_t bytes) {
   total_files_ = files;
@@ -46,43 +108,35 @@ void ProgressView::on_file(const FileResult& r) {
   ++done_files_;
   done_bytes_in_ += r.bytes_in;
   done_bytes_out_ += r.bytes_out;
+  if (!r.from_journal) worked_bytes_ += r.bytes_in;
   if (keep_rows_) rows_.push_back(r);
-  const bool failure = r.reason == Reason::kIoError || r.reason == Reason::kInternalError ||
-                       r.reason == Reason::kVerifyFailed;
+  const bool failure = is_failure(r.reason);
   if (failure) ++failures_;
-  const bool show =
-      (failure && verbosity_ != Verbosity::kQuiet) || verbosity_ == Verbosity::kVerbose;
-  if (show) {
+  // Failures are errors: shown even with --quiet, which silences everything else.
+  if (failure || verbosity_ == Verbosity::kVerbose) {
     clear_line();
-    if (r.action == Action::kReplaced)
-      fmt::print(out_, "{}: {} -> {} ({})\n", r.path, format_bytes(r.bytes_in),
-                 format_bytes(r.bytes_out), r.detail);
-    else
-      fmt::print(out_, "{}: left alone, {}: {}\n", r.path, reason_name(r.reason), r.message);
+    fmt::print(out_, "{}\n", file_line(r, colour_));
+    draw(true);  // put the live line back under the message at once
+    return;
   }
   draw(false);
 }
 
-void ProgressView::on_finish(const BatchSummary&) {
-  draw(true);
-  clear_line();
-}
+void ProgressView::on_finish(const BatchSummary&) { clear_line(); }
 
-std::string ProgressView::status_text() const {
+ProgressFigures ProgressView::figures() const {
   const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
-  const double rate = elapsed > 0 ? double(done_bytes_in_) / elapsed : 0;
-  const double saved = done_bytes_in_ ? 100.0 * (double(done_bytes_in_) - double(done_bytes_out_)) /
-                                            double(done_bytes_in_)
-                                      : 0.0;
-  const double eta = rate > 0 && total_bytes_ >= done_bytes_in_
-                         ? double(total_bytes_ - done_bytes_in_) / rate
-                         : -1;
-  std::string text =
-      fmt::format("{}/{} files  {} -> {}  saved {:.1f}%  {:.1f} MB/s  ETA {}", done_files_,
-                  total_files_, format_bytes(done_bytes_in_), format_bytes(done_bytes_out_), saved,
-                  rate / 1e6, format_duration(eta));
-  if (failures_) text += fmt::format("  {} failed", failures_);
-  return text;
+  ProgressFigures f;
+  f.files_done = done_files_;
+  f.files_total = total_files_;
+  f.bytes_in = done_bytes_in_;
+  f.bytes_out = done_bytes_out_;
+  f.failures = failures_;
+  // Files answered from the journal take no time: counting them would promise a false ETA.
+  f.bytes_per_s = elapsed > 0 ? double(worked_bytes_) / elapsed : 0;
+  if (f.bytes_per_s > 0 && total_bytes_ >= done_bytes_in_)
+    f.eta_s = double(total_bytes_ - done_bytes_in_) / f.bytes_per_s;
+  return f;
 }
 
 void ProgressView::draw(bool force) {
@@ -90,17 +144,16 @@ void ProgressView::draw(bool force) {
   const auto now = Clock::now();
   const auto interval = live_ ? std::chrono::milliseconds(100) : std::chrono::seconds(5);
   if (!force && now - last_draw_ < interval) return;
-  if (!live_ && !force) {
-    fmt::print(out_, "lighten: {}\n", status_text());
+  if (!live_) {  // a file or a pipe: a plain log line every few seconds
+    if (force) return;
     last_draw_ = now;
+    fmt::print(out_, "lighten: {}\n", format_progress_line(figures(), 10'000));
+    std::fflush(out_);
     return;
   }
-  if (!live_) return;
   last_draw_ = now;
-  std::string text = status_text();
-  // Never wider than the terminal: a wrapped line could not be redrawn in place.
-  const size_t width = terminal_width(out_);
-  if (text.size() >= width) text.resize(width > 1 ? width - 1 : 0);
+  // Measured at every draw: the terminal may have been resized.
+  const std::string text = format_progress_line(figures(), terminal_columns(fileno(out_)));
   fmt::print(out_, "\r{}\x1b[K", text);
   std::fflush(out_);
   line_shown_ = true;
@@ -109,6 +162,7 @@ void ProgressView::draw(bool force) {
 void ProgressView::clear_line() {
   if (!live_ || !line_shown_) return;
   fmt::print(out_, "\r\x1b[K");
+  std::fflush(out_);
   line_shown_ = false;
 }
 

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "lighten/batch.h"
@@ -10,6 +11,35 @@
 namespace lighten::cli {
 
 enum class Verbosity { kQuiet, kNormal, kVerbose };
+
+// The figures of the live line.
+struct ProgressFigures {
+  uint64_t files_done = 0, files_total = 0;
+  uint64_t bytes_in = 0, bytes_out = 0;  // of the files done
+  double bytes_per_s = 0;                // this run's own work (journal skips excluded)
+  double eta_s = -1;                     // < 0: unknown
+  uint64_t failures = 0;
+};
+
+// The live line, at most width - 1 columns (a line as wide as the terminal wraps on some
+// terminals and could then not be redrawn in place): fields are dropped, least useful first.
+std::string format_progress_line(const ProgressFigures& figures, size_t width);
+
+// "1h02m", "3m05s", "12s", "--" when unknown.
+std::string format_duration(double seconds);
+
+// Colour only on a terminal, never with NO_COLOR set (https://no-color.org) or TERM=dumb.
+bool colour_allowed(bool is_terminal, const char* no_color, const char* term);
+
+// Columns of the terminal on `fd`, else $COLUMNS, else 80.
+size_t terminal_columns(int fd);
+
+// The line for a file that failed or was left alone: which file, what happened, what to do
+// (for failures). `colour` marks "failed" in red.
+std::string file_line(const FileResult& result, bool colour);
+
+// True for outcomes that are failures (the user must act), not reasons to leave a file alone.
+bool is_failure(Reason reason);
 
 class ProgressView final : public ProgressSink {
  public:
@@ -26,16 +56,18 @@ class ProgressView final : public ProgressSink {
   using Clock = std::chrono::steady_clock;
   void draw(bool force);
   void clear_line();
-  std::string status_text() const;
+  ProgressFigures figures() const;
 
   std::FILE* out_;
   Verbosity verbosity_;
   bool keep_rows_;
-  bool live_;  // a terminal: redraw one line in place
+  bool live_;    // a terminal that can redraw one line in place
+  bool colour_;  // NO_COLOR unset, a terminal, not TERM=dumb
   Clock::time_point start_ = Clock::now();
   Clock::time_point last_draw_{};
   uint64_t total_files_ = 0, total_bytes_ = 0;
   uint64_t done_files_ = 0, done_bytes_in_ = 0, done_bytes_out_ = 0, failures_ = 0;
+  uint64_t worked_bytes_ = 0;  // bytes this run read itself (not answered from the journal)
   bool line_shown_ = false;
   std::vector<FileResult> rows_;
 };

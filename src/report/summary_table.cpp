@@ -61,7 +61,11 @@ void print_summary_table(std::ostream& out, const BatchSummary& summary, bool dr
   if (summary.cleaned_temps > 0)
     out << fmt::format("; removed {} temporary files left by an interrupted run",
                        summary.cleaned_temps);
-  if (summary.io_errors > 0) out << fmt::format("; {} files failed on I/O", summary.io_errors);
+  if (summary.io_errors > 0)
+    out << fmt::format(
+        "; {} files failed on I/O (listed above with the cause; fix it and run again: finished "
+        "files are skipped)",
+        summary.io_errors);
   out << "\n";
   if (!summary.journal_path.empty()) out << "journal: " << summary.journal_path << "\n";
 }

@@ -135,5 +135,41 @@ TEST_F(CliTest, DryRunWritesNothing) {
   EXPECT_EQ(entries, 2u);  // a.jpg and the empty sub/
 }
 
+TEST_F(CliTest, ReportWritesThePageAndCsvFromTheJournal) {
+  testing::write_file(dir_ / "in" / "a.jpg",
+                      testing::make_jpeg({.width = 320, .height = 200, .quality = 95}));
+  testing::write_file(dir_ / "in" / "sub" / "c.txt", {'t', 'e', 'x', 't'});
+  const fs::path out = dir_ / "out";
+  const fs::path run_page = dir_ / "run.html";
+  CliRun r = run_cli("optimize " + (dir_ / "in").string() + " -o " + out.string() +
+                     " --report-html " + run_page.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_GT(fs::file_size(run_page), 200'000u);  // the chart library is inlined
+
+  const fs::path journal = out / ".lighten-journal.sqlite";
+  const fs::path page = dir_ / "report.html";
+  r = run_cli("report " + journal.string() + " -o " + page.string() + " --csv -");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("kind,files,optimized,left_alone"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\ntotal,2,1,1,"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("2 files"), std::string::npos) << r.output;
+  const auto html = testing::read_file(page);
+  const std::string text(html.begin(), html.end());
+  EXPECT_NE(text.find("\"unsupported-kind\""), std::string::npos);
+  EXPECT_EQ(text.find("<script src"), std::string::npos);
+}
+
+TEST_F(CliTest, ReportSaysWhatToWriteAndWhatIsWrongWithItsInput) {
+  testing::write_file(dir_ / "not-a-journal.sqlite", {'n', 'o'});
+  CliRun r = run_cli("report " + (dir_ / "not-a-journal.sqlite").string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("-o report.html"), std::string::npos) << r.output;
+
+  r = run_cli("report " + (dir_ / "not-a-journal.sqlite").string() + " --csv -");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.output.find("not-a-journal.sqlite"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("lighten optimize"), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace lighten

@@ -1,0 +1,95 @@
+// `lighten report JOURNAL [-o report.html] [--probe PROBE.json ...] [--csv FILE|-]`: the page a
+// data lead forwards, and CSV for spreadsheets, from a run's journal.
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "commands.h"
+#include "lighten/report.h"
+
+namespace lighten::cli {
+namespace {
+
+struct ReportArgs {
+  std::string journal;
+  std::string html;
+  std::vector<std::string> probes;
+  std::string csv_kinds;
+  std::string csv_files;
+};
+
+// "-" is standard output; anything else a file, named in the error when it cannot be written.
+void write_csv_to(const std::string& target, const std::function<void(std::ostream&)>& write) {
+  if (target == "-") {
+    write(std::cout);
+    return;
+  }
+  std::ofstream out(target, std::ios::trunc);
+  if (!out)
+    throw std::runtime_error("cannot write " + target + ": " + std::strerror(errno) +
+                             "; choose a writable place for the CSV, or - for standard output");
+  write(out);
+}
+
+int run_report(const ReportArgs& args) {
+  if (args.html.empty() && args.csv_kinds.empty() && args.csv_files.empty()) {
+    fmt::print(stderr,
+               "lighten report: say what to write: -o report.html, --csv FILE (a row per kind) "
+               "or --csv-files FILE (a row per file); - writes a CSV to standard output\n");
+    return kExitUsage;
+  }
+  try {
+    const auto start = std::chrono::steady_clock::now();
+    const ReportSummary summary = summarize_journal(args.journal);
+    if (!args.html.empty()) write_html_report(args.html, summary, args.probes);
+    if (!args.csv_kinds.empty())
+      write_csv_to(args.csv_kinds, [&](std::ostream& out) { write_kinds_csv(out, summary); });
+    if (!args.csv_files.empty())
+      write_csv_to(args.csv_files, [&](std::ostream& out) { write_files_csv(out, args.journal); });
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const ReportTotals& t = summary.total;
+    const double saved = t.bytes_before ? 100.0 * (double(t.bytes_before) - double(t.bytes_after)) /
+                                              double(t.bytes_before)
+                                        : 0.0;
+    fmt::print(stderr, "lighten report: {} files, {} -> {} ({:.1f}% saved){}{} in {:.1f} s\n",
+               t.files, format_bytes(t.bytes_before), format_bytes(t.bytes_after), saved,
+               args.html.empty() ? "" : "; wrote ", args.html, seconds);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "lighten report: {}\n", e.what());
+    return kExitFailures;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_report_command(CLI::App& app) {
+  auto args = std::make_shared<ReportArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "report",
+      "Write the HTML report (one self-contained file: totals, savings per kind and per file, "
+      "quality, files left alone and why, the slowest files, the probe before/after) and CSV "
+      "from a run's journal");
+  cmd->add_option("journal", args->journal,
+                  "The run's journal (OUT/.lighten-journal.sqlite, or the --journal FILE)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("-o,--output", args->html, "Write the HTML page here, e.g. report.html");
+  cmd->add_option("--probe", args->probes,
+                  "A `lighten probe DATA --compare OUT --json FILE` result to draw before/after "
+                  "(repeatable)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--csv", args->csv_kinds,
+                  "Write a CSV with a row per kind and a total row (- for standard output)");
+  cmd->add_option("--csv-files", args->csv_files,
+                  "Write a CSV with a row per file, in path order (- for standard output)");
+  return {cmd, [args] { return run_report(*args); }};
+}
+
+}  // namespace lighten::cli

@@ -1,0 +1,216 @@
+// Reading a journal for the report: one read-only pass over the files table, folded into a
+// ReportAggregator, so a journal of millions of rows needs only the memory of the aggregates.
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <ctime>
+#include <memory>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include "lighten/report.h"
+#include "report/csv.h"
+
+namespace lighten {
+namespace {
+
+struct CloseDb {
+  void operator()(sqlite3* db) const { sqlite3_close(db); }
+};
+struct FinalizeStatement {
+  void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
+};
+using Db = std::unique_ptr<sqlite3, CloseDb>;
+using Statement = std::unique_ptr<sqlite3_stmt, FinalizeStatement>;
+
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+  throw std::runtime_error("journal " + path + ": " + what);
+}
+
+Db open_read_only(const std::string& path) {
+  sqlite3* raw = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+  Db db(raw);
+  if (rc != SQLITE_OK)
+    fail(path, std::string("cannot open: ") + (raw ? sqlite3_errmsg(raw) : "out of memory") +
+                   "; pass the journal `lighten optimize` wrote (OUT/.lighten-journal.sqlite, "
+                   "or the --journal FILE of the run)");
+  sqlite3_busy_timeout(db.get(), 30'000);  // a running batch may be committing
+  return db;
+}
+
+Statement prepare(sqlite3* db, const std::string& path, const std::string& sql) {
+  sqlite3_stmt* raw = nullptr;
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &raw, nullptr) != SQLITE_OK) {
+    const std::string message = sqlite3_errmsg(db);
+    if (message.find("no such table") != std::string::npos)
+      fail(path,
+           "not a lighten journal (" + message + "); pass the journal `lighten optimize` wrote");
+    fail(path, "cannot read: " + message +
+                   "; pass the journal `lighten optimize` wrote (OUT/.lighten-journal.sqlite, or "
+                   "the --journal FILE of the run)");
+  }
+  return Statement(raw);
+}
+
+std::string_view text_of(sqlite3_stmt* s, int column) {
+  const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s, column));
+  return p ? std::string_view(p, size_t(sqlite3_column_bytes(s, column))) : std::string_view();
+}
+
+bool has_column(sqlite3* db, const std::string& path, std::string_view table,
+                std::string_view column) {
+  Statement s = prepare(db, path, "PRAGMA table_info(" + std::string(table) + ")");
+  while (sqlite3_step(s.get()) == SQLITE_ROW)
+    if (text_of(s.get(), 1) == column) return true;
+  return false;
+}
+
+double parse_utc(const std::string& text) {
+  std::tm tm{};
+  if (!strptime(text.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm)) return 0;
+  return double(timegm(&tm));
+}
+
+std::vector<std::pair<std::string, std::string>> parse_policy(std::string_view text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  while (!text.empty()) {
+    const size_t end = std::min(text.find('\n'), text.size());
+    const std::string_view line = text.substr(0, end);
+    const size_t eq = line.find('=');
+    if (eq != std::string_view::npos)
+      out.emplace_back(std::string(line.substr(0, eq)), std::string(line.substr(eq + 1)));
+    text.remove_prefix(std::min(end + 1, text.size()));
+  }
+  return out;
+}
+
+// Time the runs took: each run from its start to its last recorded file; runs that overlap
+// (shards on several machines) count once, gaps between runs (a resumed batch) not at all.
+double wall_seconds(std::vector<ReportRun> runs) {
+  std::sort(runs.begin(), runs.end(),
+            [](const ReportRun& a, const ReportRun& b) { return a.started_s < b.started_s; });
+  double total = 0, open_start = 0, open_end = -1;
+  for (const ReportRun& r : runs) {
+    if (r.last_done_s <= 0) continue;
+    const double start = r.started_s > 0 ? std::min(r.started_s, r.last_done_s) : r.last_done_s;
+    if (start > open_end) {
+      if (open_end >= 0) total += open_end - open_start;
+      open_start = start;
+      open_end = r.last_done_s;
+    } else {
+      open_end = std::max(open_end, r.last_done_s);
+    }
+  }
+  if (open_end >= 0) total += open_end - open_start;
+  return total;
+}
+
+}  // namespace
+
+ReportSummary summarize_journal(const std::string& journal_path, ReportLimits limits) {
+  Db db = open_read_only(journal_path);
+  std::vector<ReportRun> runs;
+  {
+    Statement s = prepare(db.get(), journal_path, "SELECT run_id, started, policy FROM runs");
+    while (sqlite3_step(s.get()) == SQLITE_ROW) {
+      ReportRun run;
+      run.run_id = text_of(s.get(), 0);
+      run.started = text_of(s.get(), 1);
+      run.started_s = parse_utc(run.started);
+      run.policy = parse_policy(text_of(s.get(), 2));
+      runs.push_back(std::move(run));
+    }
+  }
+  // A journal may carry the score in a column of its own; older ones only in the detail text.
+  const bool score_column = has_column(db.get(), journal_path, "files", "ssimulacra2");
+  Statement s = prepare(db.get(), journal_path,
+                        std::string("SELECT path, kind, action, reason, message, bytes_before, "
+                                    "bytes_after, ms, run_id, done_ns, detail") +
+                            (score_column ? ", ssimulacra2" : "") + " FROM files");
+  ReportAggregator aggregator(limits);
+  size_t last_run = 0;  // rows of one run come together: look that run up first
+  int rc;
+  while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) {
+    sqlite3_stmt* row = s.get();
+    ReportFile f;
+    f.path = text_of(row, 0);
+    f.kind = kind_from_name(text_of(row, 1));
+    f.action = text_of(row, 2) == "replaced" ? Action::kReplaced : Action::kKept;
+    f.reason = Reason(sqlite3_column_int(row, 3));
+    f.message = text_of(row, 4);
+    f.bytes_before = uint64_t(sqlite3_column_int64(row, 5));
+    f.bytes_after = uint64_t(sqlite3_column_int64(row, 6));
+    f.ms = sqlite3_column_double(row, 7);
+    if (score_column && sqlite3_column_type(row, 11) != SQLITE_NULL)
+      f.ssimulacra2 = sqlite3_column_double(row, 11);
+    else if (f.action == Action::kReplaced)
+      f.ssimulacra2 = ssimulacra2_from_detail(text_of(row, 10));
+    aggregator.add(f);
+
+    const std::string_view run_id = text_of(row, 8);
+    const double done_s = double(sqlite3_column_int64(row, 9)) / 1e9;
+    if (last_run >= runs.size() || runs[last_run].run_id != run_id) {
+      last_run = size_t(std::find_if(runs.begin(), runs.end(),
+                                     [&](const ReportRun& r) { return r.run_id == run_id; }) -
+                        runs.begin());
+      if (last_run == runs.size()) {  // a row whose run was not recorded (a hand-made merge)
+        ReportRun unknown;
+        unknown.run_id = run_id;
+        runs.push_back(std::move(unknown));
+      }
+    }
+    ReportRun& run = runs[last_run];
+    run.last_done_s = std::max(run.last_done_s, done_s);
+    if (run.started_s <= 0 || done_s - f.ms / 1e3 < run.started_s)
+      run.started_s = done_s - f.ms / 1e3;  // unknown start: the first file's start
+  }
+  if (rc != SQLITE_DONE)
+    fail(journal_path, std::string("cannot read: ") + sqlite3_errmsg(db.get()));
+
+  ReportSummary summary = aggregator.finish();
+  summary.source = journal_path;
+  // Runs that wrote no row (nothing left to do) say nothing about the files: leave them out.
+  std::erase_if(runs, [](const ReportRun& r) { return r.last_done_s <= 0; });
+  summary.wall_seconds = wall_seconds(runs);
+  std::sort(runs.begin(), runs.end(),
+            [](const ReportRun& a, const ReportRun& b) { return a.started_s < b.started_s; });
+  summary.runs = std::move(runs);
+  return summary;
+}
+
+void write_files_csv(std::ostream& out, const std::string& journal_path) {
+  Db db = open_read_only(journal_path);
+  const bool score_column = has_column(db.get(), journal_path, "files", "ssimulacra2");
+  Statement s = prepare(db.get(), journal_path,
+                        std::string("SELECT path, kind, action, reason, bytes_before, bytes_after, "
+                                    "ms, message, detail") +
+                            (score_column ? ", ssimulacra2" : "") + " FROM files ORDER BY path");
+  out << "path,kind,action,reason,bytes_before,bytes_after,saved_percent,ssimulacra2,ms,message,"
+         "detail\n";
+  int rc;
+  while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) {
+    sqlite3_stmt* row = s.get();
+    const bool replaced = text_of(row, 2) == "replaced";
+    const auto before = uint64_t(sqlite3_column_int64(row, 4));
+    const auto after = uint64_t(sqlite3_column_int64(row, 5));
+    std::optional<double> score;
+    if (score_column && sqlite3_column_type(row, 9) != SQLITE_NULL)
+      score = sqlite3_column_double(row, 9);
+    else if (replaced)
+      score = ssimulacra2_from_detail(text_of(row, 8));
+    const double saved =
+        before == 0 ? 0.0 : 100.0 * (double(before) - double(after)) / double(before);
+    out << csv::field(text_of(row, 0)) << ',' << csv::field(text_of(row, 1)) << ','
+        << (replaced ? "optimized" : "kept") << ','
+        << reason_name(Reason(sqlite3_column_int(row, 3))) << ',' << before << ',' << after << ','
+        << fmt::format("{:.2f}", saved) << ',' << (score ? fmt::format("{:.2f}", *score) : "")
+        << ',' << fmt::format("{:.1f}", sqlite3_column_double(row, 6)) << ','
+        << csv::field(text_of(row, 7)) << ',' << csv::field(text_of(row, 8)) << '\n';
+  }
+  if (rc != SQLITE_DONE)
+    fail(journal_path, std::string("cannot read: ") + sqlite3_errmsg(db.get()));
+  if (!out.flush()) throw std::runtime_error("cannot write the CSV");
+}
+
+}  // namespace lighten
