@@ -138,7 +138,8 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
                                  " is also an input; use in-place instead");
     if (!options.dry_run)
       if (auto s = store->make_dirs(options.output_dir); !s.ok())
-        throw std::runtime_error("cannot use the output directory: " + s.message);
+        throw std::runtime_error("cannot use the output directory: " + s.message +
+                                 "; choose a writable -o directory");
   }
 
   std::unique_ptr<batch::Journal> journal;
@@ -149,7 +150,8 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
         options.journal_path.empty() ? default_journal_path(options) : options.journal_path;
     auto dir = std::filesystem::path(summary.journal_path).parent_path().string();
     if (auto s = store->make_dirs(dir); !s.ok())
-      throw std::runtime_error("cannot create the journal's directory: " + s.message);
+      throw std::runtime_error("cannot create the journal's directory: " + s.message +
+                               "; pass --journal FILE in a writable place, or --no-journal");
     journal = std::make_unique<batch::Journal>(summary.journal_path);
     journal->begin_run(summary.run_id, text);
   }
