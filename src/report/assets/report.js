@@ -161,10 +161,18 @@
       column("after", (k) => bytes(k.bytes_after), (k) => k.bytes_after, true),
       column("saved", (k) => pct(k.saved_percent), (k) => k.saved_percent, true),
       column("quality", (k) => k.scored ? "SSIMULACRA2 \u2265 " + score(k.score_min) +
-               " (mean " + score(k.score_mean) + ")" : "lossless",
+               " (mean " + score(k.score_mean) + ")" : unscoredQuality(k.kind),
              (k) => k.scored ? k.score_min : 1000),
       column("worker time", (k) => duration(k.cpu_s), (k) => k.cpu_s, true),
     ], rows);
+  }
+
+  // Kinds without a whole-file score: lossless, or (in a perceptual run) containers whose
+  // pictures each met the floor on their own.
+  function unscoredQuality(kind) {
+    const lossy = data.runs.some((r) => ((r.policy || {}).mode || "lossless") !== "lossless");
+    const alwaysLossless = ["png", "gif", "webp", "tiff", "zip", "jar", "unknown"];
+    return lossy && !alwaysLossless.includes(kind) ? "pictures inside at the floor" : "lossless";
   }
 
   function histogram() {
