@@ -26,6 +26,14 @@ struct Verdict {
 // same input a second time.
 using DecodedFingerprint = std::array<uint64_t, 2>;
 
+// A candidate the optimiser scored: the fingerprint of what it decodes to, and its scores. A
+// verifier that finds the same fingerprint in an output's decode need not score it again.
+struct ScoredFingerprint {
+  DecodedFingerprint fingerprint{};
+  double score = 0;
+  double worst_tile = 0;
+};
+
 class Context {
  public:
   virtual ~Context() = default;
@@ -47,6 +55,9 @@ class Context {
   virtual std::optional<DecodedFingerprint> fingerprint(ByteView /*input*/) const {
     return std::nullopt;
   }
+  // The same for the candidate a perceptual optimiser chose and scored, keyed by the input.
+  virtual void note_scored(ByteView /*input*/, const ScoredFingerprint& /*what*/) {}
+  virtual std::optional<ScoredFingerprint> scored(ByteView /*input*/) const { return std::nullopt; }
 };
 
 }  // namespace lighten

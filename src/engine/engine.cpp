@@ -52,6 +52,20 @@ std::optional<DecodedFingerprint> EngineContext::fingerprint(ByteView input) con
   return it->second;
 }
 
+void EngineContext::note_scored(ByteView input, const ScoredFingerprint& what) {
+  const auto key = bytes_key(input);
+  std::lock_guard lock(budget_->fingerprints_mutex);
+  budget_->scored[key] = what;
+}
+
+std::optional<ScoredFingerprint> EngineContext::scored(ByteView input) const {
+  const auto key = bytes_key(input);
+  std::lock_guard lock(budget_->fingerprints_mutex);
+  auto it = budget_->scored.find(key);
+  if (it == budget_->scored.end()) return std::nullopt;
+  return it->second;
+}
+
 bool EngineContext::out_of_time() const { return Clock::now() > budget_->deadline; }
 
 Outcome EngineContext::optimize_embedded(ByteView bytes, std::string_view name) {

@@ -19,6 +19,7 @@ struct SharedBudget {
   // its length (items of one container may be optimised on several threads).
   std::mutex fingerprints_mutex;
   std::map<std::array<uint64_t, 3>, DecodedFingerprint> fingerprints;
+  std::map<std::array<uint64_t, 3>, ScoredFingerprint> scored;
 };
 
 class EngineContext final : public Context {
@@ -33,6 +34,8 @@ class EngineContext final : public Context {
   Verdict verify_embedded(ByteView original, ByteView output) override;
   void note_fingerprint(ByteView input, const DecodedFingerprint& what) override;
   std::optional<DecodedFingerprint> fingerprint(ByteView input) const override;
+  void note_scored(ByteView input, const ScoredFingerprint& what) override;
+  std::optional<ScoredFingerprint> scored(ByteView input) const override;
 
   // Sniffs, dispatches, enforces the minimum gain and verifies; never throws.
   Outcome run(ByteView bytes);

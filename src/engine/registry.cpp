@@ -18,7 +18,7 @@ Verdict verify_jpeg_file(ByteView input, ByteView output, Context& context) {
   const Policy& policy = context.policy();
   if (policy.mode == Mode::kLossless && policy.verify == VerifyLevel::kCoefficients)
     return verify_jpeg(input, output, policy, context.fingerprint(input));
-  return verify_jpeg(input, output, policy);
+  return verify_jpeg(input, output, policy, std::nullopt, context.scored(input));
 }
 
 }  // namespace

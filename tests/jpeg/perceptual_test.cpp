@@ -5,6 +5,8 @@
 
 #include <chrono>
 
+#include "formats/jpeg/coefficients.h"
+#include "formats/jpeg/jpeg_format.h"
 #include "formats/jpeg/markers.h"
 #include "formats/jpeg/metadata.h"
 #include "lighten/lighten.h"
@@ -90,6 +92,38 @@ TEST(Perceptual, MarkerOmittedWhenAsked) {
   // Without the marker the tables prove the output is at its target: no second requantisation.
   const Outcome again = optimize(o.bytes, p);
   EXPECT_FALSE(again.replaced() && !again.quality.pixels_identical) << again.detail;
+}
+
+// The verifier takes the search's score only for an output that decodes to the very coefficients
+// and tables that were scored; anything else is scored afresh.
+TEST(Perceptual, VerifierReusesAScoreOnlyForTheScoredCandidate) {
+  const auto jpeg = testing::make_jpeg({.width = 320, .height = 240, .quality = 97, .markers = {}});
+  Policy p;
+  p.mode = Mode::kHigh;
+  const Outcome o = optimize(jpeg, p);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  ASSERT_FALSE(o.quality.pixels_identical) << o.detail;
+  const Verdict fresh = verify_jpeg(jpeg, o.bytes, p);
+  ASSERT_TRUE(fresh.ok) << fresh.problem;
+  DecodedFingerprint fp;
+  {
+    CoefficientImage out(o.bytes, nullptr);
+    fp = fingerprint_coefficients(out);
+  }
+  // A matching fingerprint: its score is taken (a score under the floor then fails the file).
+  const Verdict reused =
+      verify_jpeg(jpeg, o.bytes, p, std::nullopt, ScoredFingerprint{fp, 99.5, 99});
+  ASSERT_TRUE(reused.ok) << reused.problem;
+  EXPECT_EQ(reused.quality.ssimulacra2, 99.5);
+  EXPECT_FALSE(verify_jpeg(jpeg, o.bytes, p, std::nullopt, ScoredFingerprint{fp, 10, 10}).ok);
+  // Another fingerprint: the output is scored afresh, whatever the note says.
+  const DecodedFingerprint other{fp[0] + 1, fp[1]};
+  const Verdict rescored =
+      verify_jpeg(jpeg, o.bytes, p, std::nullopt, ScoredFingerprint{other, 10, 10});
+  ASSERT_TRUE(rescored.ok) << rescored.problem;
+  EXPECT_EQ(rescored.quality.ssimulacra2, fresh.quality.ssimulacra2);
+  // Through the engine the chosen candidate's own score comes back: the one in the outcome.
+  EXPECT_NEAR(*o.quality.ssimulacra2, *fresh.quality.ssimulacra2, 1e-9);
 }
 
 TEST(Perceptual, CmykStaysLossless) {

@@ -218,7 +218,13 @@ DecodedFingerprint fingerprint_coefficients(CoefficientImage& image) {
     add(uint64_t(c.height_in_blocks));
     if (c.quant_table == nullptr)
       throw FormatError(Reason::kCorrupt, 0, "missing quantisation table");
-    add(c.quant_table->quantval);
+    // Requantised coefficients are written with their own tables: those are the ones they mean.
+    const auto& written = image.output_tables();
+    static_assert(sizeof(written[0]) == sizeof(c.quant_table->quantval));
+    if (size_t(c.quant_tbl_no) < written.size())
+      XXH3_128bits_update(state, written[size_t(c.quant_tbl_no)].data(), sizeof(written[0]));
+    else
+      add(c.quant_table->quantval);
     for (JDIMENSION row = 0; row < c.height_in_blocks; ++row)
       XXH3_128bits_update(state, image.block_row(ci, row), sizeof(JBLOCK) * c.width_in_blocks);
   }

@@ -98,6 +98,9 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
   PerceptualResult perceptual;
   if (policy.mode != Mode::kLossless)
     perceptual = requantize_for_floor(image, input, layout, policy, &context);
+  // The verifier may take this score for an output that decodes to the same coefficients.
+  if (perceptual.requantized)
+    context.note_scored(input, {perceptual.fingerprint, perceptual.score, perceptual.worst_tile});
   if (perceptual.requantized && policy.quality_marker == QualityMarker::kWrite)
     plan.before_sof.push_back(
         {quality_marker_segment(quality_floor(policy), perceptual.score), SIZE_MAX});

@@ -44,6 +44,7 @@ struct Eval {
   double score = 0, worst = 0;
   size_t bytes = 0;
   bool passes = false;
+  DecodedFingerprint fingerprint{};  // of the coefficients and tables that were scored
 };
 
 // Without a marker, the proof from the tables that the file is already at the mode's target
@@ -140,7 +141,8 @@ PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, c
     const Bytes candidate = write_coefficients(image, WriteOptions{});
     std::optional<ImageRgb8> decoded = to_metric_image(decode_pixels(candidate));
     const Ssimulacra2Result r = ssimulacra2(*reference, *decoded);
-    Eval e{q, r.score, r.worst_tile_score, candidate.size(), false};
+    Eval e{
+        q, r.score, r.worst_tile_score, candidate.size(), false, fingerprint_coefficients(image)};
     e.passes = e.score >= floor && e.worst >= floor - kWorstTileMargin;
     evals.push_back(e);
     return e;
@@ -209,6 +211,7 @@ PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, c
   result.requantized = true;
   result.score = best->score;
   result.worst_tile = best->worst;
+  result.fingerprint = best->fingerprint;
   result.detail = fmt::format(
       "requantised q~{} -> q{:.2f} (Robidoux tables) with trellis, SSIMULACRA2 {:.2f} (worst tile "
       "{:.1f}, floor {:.1f}, "

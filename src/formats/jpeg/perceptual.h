@@ -37,7 +37,8 @@ inline constexpr double kWorstTileMargin = 10.0;
 struct PerceptualResult {
   bool requantized = false;  // the image's arrays now hold the chosen coefficients
   double score = 100, worst_tile = 100;
-  std::string detail;  // what was chosen, or why the file stays lossless
+  DecodedFingerprint fingerprint{};  // of the chosen candidate's decode, when requantized
+  std::string detail;                // what was chosen, or why the file stays lossless
 };
 
 // Searches and applies the requantisation into `image`. Leaves `image` as read (lossless) when

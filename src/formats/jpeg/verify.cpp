@@ -148,7 +148,8 @@ bool matches_fingerprint(ByteView output, const DecodedFingerprint& input_finger
 }  // namespace jpeg
 
 Verdict verify_jpeg(ByteView input, ByteView output, const Policy& policy,
-                    const std::optional<DecodedFingerprint>& input_fingerprint) {
+                    const std::optional<DecodedFingerprint>& input_fingerprint,
+                    const std::optional<ScoredFingerprint>& scored) {
   using namespace jpeg;
   Verdict v;
   try {
@@ -159,6 +160,7 @@ Verdict verify_jpeg(ByteView input, ByteView output, const Policy& policy,
       return v;
     }
     bool identical = true;
+    std::optional<ScoredFingerprint> measured;  // the optimiser's score, when it is this output's
     if (input_fingerprint && policy.mode == Mode::kLossless &&
         policy.verify == VerifyLevel::kCoefficients) {
       std::string problem;
@@ -189,19 +191,28 @@ Verdict verify_jpeg(ByteView input, ByteView output, const Policy& policy,
           return v;
         }
         identical = false;
+        // Equal fingerprints: the same coefficients and tables the optimiser decoded and scored,
+        // so the same pixels in every decode.
+        if (scored && fingerprint_coefficients(b) == scored->fingerprint) measured = scored;
       }
     }
     if (!identical) {
       // Perceptual: the final bytes, decoded by libjpeg with default settings, meet the floor
       // over the whole image and in every tile within the margin.
       const double floor = quality_floor(policy);
-      auto a = to_metric_image(decode_pixels(input));
-      auto b = to_metric_image(decode_pixels(output));
-      if (!a || !b) {
-        v.problem = "the output changed pixels of an image the metric cannot read";
-        return v;
+      Ssimulacra2Result r;
+      if (measured) {
+        r.score = measured->score;
+        r.worst_tile_score = measured->worst_tile;
+      } else {
+        auto a = to_metric_image(decode_pixels(input));
+        auto b = to_metric_image(decode_pixels(output));
+        if (!a || !b) {
+          v.problem = "the output changed pixels of an image the metric cannot read";
+          return v;
+        }
+        r = ssimulacra2(*a, *b);
       }
-      const Ssimulacra2Result r = ssimulacra2(*a, *b);
       v.quality.ssimulacra2 = r.score;
       if (!(r.score >= floor)) {
         v.problem = "SSIMULACRA2 " + std::to_string(r.score) + " is under the floor " +
