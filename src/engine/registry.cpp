@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "formats/hwp/hwp_format.h"
 #include "formats/jpeg/jpeg_format.h"
 #if LIGHTEN_WITH_PDF
 #include "formats/pdf/pdf_format.h"
@@ -43,6 +44,7 @@ std::span<const FormatEntry> format_registry() {
       FormatEntry{Kind::kZip, &optimize_zip, &verify_zip, &describe_zip},
       FormatEntry{Kind::kJar, &optimize_zip, &verify_zip, &describe_zip},
       FormatEntry{Kind::kAvi, &optimize_avi, &verify_avi, &describe_avi},
+      FormatEntry{Kind::kHwp, &optimize_hwp, &verify_hwp, &describe_hwp},
   };
   // clang-format on
   return kEntries;

@@ -58,7 +58,7 @@ void expect_same(const CompoundFile& a, const CompoundFile& b) {
   }
 }
 
-TEST(CompoundFile, ReadsGeneratedFile) {
+TEST(CfbCompoundFile, ReadsGeneratedFile) {
   for (bool reverse : {false, true}) {
     const auto items = sample_items();
     const Bytes file = make_cfb(items, {3, reverse});
@@ -78,7 +78,7 @@ TEST(CompoundFile, ReadsGeneratedFile) {
   }
 }
 
-TEST(CompoundFile, RoundTripKeepsEverything) {
+TEST(CfbCompoundFile, RoundTripKeepsEverything) {
   for (uint16_t major : {3, 4}) {
     const Bytes file = make_cfb(sample_items(), {major, major == 4});
     const CompoundFile a = CompoundFile::parse(file);
@@ -92,7 +92,7 @@ TEST(CompoundFile, RoundTripKeepsEverything) {
   }
 }
 
-TEST(CompoundFile, ReplaceMovesStreamsBetweenMiniAndRegular) {
+TEST(CfbCompoundFile, ReplaceMovesStreamsBetweenMiniAndRegular) {
   CompoundFile cfb = CompoundFile::parse(make_cfb(sample_items()));
   const CompoundFile original = cfb;
   cfb.replace_stream("DocInfo", pattern(10, 7));              // regular -> mini
@@ -114,7 +114,7 @@ TEST(CompoundFile, ReplaceMovesStreamsBetweenMiniAndRegular) {
 }
 
 // More than 109 FAT sectors: the FAT is listed in DIFAT sectors (v3: over ~7 MB).
-TEST(CompoundFile, LargeFileNeedsDifat) {
+TEST(CfbCompoundFile, LargeFileNeedsDifat) {
   auto items = sample_items();
   items.push_back({"Big", pattern(8u << 20, 10)});
   const Bytes file = make_cfb(items, {3, true});
@@ -128,7 +128,7 @@ TEST(CompoundFile, LargeFileNeedsDifat) {
   expect_same(a, b);
 }
 
-TEST(CompoundFile, RejectsBadHeaders) {
+TEST(CfbCompoundFile, RejectsBadHeaders) {
   const Bytes file = make_cfb(sample_items());
   EXPECT_THROW(CompoundFile::parse(ByteView(file).first(100)), FormatError);
   Bytes bad = file;
@@ -150,7 +150,7 @@ Reason reason_of(const Bytes& bytes) {
 }
 
 // The generated file: streams first, so sectors 0-9 are the chain of DocInfo.
-TEST(CompoundFile, RejectsCorruptChains) {
+TEST(CfbCompoundFile, RejectsCorruptChains) {
   const Bytes file = make_cfb(sample_items());
   const size_t fat_sector = get_le32(file, 76);
   const size_t fat_at = (fat_sector + 1) * 512;
@@ -171,7 +171,7 @@ TEST(CompoundFile, RejectsCorruptChains) {
   EXPECT_EQ(reason_of(free_link), Reason::kCorrupt);
 }
 
-TEST(CompoundFile, RejectsDirectoryLoops) {
+TEST(CfbCompoundFile, RejectsDirectoryLoops) {
   const Bytes file = make_cfb(sample_items());
   const size_t dir_at = (get_le32(file, 48) + 1) * 512;
   Bytes loop = file;
@@ -185,7 +185,17 @@ TEST(CompoundFile, RejectsDirectoryLoops) {
   EXPECT_EQ(reason_of(no_root), Reason::kCorrupt);
 }
 
-TEST(CompoundFile, RejectsTruncation) {
+// Paths grow with nesting; absurd nesting is refused rather than allowed to use quadratic memory.
+TEST(CfbCompoundFile, BoundsNesting) {
+  std::string deep;
+  for (int i = 0; i < 20; ++i) deep += "s/";
+  const CompoundFile ok = CompoundFile::parse(make_cfb({{deep + "leaf", pattern(10, 1)}}));
+  EXPECT_EQ(*ok.read_stream(deep + "leaf"), pattern(10, 1));
+  for (int i = 20; i < 200; ++i) deep += "s/";
+  EXPECT_EQ(reason_of(make_cfb({{deep + "leaf", pattern(10, 1)}})), Reason::kCorrupt);
+}
+
+TEST(CfbCompoundFile, RejectsTruncation) {
   const Bytes file = make_cfb(sample_items());
   for (size_t keep : {size_t(512), size_t(1024), file.size() / 2, file.size() - 512}) {
     const Reason r = reason_of(Bytes(file.begin(), file.begin() + keep));
@@ -193,7 +203,7 @@ TEST(CompoundFile, RejectsTruncation) {
   }
 }
 
-TEST(CompoundFile, EverySingleByteCorruptionIsHandled) {
+TEST(CfbCompoundFile, EverySingleByteCorruptionIsHandled) {
   const Bytes file = make_cfb(sample_items());
   for (size_t at = 0; at < file.size(); at += 7) {
     Bytes bad = file;
@@ -207,7 +217,7 @@ TEST(CompoundFile, EverySingleByteCorruptionIsHandled) {
 }
 
 // Real compound files: HWP documents and Office 97-2003 files of the shared corpus.
-TEST(CompoundFile, CorpusRoundTrip) {
+TEST(CfbCompoundFile, CorpusRoundTrip) {
   std::vector<std::filesystem::path> files = testing::corpus_files("hwp");
   LIGHTEN_REQUIRE_CORPUS(files, "hwp");
   for (const auto& f : testing::corpus_files("office"))
@@ -225,7 +235,7 @@ TEST(CompoundFile, CorpusRoundTrip) {
   }
 }
 
-TEST(CompoundFile, BrokenCorpusFailsCleanly) {
+TEST(CfbCompoundFile, BrokenCorpusFailsCleanly) {
   const auto files = testing::corpus_files("broken");
   LIGHTEN_REQUIRE_CORPUS(files, "broken");
   for (const auto& path : files) {

@@ -4,6 +4,8 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/bytes.h"
@@ -55,6 +57,7 @@ struct CompoundState {
   std::vector<EntryRecord> records;  // every directory entry as read, in directory order
   std::vector<DirectoryEntry> entries;
   std::vector<Bytes> contents;  // per entry: the stream's bytes (empty for non-streams)
+  std::unordered_map<std::string, size_t> streams;  // path -> entry index (first one wins)
 };
 
 struct CompoundFile::Impl : CompoundState {};

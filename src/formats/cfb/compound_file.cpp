@@ -1,10 +1,10 @@
-// The CFB reader. Written here rather than taken from libgsf (the design's OLE2 library): libgsf's
-// writer (gsf-outfile-msole.c) builds a fresh directory from the children it is given, sorted
-// by its own rule, all nodes black, with zero timestamps and state bits and no way to set
-// them, so a rewrite through it loses the entry order, colours, tree links, timestamps and
-// state bits that we promise to keep; and it is not packaged on the build machines. Reading
-// and writing a compound file is a few hundred lines, so we keep every directory entry's 128
-// bytes and only re-lay the sectors.
+// The CFB reader. Written here rather than taken from libgsf (the design's OLE2 library), whose
+// writer cannot keep what we promise to keep. Its gsf-outfile-msole.c (libgsf 1.14) writes
+// every entry black, siblings as a list sorted by its own name key instead of the input's
+// tree, zero creation times and state bits (only a modification time can be set), CLSIDs on
+// storages only and the root always named "Root Entry". So we keep every directory entry's 128
+// bytes as read and re-lay only the sectors; a reader and writer are a few hundred lines.
+// (libgsf-1-dev is also not among the build machines' packages.)
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -68,6 +68,9 @@ class Reader {
     read_mini_fat();
     build_paths(impl);
     read_contents(impl);
+    for (size_t i = 0; i < impl.entries.size(); ++i)
+      if (impl.entries[i].type == EntryType::kStream && !impl.entries[i].path.empty())
+        impl.streams.emplace(impl.entries[i].path, i);
   }
 
  private:
@@ -198,10 +201,15 @@ class Reader {
     struct Pending {
       uint32_t id;
       std::string parent;
+      unsigned depth;
     };
+    // Paths grow with nesting: deep storage chains could make them quadratic in the input.
+    constexpr unsigned kMaxDepth = 128;
+    const size_t max_path_bytes = (1u << 20) + 32 * bytes_.size();
+    size_t path_bytes = 0;
     std::vector<Pending> stack;
     const uint32_t root_child = get_u32(impl.records[0].data() + kEntChild);
-    if (root_child != kNoStream) stack.push_back({root_child, ""});
+    if (root_child != kNoStream) stack.push_back({root_child, "", 1});
     while (!stack.empty()) {
       Pending p = std::move(stack.back());
       stack.pop_back();
@@ -217,13 +225,17 @@ class Reader {
         corrupt(0, "directory entry " + std::to_string(p.id) + " has a bad name length");
       const std::string name = utf8_name(r, name_bytes / 2 - 1);
       const std::string path = p.parent.empty() ? name : p.parent + "/" + name;
+      path_bytes += path.size();
+      if (p.depth > kMaxDepth || path_bytes > max_path_bytes)
+        corrupt(0, "storages nested too deep");
       impl.entries[p.id].path = path;
       for (size_t link : {kEntLeft, kEntRight}) {
         const uint32_t sibling = get_u32(r + link);
-        if (sibling != kNoStream) stack.push_back({sibling, p.parent});
+        if (sibling != kNoStream) stack.push_back({sibling, p.parent, p.depth});
       }
       const uint32_t child = get_u32(r + kEntChild);
-      if (type == EntryType::kStorage && child != kNoStream) stack.push_back({child, path});
+      if (type == EntryType::kStorage && child != kNoStream)
+        stack.push_back({child, path, p.depth + 1});
     }
   }
 
@@ -299,21 +311,19 @@ CompoundFile CompoundFile::parse(ByteView bytes) {
 const std::vector<DirectoryEntry>& CompoundFile::entries() const { return impl_->entries; }
 
 std::optional<Bytes> CompoundFile::read_stream(std::string_view path) const {
-  for (size_t i = 0; i < impl_->entries.size(); ++i)
-    if (impl_->entries[i].type == EntryType::kStream && impl_->entries[i].path == path)
-      return impl_->contents[i];
-  return std::nullopt;
+  const auto found = impl_->streams.find(std::string(path));
+  if (found == impl_->streams.end()) return std::nullopt;
+  return impl_->contents[found->second];
 }
 
 void CompoundFile::replace_stream(std::string_view path, Bytes contents) {
-  for (size_t i = 0; i < impl_->entries.size(); ++i) {
-    if (impl_->entries[i].type != EntryType::kStream || impl_->entries[i].path != path) continue;
-    if (impl_.use_count() > 1) impl_ = std::make_shared<Impl>(*impl_);  // copies stay as they were
-    impl_->entries[i].size = contents.size();
-    impl_->contents[i] = std::move(contents);
-    return;
-  }
-  throw FormatError(Reason::kCorrupt, 0, "compound file has no stream " + std::string(path));
+  const auto found = impl_->streams.find(std::string(path));
+  if (found == impl_->streams.end())
+    throw FormatError(Reason::kCorrupt, 0, "compound file has no stream " + std::string(path));
+  const size_t i = found->second;
+  if (impl_.use_count() > 1) impl_ = std::make_shared<Impl>(*impl_);  // copies stay as they were
+  impl_->entries[i].size = contents.size();
+  impl_->contents[i] = std::move(contents);
 }
 
 std::vector<std::string> CompoundFile::stream_paths() const {

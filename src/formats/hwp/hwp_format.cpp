@@ -1,0 +1,259 @@
+#include "formats/hwp/hwp_format.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "codecs/deflate.h"
+#include "formats/cfb/compound_file.h"
+#include "formats/hwp/hwp_document.h"
+#include "formats/hwp/hwp_records.h"
+
+namespace lighten {
+namespace {
+
+using hwp::StreamPlan;
+using hwp::StreamRole;
+
+// Deflate bombs are refused: everything inflated from one document shares one budget.
+class ExpansionBudget {
+ public:
+  ExpansionBudget(size_t input_size, const Limits& limits)
+      : limit_(std::min<uint64_t>(
+            limits.max_expanded_bytes,
+            std::max<uint64_t>(64u << 20, uint64_t(limits.max_expansion_ratio * input_size)))) {}
+  size_t remaining() const { return size_t(limit_ - used_); }
+  void spend(size_t n) { used_ = std::min<uint64_t>(limit_, used_ + n); }
+
+ private:
+  uint64_t limit_;
+  uint64_t used_ = 0;
+};
+
+// Inflates a deflated stream within the budget; a stream that must inflate and does not makes
+// the document corrupt.
+std::optional<hwp::Inflated> inflate_planned(const StreamPlan& plan, ByteView raw,
+                                             ExpansionBudget& budget) {
+  std::optional<hwp::Inflated> inflated;
+  try {
+    inflated = hwp::inflate_stream(raw, budget.remaining());
+  } catch (const FormatError&) {
+    throw FormatError(Reason::kLimitExceeded, 0,
+                      plan.path + " inflates past the expansion budget (a deflate bomb?)");
+  }
+  if (!inflated && plan.must_inflate)
+    throw FormatError(Reason::kCorrupt, 0, plan.path + " is marked deflated but does not inflate");
+  if (inflated) budget.spend(inflated->content.size());
+  return inflated;
+}
+
+// Already-compressed media gain little from another deflate pass below the highest efforts.
+bool worth_redeflating(Kind kind, int effort) {
+  const bool media = kind == Kind::kJpeg || kind == Kind::kPng || kind == Kind::kGif ||
+                     kind == Kind::kWebp || kind == Kind::kMp4 || kind == Kind::kHeif;
+  return !media || effort >= 9;
+}
+
+struct Tally {
+  std::map<Kind, int> optimised;
+  int redeflated = 0;
+  std::vector<std::string> warnings;
+  // Items already handed to the engine and what came back, by size and CRC: Hangul often
+  // stores one picture many times, and each copy should come out the same without
+  // optimising it again.
+  std::multimap<std::pair<size_t, uint32_t>, std::pair<Bytes, std::optional<Bytes>>> seen;
+};
+
+// The engine's output for an embedded image, or nullopt to keep it.
+std::optional<Bytes> optimise_image(const Bytes& content, Kind kind, const std::string& path,
+                                    Context& context, Tally& tally) {
+  const std::pair<size_t, uint32_t> key{content.size(), crc32_of(content)};
+  for (auto [it, end] = tally.seen.equal_range(key); it != end; ++it)
+    if (it->second.first == content) return it->second.second;
+  Outcome item = context.optimize_embedded(content, path);
+  for (std::string& w : item.warnings) tally.warnings.push_back(path + ": " + w);
+  std::optional<Bytes> result;
+  if (item.replaced() && sniff(item.bytes) == kind) result = std::move(item.bytes);
+  tally.seen.emplace(key, std::make_pair(content, result));
+  return result;
+}
+
+// One stream's new bytes, or nullopt to keep it as it is.
+std::optional<Bytes> optimise_stream(const StreamPlan& plan, ByteView raw, Context& context,
+                                     ExpansionBudget& budget, Tally& tally) {
+  const int effort = context.policy().effort;
+  if (plan.role == StreamRole::kFileHeader || plan.role == StreamRole::kOther) return std::nullopt;
+  if (plan.role == StreamRole::kRecords && !plan.deflated) {
+    hwp::check_records(raw);  // a damaged record stream is a damaged document
+    return std::nullopt;
+  }
+  Bytes content;
+  hwp::Trailer trailer = hwp::Trailer::kNone;
+  if (plan.deflated) {
+    std::optional<hwp::Inflated> inflated = inflate_planned(plan, raw, budget);
+    if (!inflated) return std::nullopt;  // not deflated after all: carried as it is
+    if (inflated->trailer == hwp::Trailer::kUnknown) {
+      if (plan.must_inflate)
+        throw FormatError(Reason::kUnsupportedVariant, 0,
+                          plan.path + " ends in bytes of unknown meaning after its deflate data");
+      return std::nullopt;
+    }
+    content = std::move(inflated->content);
+    trailer = inflated->trailer;
+  } else {
+    content.assign(raw.begin(), raw.end());
+  }
+  if (plan.role == StreamRole::kRecords) hwp::check_records(content);
+
+  const Kind kind = sniff(content);
+  bool changed = false;
+  if (plan.may_hold_image && kind != Kind::kUnknown) {
+    if (std::optional<Bytes> image = optimise_image(content, kind, plan.path, context, tally)) {
+      content = std::move(*image);
+      changed = true;
+      ++tally.optimised[kind];
+    }
+  }
+  if (!plan.deflated) return changed ? std::optional<Bytes>(std::move(content)) : std::nullopt;
+  if (!changed && !worth_redeflating(kind, effort)) return std::nullopt;
+  Bytes packed = hwp::deflate_stream(content, trailer, effort);
+  if (packed.size() >= raw.size()) return std::nullopt;
+  if (!changed) ++tally.redeflated;
+  return packed;
+}
+
+std::string describe_tally(const Tally& tally) {
+  std::string detail;
+  for (const auto& [k, n] : tally.optimised)
+    detail += (detail.empty() ? "" : ", ") + std::to_string(n) + " " + std::string(kind_name(k));
+  if (!detail.empty()) detail += " optimised";
+  if (tally.redeflated)
+    detail +=
+        (detail.empty() ? "" : "; ") + std::to_string(tally.redeflated) + " streams re-deflated";
+  if (detail.empty()) detail = "compound file re-laid out";
+  return detail;
+}
+
+// The parsed input as both the optimiser and the verifier need it.
+struct Document {
+  cfb::CompoundFile file;
+  hwp::FileHeader header;
+  std::vector<StreamPlan> plans;
+};
+
+Document open_document(ByteView input, ExpansionBudget& budget) {
+  Document d{cfb::CompoundFile::parse(input), {}, {}};
+  d.header = hwp::read_file_header(d.file);
+  hwp::refuse_protected(d.header, d.file);
+  const Bytes doc_info = hwp::doc_info_records(d.file, d.header, budget.remaining());
+  d.plans = hwp::plan_streams(d.file, d.header, hwp::bin_data_items(doc_info));
+  return d;
+}
+
+}  // namespace
+
+Outcome optimize_hwp(ByteView input, Context& context) {
+  ExpansionBudget budget(input.size(), context.policy().limits);
+  Document doc = open_document(input, budget);
+  Tally tally;
+  for (const StreamPlan& plan : doc.plans) {
+    if (context.out_of_time())
+      throw FormatError(Reason::kLimitExceeded, 0, "the time budget ran out");
+    const Bytes raw = *doc.file.read_stream(plan.path);
+    std::optional<Bytes> replacement = optimise_stream(plan, raw, context, budget, tally);
+    if (replacement) doc.file.replace_stream(plan.path, std::move(*replacement));
+  }
+  Outcome outcome;
+  outcome.kind = Kind::kHwp;
+  outcome.bytes_in = input.size();
+  outcome.warnings = std::move(tally.warnings);
+  Bytes out = doc.file.serialize();
+  if (tally.optimised.empty() && tally.redeflated == 0 && out.size() >= input.size()) {
+    outcome.reason = Reason::kNoGain;
+    outcome.message = "no stream could be made smaller";
+    return outcome;
+  }
+  outcome.action = Action::kReplaced;
+  outcome.reason = Reason::kOptimized;
+  outcome.detail = describe_tally(tally);
+  outcome.bytes_out = out.size();
+  outcome.bytes = std::move(out);
+  return outcome;
+}
+
+Verdict verify_hwp(ByteView input, ByteView output, Context& context) {
+  // The input and the output each get the budget the optimiser had.
+  ExpansionBudget budget(input.size(), context.policy().limits);
+  ExpansionBudget output_budget(input.size(), context.policy().limits);
+  const Document a = open_document(input, budget);
+  const cfb::CompoundFile b = cfb::CompoundFile::parse(output);
+  if (a.file.major_version() != b.major_version())
+    return {false, "the compound file version changed", {}};
+  if (a.file.entries().size() != b.entries().size())
+    return {false, "the number of directory entries changed", {}};
+  for (size_t i = 0; i < b.entries().size(); ++i) {
+    const cfb::DirectoryEntry& x = a.file.entries()[i];
+    const cfb::DirectoryEntry& y = b.entries()[i];
+    if (x.path != y.path || x.type != y.type || a.file.entry_record(i) != b.entry_record(i))
+      return {false, "directory entry " + std::to_string(i) + " (" + x.path + ") changed", {}};
+  }
+  bool pixels_identical = true;
+  for (const StreamPlan& plan : a.plans) {
+    const Bytes before = *a.file.read_stream(plan.path);
+    const std::optional<Bytes> after = b.read_stream(plan.path);
+    if (!after) return {false, plan.path + " is missing", {}};
+    if (before == *after) continue;
+    const bool opaque = plan.role == StreamRole::kFileHeader || plan.role == StreamRole::kOther;
+    if (opaque) return {false, plan.path + " must stay byte-identical", {}};
+    Bytes x = before, y = *after;
+    if (plan.deflated) {
+      // zlib inflates what libdeflate or zopfli wrote.
+      const std::optional<hwp::Inflated> ix = hwp::inflate_stream(before, budget.remaining());
+      if (!ix || ix->trailer == hwp::Trailer::kUnknown)
+        return {false, plan.path + " could not be rewritten yet changed", {}};
+      budget.spend(ix->content.size());
+      const std::optional<hwp::Inflated> iy =
+          hwp::inflate_stream(*after, output_budget.remaining());
+      if (!iy) return {false, plan.path + " no longer inflates", {}};
+      output_budget.spend(iy->content.size());
+      if (ix->trailer != iy->trailer) return {false, plan.path + " lost or gained its trailer", {}};
+      x = std::move(ix->content);
+      y = std::move(iy->content);
+    }
+    if (x == y) continue;
+    if (!plan.may_hold_image) return {false, "the content of " + plan.path + " changed", {}};
+    const Verdict item = context.verify_embedded(x, y);
+    if (!item.ok) return {false, plan.path + ": " + item.problem, {}};
+    pixels_identical = pixels_identical && item.quality.pixels_identical;
+  }
+  Verdict v;
+  v.ok = true;
+  v.quality.pixels_identical = pixels_identical;
+  return v;
+}
+
+void describe_hwp(ByteView input, FileInfo& info) {
+  const cfb::CompoundFile file = cfb::CompoundFile::parse(input);
+  const hwp::FileHeader header = hwp::read_file_header(file);
+  info.properties.emplace_back("version", header.version_text());
+  info.properties.emplace_back("compressed", header.compressed() ? "yes" : "no");
+  info.properties.emplace_back("streams", std::to_string(file.stream_paths().size()));
+  try {
+    hwp::refuse_protected(header, file);
+  } catch (const FormatError& e) {
+    info.properties.emplace_back("protection", e.what());
+    return;
+  }
+  const Bytes doc_info = hwp::doc_info_records(file, header, 64u << 20);
+  std::map<std::string, int> kinds;
+  for (const hwp::BinDataItem& item : hwp::bin_data_items(doc_info))
+    ++kinds[item.type == hwp::BinDataType::kLink      ? "link"
+            : item.type == hwp::BinDataType::kStorage ? "OLE storage"
+                                                      : item.extension];
+  std::string list;
+  for (const auto& [ext, n] : kinds)
+    list += (list.empty() ? "" : ", ") + std::to_string(n) + " " + ext;
+  info.properties.emplace_back("BinData items", list.empty() ? "none" : list);
+}
+
+}  // namespace lighten

@@ -1,0 +1,131 @@
+#include "formats/hwp/hwp_records.h"
+
+#include <cstdio>
+
+namespace lighten::hwp {
+namespace {
+
+constexpr uint16_t kTagParaText = kTagBegin + 51;
+constexpr uint32_t kExtendedSize = 0xFFF;  // the size follows the header as a UINT32
+
+[[noreturn]] void corrupt(size_t offset, const std::string& what) {
+  throw FormatError(Reason::kCorrupt, offset, "HWP record stream: " + what);
+}
+
+// A WCHAR array as HWP stores it: a UINT16 count, then that many UTF-16LE units.
+std::u16string read_wchars(ByteReader& r) {
+  const uint16_t count = r.u16le();
+  std::u16string s;
+  s.reserve(std::min<size_t>(count, r.remaining() / 2));
+  for (uint16_t i = 0; i < count; ++i) s += char16_t(r.u16le());
+  return s;
+}
+
+// Calls visit(record) for each record in turn, without keeping them.
+template <class Visit>
+void visit_records(ByteView stream, Visit&& visit) {
+  ByteReader r(stream);
+  while (!r.at_end()) {
+    const size_t at = r.offset();
+    if (r.remaining() < 4) corrupt(at, "a record header is cut short");
+    const uint32_t header = r.u32le();
+    uint32_t size = header >> 20;
+    if (size == kExtendedSize) size = r.u32le();
+    if (size > r.remaining())
+      corrupt(at, "a record of " + std::to_string(size) + " bytes runs past the stream's end");
+    Record rec;
+    rec.tag = uint16_t(header & 0x3FF);
+    rec.level = uint16_t(header >> 10 & 0x3FF);
+    rec.data = r.take(size);
+    rec.offset = at;
+    visit(rec);
+  }
+}
+
+}  // namespace
+
+std::vector<Record> parse_records(ByteView stream) {
+  std::vector<Record> records;
+  visit_records(stream, [&](const Record& rec) { records.push_back(rec); });
+  return records;
+}
+
+size_t check_records(ByteView stream) {
+  size_t count = 0;
+  visit_records(stream, [&](const Record&) { ++count; });
+  return count;
+}
+
+std::string BinDataItem::stream_name() const {
+  char name[16];
+  std::snprintf(name, sizeof name, "BIN%04X", unsigned(id));
+  if (type == BinDataType::kStorage) return std::string(name) + ".OLE";
+  return std::string(name) + "." + extension;
+}
+
+bool BinDataItem::deflated(bool document_compressed) const {
+  switch (compression) {
+    case BinDataCompression::kCompress:
+      return true;
+    case BinDataCompression::kStore:
+      return false;
+    default:
+      return document_compressed;
+  }
+}
+
+std::vector<BinDataItem> bin_data_items(ByteView doc_info) {
+  std::vector<BinDataItem> items;
+  visit_records(doc_info, [&](const Record& rec) {
+    if (rec.tag != kTagBinData) return;
+    ByteReader r(rec.data);
+    BinDataItem item;
+    item.properties = r.u16le();
+    const uint16_t type = item.properties & 0xF;
+    const uint16_t compression = item.properties >> 4 & 0x3;
+    if (type > 2) corrupt(rec.offset, "BinData item of unknown type " + std::to_string(type));
+    if (compression == 3) corrupt(rec.offset, "BinData item with an unknown compression flag");
+    item.type = BinDataType(type);
+    item.compression = BinDataCompression(compression);
+    if (item.type == BinDataType::kLink) {
+      read_wchars(r);  // absolute path
+      read_wchars(r);  // relative path
+    } else {
+      item.id = r.u16le();
+      if (item.type == BinDataType::kEmbedding) {
+        for (char16_t c : read_wchars(r)) {
+          // Extensions are short ASCII; anything else cannot name a stream we could find.
+          if (c == 0 || c > 0x7E || c == '/')
+            corrupt(rec.offset, "BinData item with a non-ASCII extension");
+          item.extension += char(c);
+        }
+      }
+    }
+    items.push_back(std::move(item));
+  });
+  return items;
+}
+
+std::u16string paragraph_text(ByteView section) {
+  std::u16string text;
+  visit_records(section, [&](const Record& rec) {
+    if (rec.tag != kTagParaText) return;
+    const size_t units = rec.data.size() / 2;
+    for (size_t i = 0; i < units; ++i) {
+      const char16_t c = char16_t(rec.data[2 * i] | rec.data[2 * i + 1] << 8);
+      if (c >= 32) {
+        text += c;
+      } else if (c == 13 || c == 10) {
+        text += u'\n';
+      } else if (c == 9) {
+        text += u'\t';
+        i += 7;  // a tab is an inline control of 8 units
+      } else if (c != 0 && !(c >= 24 && c <= 31)) {
+        i += 7;  // inline and extended controls take 8 units
+      }
+    }
+  });
+  return text;
+}
+
+}  // namespace lighten::hwp

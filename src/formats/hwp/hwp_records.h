@@ -1,0 +1,53 @@
+// HWP 5.0 records, the unit of the DocInfo and BodyText/Section streams (once inflated), and
+// the BinData items DocInfo declares.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/bytes.h"
+
+namespace lighten::hwp {
+
+inline constexpr uint16_t kTagBegin = 0x10;
+inline constexpr uint16_t kTagIdMappings = kTagBegin + 1;
+inline constexpr uint16_t kTagBinData = kTagBegin + 2;
+
+struct Record {
+  uint16_t tag = 0;    // 10 bits
+  uint16_t level = 0;  // 10 bits
+  ByteView data;
+  size_t offset = 0;  // of the record header in the stream
+};
+
+// Splits a record stream; every header and body must fit in `stream` (FormatError otherwise).
+std::vector<Record> parse_records(ByteView stream);
+// The same check without keeping the records: how many there are.
+size_t check_records(ByteView stream);
+
+// A HWPTAG_BIN_DATA record.
+enum class BinDataType : uint8_t { kLink = 0, kEmbedding = 1, kStorage = 2 };
+enum class BinDataCompression : uint8_t { kDefault = 0, kCompress = 1, kStore = 2 };
+
+struct BinDataItem {
+  uint16_t properties = 0;
+  BinDataType type = BinDataType::kLink;
+  BinDataCompression compression = BinDataCompression::kDefault;
+  uint16_t id = 0;        // embedding and storage items: the number in the stream's name
+  std::string extension;  // embedding items: "jpg", "png", "bmp", "ole", ...
+  // The stream under BinData that holds the item: "BIN0001.jpg" (storage items: "BIN0001.OLE").
+  std::string stream_name() const;
+  // Whether the stream is deflated, given the FileHeader's compression bit.
+  bool deflated(bool document_compressed) const;
+};
+
+// Every BinData item declared in an (inflated) DocInfo stream, in record order.
+std::vector<BinDataItem> bin_data_items(ByteView doc_info);
+
+// Record streams with text: the UTF-16 characters of every HWPTAG_PARA_TEXT record, controls
+// left out, paragraphs ended by '\n'. Used by describe and the tests.
+std::u16string paragraph_text(ByteView section);
+
+}  // namespace lighten::hwp

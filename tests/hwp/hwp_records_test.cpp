@@ -1,0 +1,83 @@
+#include "formats/hwp/hwp_records.h"
+
+#include <gtest/gtest.h>
+
+#include "hwp/hwp_maker.h"
+
+namespace lighten::hwp {
+namespace {
+
+using testing::put_le16;
+using testing::put_record;
+
+TEST(HwpRecords, SplitsRecordsWithShortAndExtendedSizes) {
+  Bytes stream;
+  put_record(stream, 0x10, 0, Bytes(26, 1));
+  put_record(stream, 0x43, 2, Bytes(5000, 2));  // size 0xFFF + UINT32
+  put_record(stream, 0x44, 1, {});
+  const auto records = parse_records(stream);
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[0].tag, 0x10);
+  EXPECT_EQ(records[0].data.size(), 26u);
+  EXPECT_EQ(records[1].tag, 0x43);
+  EXPECT_EQ(records[1].level, 2);
+  EXPECT_EQ(records[1].data.size(), 5000u);
+  EXPECT_EQ(records[2].data.size(), 0u);
+  EXPECT_EQ(records[2].offset, 4u + 26 + 8 + 5000);
+}
+
+TEST(HwpRecords, RejectsRecordsThatRunPastTheEnd) {
+  Bytes stream;
+  put_record(stream, 0x10, 0, Bytes(40, 1));
+  for (size_t cut = 1; cut < stream.size(); ++cut)
+    EXPECT_THROW(parse_records(ByteView(stream).first(cut)), FormatError) << cut;
+  Bytes huge = {0x43, 0x00, 0xF0, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F, 1, 2, 3};
+  EXPECT_THROW(parse_records(huge), FormatError);
+}
+
+TEST(HwpRecords, ReadsBinDataDeclarations) {
+  Bytes doc_info, rec;
+  put_le16(rec, 0x0001 | 0x20);  // embedding, stored
+  put_le16(rec, 0x1A);
+  put_le16(rec, 3);
+  for (char c : std::string("png")) put_le16(rec, uint8_t(c));
+  put_record(doc_info, kTagBinData, 1, rec);
+  rec.clear();
+  put_le16(rec, 0x0000);  // link: two paths
+  put_le16(rec, 2), put_le16(rec, 'C'), put_le16(rec, ':');
+  put_le16(rec, 1), put_le16(rec, 'a');
+  put_record(doc_info, kTagBinData, 1, rec);
+  rec.clear();
+  put_le16(rec, 0x0002 | 0x10);  // storage, compressed
+  put_le16(rec, 2);
+  put_record(doc_info, kTagBinData, 1, rec);
+  const auto items = bin_data_items(doc_info);
+  ASSERT_EQ(items.size(), 3u);
+  EXPECT_EQ(items[0].stream_name(), "BIN001A.png");
+  EXPECT_FALSE(items[0].deflated(true));
+  EXPECT_EQ(items[1].type, BinDataType::kLink);
+  EXPECT_EQ(items[2].stream_name(), "BIN0002.OLE");
+  EXPECT_TRUE(items[2].deflated(false));
+
+  Bytes bad;
+  put_record(bad, kTagBinData, 1, {0x01, 0x00, 0x01});  // cut inside the id
+  EXPECT_THROW(bin_data_items(bad), FormatError);
+  Bytes unknown;
+  put_record(unknown, kTagBinData, 1, {0x31, 0x00, 0x01, 0x00});  // compression 3
+  EXPECT_THROW(bin_data_items(unknown), FormatError);
+}
+
+TEST(HwpRecords, ExtractsParagraphText) {
+  Bytes section = testing::hwp_section(u"abc 한글");
+  Bytes chars;
+  for (char16_t c : std::u16string(u"x")) put_le16(chars, c);
+  put_le16(chars, 11);  // an extended control: 8 units
+  for (int i = 0; i < 7; ++i) put_le16(chars, 'Z');
+  put_le16(chars, 'y');
+  put_le16(chars, 13);
+  put_record(section, 0x43, 1, chars);
+  EXPECT_EQ(paragraph_text(section), u"abc 한글\nxy\n");
+}
+
+}  // namespace
+}  // namespace lighten::hwp

@@ -1,0 +1,33 @@
+// A Context for calling the HWP optimiser directly: embedded items go through the public
+// optimize() (the engine, with its own verification), and are verified with the registry's
+// verifier of their kind, as the engine's own Context does.
+#pragma once
+
+#include "core/context.h"
+#include "engine/registry.h"
+#include "lighten/lighten.h"
+
+namespace lighten::testing {
+
+class DirectContext final : public Context {
+ public:
+  explicit DirectContext(Policy policy = {}) : policy_(policy) {}
+  const Policy& policy() const override { return policy_; }
+  unsigned depth() const override { return 0; }
+  bool out_of_time() const override { return false; }
+  Outcome optimize_embedded(ByteView bytes, std::string_view) override {
+    ++embedded_calls;
+    return optimize(bytes, policy_);
+  }
+  Verdict verify_embedded(ByteView original, ByteView output) override {
+    const FormatEntry* format = find_format(sniff(original));
+    if (format == nullptr || sniff(output) != sniff(original)) return {false, "kind", {}};
+    return format->verify(original, output, *this);
+  }
+  int embedded_calls = 0;
+
+ private:
+  Policy policy_;
+};
+
+}  // namespace lighten::testing
