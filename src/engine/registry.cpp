@@ -4,6 +4,9 @@
 
 #include "formats/hwp/hwp_format.h"
 #include "formats/jpeg/jpeg_format.h"
+#include "formats/office_binary/doc_format.h"
+#include "formats/office_binary/ppt_format.h"
+#include "formats/office_binary/xls_format.h"
 #if LIGHTEN_WITH_PDF
 #include "formats/pdf/pdf_format.h"
 #endif
@@ -45,6 +48,9 @@ std::span<const FormatEntry> format_registry() {
       FormatEntry{Kind::kJar, &optimize_zip, &verify_zip, &describe_zip},
       FormatEntry{Kind::kAvi, &optimize_avi, &verify_avi, &describe_avi},
       FormatEntry{Kind::kHwp, &optimize_hwp, &verify_hwp, &describe_hwp},
+      FormatEntry{Kind::kPpt, &optimize_ppt, &verify_ppt, &describe_ppt},
+      FormatEntry{Kind::kXls, &optimize_xls, &verify_xls, &describe_xls},
+      FormatEntry{Kind::kDoc, &optimize_doc, &verify_doc, &describe_doc},
   };
   // clang-format on
   return kEntries;
