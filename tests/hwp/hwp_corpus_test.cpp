@@ -9,7 +9,9 @@
 #include "formats/cfb/compound_file.h"
 #include "formats/hwp/hwp_document.h"
 #include "formats/hwp/hwp_format.h"
+#include "hwp/hwp_maker.h"
 #include "hwp/hwp_test_context.h"
+#include "lighten/lighten.h"
 #include "support/corpus.h"
 #include "support/jpeg_maker.h"
 #include "support/png_maker.h"
@@ -101,6 +103,40 @@ TEST(HwpCorpus, EveryDocumentKeepsItsPromises) {
                 lossless ? "lossless" : "visually-lossless", (unsigned long long)total_in,
                 (unsigned long long)total_out, 100.0 * (1.0 - double(total_out) / total_in));
   }
+}
+
+// Issue 8's goal on a picture-heavy document: an HWP whose pictures are the 16 camera photos of
+// ../shared/oracles/README.md (as claim forms carry them) shrinks by at least 40 % in
+// visually-lossless mode, every picture at its floor (checked by the engine's verifier). A
+// measurement of the release build: too slow under the sanitizers, which check the same paths
+// on the corpus documents above.
+TEST(HwpCorpus, PictureHeavyDocumentShrinksByFortyPercent) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "a release-build measurement (16 camera photos in visually-lossless mode)";
+#endif
+  const auto dir = testing::shared_dir() / "corpus" / "jpeg";
+  std::vector<std::filesystem::path> photos;
+  for (const char* name :
+       {"canon_20d_vert", "canon_5d", "canon_lr_22mp", "dimage_ex_221212", "fuji_f40fd",
+        "galaxy_s7", "iphone6plus", "iphone_hdr", "jolla", "leica_t", "lumia800", "motog",
+        "nikon_d90", "nokia83", "noritsu_scan", "olympus_fe230"})
+    if (std::filesystem::exists(dir / (std::string(name) + ".jpg")))
+      photos.push_back(dir / (std::string(name) + ".jpg"));
+  LIGHTEN_REQUIRE_CORPUS(photos, "jpeg");
+  testing::HwpRecipe recipe;
+  uint16_t id = 1;
+  for (const auto& photo : photos)
+    recipe.items.push_back({.id = id++, .extension = "jpg", .content = testing::read_file(photo)});
+  const Bytes in = testing::make_hwp(recipe);
+  Policy policy;
+  policy.mode = Mode::kVisuallyLossless;
+  const Outcome o = optimize(in, policy);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  const double saved = 100.0 * double(in.size() - o.bytes.size()) / double(in.size());
+  std::printf("picture-heavy HWP: %zu -> %zu bytes (%.1f %% saved): %s\n", in.size(),
+              o.bytes.size(), saved, o.detail.c_str());
+  EXPECT_GE(saved, 40.0);
+  expect_same_document(in, o.bytes, false);
 }
 
 TEST(HwpCorpus, BrokenAndTruncatedInputsEndInAReason) {
