@@ -4,6 +4,7 @@
 
 #include "formats/hwp/hwp_format.h"
 #include "formats/jpeg/jpeg_format.h"
+#include "formats/media/media_format.h"
 #include "formats/office_binary/doc_format.h"
 #include "formats/office_binary/ppt_format.h"
 #include "formats/office_binary/xls_format.h"
@@ -47,6 +48,8 @@ std::span<const FormatEntry> format_registry() {
       FormatEntry{Kind::kZip, &optimize_zip, &verify_zip, &describe_zip},
       FormatEntry{Kind::kJar, &optimize_zip, &verify_zip, &describe_zip},
       FormatEntry{Kind::kAvi, &optimize_avi, &verify_avi, &describe_avi},
+      FormatEntry{Kind::kMp4, &optimize_media, &verify_media, &describe_media},
+      FormatEntry{Kind::kMov, &optimize_media, &verify_media, &describe_media},
       FormatEntry{Kind::kHwp, &optimize_hwp, &verify_hwp, &describe_hwp},
       FormatEntry{Kind::kPpt, &optimize_ppt, &verify_ppt, &describe_ppt},
       FormatEntry{Kind::kXls, &optimize_xls, &verify_xls, &describe_xls},

@@ -14,6 +14,7 @@ namespace lighten::testing {
 struct AviRecipe {
   int frames = 4;
   int width = 64, height = 48;
+  int quality = 85;        // of the first frame; the next ones go up to 9 above it
   bool strip_dht = false;  // frames rely on the standard tables, as camera MJPEG does
   bool two_fields = false;
   bool audio = true;
@@ -70,7 +71,7 @@ inline std::vector<uint8_t> make_frame(const AviRecipe& r, int index) {
   JpegRecipe j;
   j.width = r.width;
   j.height = r.two_fields ? r.height / 2 : r.height;
-  j.quality = 85 + index % 10;  // frames differ a little, as real ones do
+  j.quality = std::min(100, r.quality + index % 10);  // frames differ a little, as real ones do
   std::vector<uint8_t> one = make_jpeg(j);
   if (r.strip_dht) one = without_dht(one);
   std::vector<uint8_t> frame = one;

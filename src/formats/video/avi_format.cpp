@@ -1,7 +1,11 @@
 #include "formats/video/avi_format.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <chrono>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +24,20 @@ struct FrameTally {
   size_t no_dht = 0;              // images that relied on the standard tables
   size_t not_jpeg = 0;            // chunks that do not parse as JPEG images (kept as they are)
   std::map<Reason, size_t> kept;  // images the JPEG optimiser left alone, by reason
+  // Perceptual modes: the SSIMULACRA2 of every changed image, as its verification measured it.
+  std::optional<double> worst_score;
+  double score_sum = 0;
+  size_t scored = 0;
+  size_t pixels_kept = 0;  // changed images whose pixels stayed identical
+
+  void note_score(const QualityFigures& q) {
+    if (q.pixels_identical) ++pixels_kept;
+    if (!q.ssimulacra2) return;
+    const double s = *q.ssimulacra2;
+    worst_score = worst_score ? std::min(*worst_score, s) : s;
+    score_sum += s;
+    ++scored;
+  }
 };
 
 // Optimises the JPEG images of one frame chunk; returns the new chunk data when it is smaller.
@@ -44,6 +62,7 @@ bool optimize_frame(ByteView chunk, Context& context, const std::string& name, F
     const ByteView candidate = span.has_dht ? original : ByteView(completed);
     Outcome item = context.optimize_embedded(candidate, name);
     if (item.replaced() && item.bytes.size() < original.size()) {
+      tally.note_score(item.quality);
       out.insert(out.end(), item.bytes.begin(), item.bytes.end());
       changed = true;
     } else {
@@ -59,9 +78,10 @@ bool optimize_frame(ByteView chunk, Context& context, const std::string& name, F
 class AviWriter {
  public:
   AviWriter(ByteView in, const AviFile& avi, Context& context, Bytes& out)
-      : in_(in), avi_(avi), context_(context), out_(out) {
+      : in_(in), avi_(avi), context_(context), out_(out), start_(Clock::now()) {
     offset_.resize(avi.tree.chunks.size());
     size_.resize(avi.tree.chunks.size());
+    for (const RiffChunk& c : avi.tree.chunks) frames_total_ += !c.is_list && avi.is_mjpeg_frame(c);
   }
 
   void write() {
@@ -100,6 +120,7 @@ class AviWriter {
     if (in_movi && avi_.is_mjpeg_frame(c)) {
       if (context_.out_of_time())
         throw FormatError(Reason::kLimitExceeded, c.offset, "the time budget ran out");
+      give_up_early_if_too_slow(c.offset);
       ++tally_.frames;
       const std::string name = "frame " + std::to_string(tally_.frames) + " (" + fourcc_text(c.id) +
                                " at byte " + std::to_string(c.offset) + ")";
@@ -117,10 +138,30 @@ class AviWriter {
     size_[i] = c.size;
   }
 
+  // Perceptual frames cost a search each: a long video that cannot finish within the time
+  // budget is given up after a few seconds, not after the whole budget has been spent.
+  void give_up_early_if_too_slow(size_t offset) const {
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
+    if (tally_.frames < kFramesBeforeProjecting || elapsed < kSecondsBeforeProjecting) return;
+    const double projected = elapsed * double(frames_total_) / double(tally_.frames);
+    const double budget = context_.policy().limits.time_budget_s;
+    if (projected <= budget) return;
+    throw FormatError(Reason::kLimitExceeded, offset,
+                      fmt::format("{} frames would take about {:.0f} s at the pace of the first "
+                                  "{}, over the time budget of {:.0f} s (--time-budget)",
+                                  frames_total_, projected, tally_.frames, budget));
+  }
+
+  static constexpr size_t kFramesBeforeProjecting = 8;
+  static constexpr double kSecondsBeforeProjecting = 2.0;
+  using Clock = std::chrono::steady_clock;
+
   ByteView in_;
   const AviFile& avi_;
   Context& context_;
   Bytes& out_;
+  Clock::time_point start_;
+  size_t frames_total_ = 0;
   Bytes frame_;  // reused for every frame
   std::vector<uint64_t> offset_;
   std::vector<uint32_t> size_;
@@ -157,8 +198,10 @@ Outcome optimize_avi(ByteView input, Context& context) {
                                      [](const AviStream& s) { return s.mjpeg; });
   if (!any_mjpeg)
     throw FormatError(Reason::kUnsupportedVariant, 0,
-                      "no Motion-JPEG stream (" + describe_streams(avi) +
-                          "); lossless mode does not re-encode lossy video");
+                      "no Motion-JPEG stream (" + describe_streams(avi) + "); " +
+                          (context.policy().mode == Mode::kLossless
+                               ? "lossless mode does not re-encode lossy video"
+                               : "only Motion-JPEG AVI frames are re-encoded so far"));
   const std::vector<ResolvedIndex> indexes = resolve_all(input, avi);
 
   Outcome outcome;
@@ -181,6 +224,12 @@ Outcome optimize_avi(ByteView input, Context& context) {
   outcome.action = Action::kReplaced;
   outcome.detail = std::to_string(tally.changed) + " of " + std::to_string(tally.frames) +
                    " MJPEG frames optimised";
+  if (tally.scored)
+    outcome.detail +=
+        fmt::format(", {} images requantised: SSIMULACRA2 min {:.1f}, mean {:.1f}", tally.scored,
+                    *tally.worst_score, tally.score_sum / double(tally.scored));
+  if (tally.scored && tally.pixels_kept)
+    outcome.detail += fmt::format(", {} images optimised losslessly only", tally.pixels_kept);
   if (tally.no_dht) outcome.detail += ", standard Huffman tables spelled out";
   if (!indexes.empty())
     outcome.detail.append(", ").append(std::to_string(indexes.size())).append(" indexes rewritten");
@@ -202,6 +251,7 @@ Verdict verify_avi(ByteView input, ByteView output, Context& context) {
   if (!same_bytes(input.subspan(a.tree.trailing_offset), output.subspan(b.tree.trailing_offset)))
     return {false, "the bytes after the RIFF chunks changed", {}};
   bool pixels_identical = true;
+  std::optional<double> worst_score;  // the lowest SSIMULACRA2 of any changed frame image
   for (size_t i = 0; i < x.size(); ++i) {
     const RiffChunk& p = x[i];
     const RiffChunk& q = y[i];
@@ -238,6 +288,8 @@ Verdict verify_avi(ByteView input, ByteView output, Context& context) {
       const Verdict item = context.verify_embedded(u, v);
       if (!item.ok) return {false, where + ": " + item.problem, {}};
       pixels_identical = pixels_identical && item.quality.pixels_identical;
+      if (item.quality.ssimulacra2)
+        worst_score = std::min(worst_score.value_or(100.0), *item.quality.ssimulacra2);
     }
   }
   for (size_t s = 0; s < a.streams.size() && s < b.streams.size(); ++s)
@@ -245,6 +297,7 @@ Verdict verify_avi(ByteView input, ByteView output, Context& context) {
   Verdict v;
   v.ok = true;
   v.quality.pixels_identical = pixels_identical;
+  v.quality.ssimulacra2 = worst_score;  // a video is as good as its worst frame
   return v;
 }
 
@@ -259,7 +312,7 @@ void describe_avi(ByteView input, FileInfo& info) {
       text.append(std::to_string(st.height)).append(", ").append(std::to_string(st.length));
       text.append(" frames");
     }
-    if (st.mjpeg) text += " (Motion-JPEG: frames optimised losslessly)";
+    if (st.mjpeg) text += " (Motion-JPEG: every frame optimised as a JPEG image)";
     info.properties.emplace_back("stream " + std::to_string(s), text);
   }
   info.properties.emplace_back("chunks", std::to_string(avi.tree.chunks.size()));

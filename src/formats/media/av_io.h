@@ -1,0 +1,137 @@
+// libav over lighten's buffers: an opened demuxer reading from memory, libav errors as text,
+// and owners for libav's objects. Shared by the frame gate and the re-encoder.
+#pragma once
+
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/error.h>
+#include <libavutil/log.h>
+#include <libswscale/swscale.h>
+}
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <string>
+
+#include "core/bytes.h"
+#include "core/errors.h"
+
+namespace lighten::media {
+
+// libav writes its messages (and libx264 its statistics) to stderr by default; lighten reports
+// through Outcomes, so they are silenced once for the process (libav's log level is global).
+inline void silence_libav_log() {
+  static std::once_flag once;
+  std::call_once(once, [] { av_log_set_level(AV_LOG_QUIET); });
+}
+
+inline std::string av_error_text(int code) {
+  char text[AV_ERROR_MAX_STRING_SIZE] = {};
+  av_strerror(code, text, sizeof text);
+  return text;
+}
+
+// The file's bytes as libav's input: reads and seeks within the buffer, never past it.
+struct MemoryInput {
+  ByteView bytes;
+  int64_t pos = 0;
+
+  static int read(void* opaque, uint8_t* buf, int size) {
+    auto* in = static_cast<MemoryInput*>(opaque);
+    const int64_t left = int64_t(in->bytes.size()) - in->pos;
+    if (left <= 0) return AVERROR_EOF;
+    const int n = int(std::min<int64_t>(left, size));
+    std::memcpy(buf, in->bytes.data() + in->pos, size_t(n));
+    in->pos += n;
+    return n;
+  }
+
+  static int64_t seek(void* opaque, int64_t offset, int whence) {
+    auto* in = static_cast<MemoryInput*>(opaque);
+    const int64_t size = int64_t(in->bytes.size());
+    if (whence & AVSEEK_SIZE) return size;
+    whence &= ~AVSEEK_FORCE;
+    const int64_t base = whence == SEEK_SET ? 0 : whence == SEEK_CUR ? in->pos : size;
+    if (whence != SEEK_SET && whence != SEEK_CUR && whence != SEEK_END) return AVERROR(EINVAL);
+    if (offset < -base || offset > size - base) return AVERROR(EINVAL);
+    in->pos = base + offset;
+    return in->pos;
+  }
+};
+
+// An opened demuxer over a buffer and the index of its first video stream; frees all on exit.
+class Demuxer {
+ public:
+  explicit Demuxer(ByteView file) : input_{file} {
+    silence_libav_log();
+    try {
+      open();
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+  ~Demuxer() { release(); }
+  Demuxer(const Demuxer&) = delete;
+  Demuxer& operator=(const Demuxer&) = delete;
+
+  AVFormatContext* format() const { return format_; }
+  int video() const { return video_; }
+  const AVCodecParameters* parameters() const { return format_->streams[video_]->codecpar; }
+
+ private:
+  void open() {
+    constexpr int kBufferSize = 1 << 16;
+    auto* buffer = static_cast<uint8_t*>(av_malloc(kBufferSize));
+    if (!buffer) throw std::bad_alloc();
+    io_ = avio_alloc_context(buffer, kBufferSize, 0, &input_, &MemoryInput::read, nullptr,
+                             &MemoryInput::seek);
+    if (!io_) {
+      av_free(buffer);
+      throw std::bad_alloc();
+    }
+    format_ = avformat_alloc_context();
+    if (!format_) throw std::bad_alloc();
+    format_->pb = io_;
+    format_->flags |= AVFMT_FLAG_CUSTOM_IO;
+    int rc = avformat_open_input(&format_, nullptr, nullptr, nullptr);  // frees format_ on error
+    if (rc < 0)
+      throw FormatError(Reason::kCorrupt, 0, "libav cannot open the file: " + av_error_text(rc));
+    rc = avformat_find_stream_info(format_, nullptr);
+    if (rc < 0)
+      throw FormatError(Reason::kCorrupt, 0,
+                        "libav cannot read the file's streams: " + av_error_text(rc));
+    video_ = av_find_best_stream(format_, AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+    if (video_ < 0) throw FormatError(Reason::kUnsupportedVariant, 0, "the file has no video");
+  }
+
+  // With AVFMT_FLAG_CUSTOM_IO libavformat leaves the I/O context to its owner.
+  void release() {
+    avformat_close_input(&format_);
+    if (io_) av_freep(&io_->buffer);
+    avio_context_free(&io_);
+  }
+
+  MemoryInput input_;
+  AVIOContext* io_ = nullptr;
+  AVFormatContext* format_ = nullptr;
+  int video_ = -1;
+};
+
+struct PacketDeleter {
+  void operator()(AVPacket* p) const { av_packet_free(&p); }
+};
+struct FrameDeleter {
+  void operator()(AVFrame* f) const { av_frame_free(&f); }
+};
+struct CodecDeleter {
+  void operator()(AVCodecContext* c) const { avcodec_free_context(&c); }
+};
+struct ScaleDeleter {
+  void operator()(SwsContext* s) const { sws_freeContext(s); }
+};
+
+}  // namespace lighten::media

@@ -1,0 +1,267 @@
+#include "formats/media/av_reencode.h"
+
+extern "C" {
+#include <libavutil/opt.h>
+}
+
+#include <memory>
+#include <vector>
+
+#include "core/context.h"
+#include "formats/media/av_io.h"
+
+namespace lighten::media {
+namespace {
+
+constexpr const char* kMarkerKey = "lighten";
+
+// libav's output into a growing buffer it may seek in (the MP4 muxer patches sizes at the end).
+struct MemoryOutput {
+  Bytes bytes;
+  int64_t pos = 0;
+
+  static int write(void* opaque, uint8_t* buf, int size) {
+    auto* out = static_cast<MemoryOutput*>(opaque);
+    const size_t end = size_t(out->pos) + size_t(size);
+    if (end > out->bytes.size()) out->bytes.resize(end);
+    std::memcpy(out->bytes.data() + out->pos, buf, size_t(size));
+    out->pos = int64_t(end);
+    return size;
+  }
+
+  static int64_t seek(void* opaque, int64_t offset, int whence) {
+    auto* out = static_cast<MemoryOutput*>(opaque);
+    const int64_t size = int64_t(out->bytes.size());
+    if (whence & AVSEEK_SIZE) return size;
+    whence &= ~AVSEEK_FORCE;
+    const int64_t base = whence == SEEK_SET ? 0 : whence == SEEK_CUR ? out->pos : size;
+    if (whence != SEEK_SET && whence != SEEK_CUR && whence != SEEK_END) return AVERROR(EINVAL);
+    if (base + offset < 0) return AVERROR(EINVAL);
+    out->pos = base + offset;
+    return out->pos;
+  }
+};
+
+void check(int rc, const std::string& what) {
+  if (rc < 0) throw FormatError(Reason::kUnsupportedVariant, 0, what + ": " + av_error_text(rc));
+}
+
+// The muxer that writes what the demuxer read: MOV, 3GP and MP4 share one demuxer and differ
+// by brand.
+const char* muxer_for(const AVFormatContext* in) {
+  const std::string name = in->iformat->name;
+  if (name == "avi") return "avi";
+  if (name.find("mp4") == std::string::npos)
+    throw FormatError(Reason::kUnsupportedVariant, 0,
+                      "lighten re-encodes video in MP4, MOV, 3GP and AVI only, not " + name);
+  const AVDictionaryEntry* brand = av_dict_get(in->metadata, "major_brand", nullptr, 0);
+  const std::string b = brand ? brand->value : "";
+  if (b.rfind("qt", 0) == 0) return "mov";
+  if (b.rfind("3g", 0) == 0) return "3gp";
+  return "mp4";
+}
+
+// The muxer's context over a MemoryOutput; frees all on exit.
+class Muxer {
+ public:
+  Muxer(const char* format_name, MemoryOutput& sink) {
+    check(avformat_alloc_output_context2(&format_, nullptr, format_name, nullptr),
+          "libavformat has no " + std::string(format_name) + " muxer");
+    constexpr int kBufferSize = 1 << 16;
+    auto* buffer = static_cast<uint8_t*>(av_malloc(kBufferSize));
+    if (buffer) {
+      io_ = avio_alloc_context(buffer, kBufferSize, 1, &sink, nullptr, &MemoryOutput::write,
+                               &MemoryOutput::seek);
+      if (!io_) av_free(buffer);
+    }
+    if (!io_) {
+      avformat_free_context(format_);
+      throw std::bad_alloc();
+    }
+    format_->pb = io_;
+    format_->flags |= AVFMT_FLAG_CUSTOM_IO;
+  }
+  ~Muxer() {
+    avformat_free_context(format_);
+    if (io_) av_freep(&io_->buffer);
+    avio_context_free(&io_);
+  }
+  Muxer(const Muxer&) = delete;
+  Muxer& operator=(const Muxer&) = delete;
+  AVFormatContext* format() const { return format_; }
+
+ private:
+  AVFormatContext* format_ = nullptr;
+  AVIOContext* io_ = nullptr;
+};
+
+// ffmpeg's rule for stream copies: the source's tag stays when the muxer has no tag table, maps
+// it to the same codec, or knows no tag for the codec at all (timed metadata such as 'mebx').
+bool keeps_tag(const AVOutputFormat* muxer, const AVCodecParameters* p) {
+  unsigned int tag = 0;
+  return !muxer->codec_tag || av_codec_get_id(muxer->codec_tag, p->codec_tag) == p->codec_id ||
+         !av_codec_get_tag2(muxer->codec_tag, p->codec_id, &tag);
+}
+
+void copy_stream_properties(const AVStream* in, AVStream* out) {
+  out->time_base = in->time_base;
+  out->disposition = in->disposition;
+  out->avg_frame_rate = in->avg_frame_rate;
+  out->r_frame_rate = in->r_frame_rate;
+  out->sample_aspect_ratio = in->sample_aspect_ratio;
+  check(av_dict_copy(&out->metadata, in->metadata, 0), "copying stream metadata");
+  for (int k = 0; k < in->nb_side_data; ++k) {
+    const AVPacketSideData& sd = in->side_data[k];
+    uint8_t* data = av_stream_new_side_data(out, sd.type, sd.size);
+    if (!data) throw std::bad_alloc();
+    std::memcpy(data, sd.data, sd.size);
+  }
+}
+
+}  // namespace
+
+std::optional<EncoderChoice> same_codec_encoder(std::string_view codec, int value) {
+  if (codec == "h264") return EncoderChoice{"libx264", "crf", value, {}};
+  if (codec == "hevc") return EncoderChoice{"libx265", "crf", value, {}};
+  if (codec == "mpeg4") return EncoderChoice{"mpeg4", "qscale", value, {}};
+  return std::nullopt;
+}
+
+Bytes reencode_video(ByteView input, const EncoderChoice& choice, const Context* context) {
+  Demuxer demuxer(input);
+  AVFormatContext* in = demuxer.format();
+  if (in->nb_chapters > 0)
+    throw FormatError(Reason::kUnsupportedVariant, 0, "chapters are not carried over yet");
+  const int v = demuxer.video();
+  const AVStream* in_video = in->streams[v];
+
+  const AVCodec* decoder_codec = avcodec_find_decoder(in_video->codecpar->codec_id);
+  const AVCodec* encoder_codec = avcodec_find_encoder_by_name(choice.encoder.c_str());
+  if (!decoder_codec || !encoder_codec)
+    throw FormatError(Reason::kModeNotAvailable, 0,
+                      "this libavcodec lacks the decoder or the " + choice.encoder + " encoder");
+  std::unique_ptr<AVCodecContext, CodecDeleter> dec(avcodec_alloc_context3(decoder_codec));
+  std::unique_ptr<AVCodecContext, CodecDeleter> enc(avcodec_alloc_context3(encoder_codec));
+  if (!dec || !enc) throw std::bad_alloc();
+  check(avcodec_parameters_to_context(dec.get(), in_video->codecpar), "reading the video's codec");
+  dec->thread_count = 1;
+  check(avcodec_open2(dec.get(), decoder_codec, nullptr), "opening the video decoder");
+
+  MemoryOutput sink;
+  Muxer muxer(muxer_for(in), sink);
+  AVFormatContext* out = muxer.format();
+  check(av_dict_copy(&out->metadata, in->metadata, 0), "copying the file's metadata");
+
+  const AVCodecParameters* p = in_video->codecpar;
+  enc->width = p->width;
+  enc->height = p->height;
+  enc->pix_fmt = AVPixelFormat(p->format);
+  enc->sample_aspect_ratio = p->sample_aspect_ratio;
+  enc->color_range = p->color_range;
+  enc->color_primaries = p->color_primaries;
+  enc->color_trc = p->color_trc;
+  enc->colorspace = p->color_space;
+  enc->chroma_sample_location = p->chroma_location;
+  enc->field_order = p->field_order;
+  enc->time_base = in_video->time_base;
+  enc->framerate = in_video->avg_frame_rate;
+  enc->thread_count = 1;  // deterministic output, and the batch runs files on all cores
+  if (out->oformat->flags & AVFMT_GLOBALHEADER) enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+  AVDictionary* options = nullptr;
+  if (choice.knob == "qscale") {
+    enc->flags |= AV_CODEC_FLAG_QSCALE;
+    enc->global_quality = choice.value * FF_QP2LAMBDA;
+  } else {
+    av_dict_set_int(&options, choice.knob.c_str(), choice.value, 0);
+    // libx265 logs to stderr by itself, past libav's log level.
+    if (choice.encoder == "libx265") av_dict_set(&options, "x265-params", "log-level=none", 0);
+  }
+  const int opened = avcodec_open2(enc.get(), encoder_codec, &options);
+  av_dict_free(&options);
+  check(opened, "opening the " + choice.encoder + " encoder");
+
+  for (unsigned i = 0; i < in->nb_streams; ++i) {
+    AVStream* os = avformat_new_stream(out, nullptr);
+    if (!os) throw std::bad_alloc();
+    if (int(i) == v) {
+      check(avcodec_parameters_from_context(os->codecpar, enc.get()), "describing the video");
+      // The input's tag (hvc1 rather than hev1: Apple players take only hvc1) when it names
+      // the same codec in this container.
+      const uint32_t tag = in_video->codecpar->codec_tag;
+      if (tag && out->oformat->codec_tag &&
+          av_codec_get_id(out->oformat->codec_tag, tag) == os->codecpar->codec_id)
+        os->codecpar->codec_tag = tag;
+    } else {
+      check(avcodec_parameters_copy(os->codecpar, in->streams[i]->codecpar), "copying a stream");
+      if (!keeps_tag(out->oformat, os->codecpar))
+        os->codecpar->codec_tag = 0;  // the muxer picks its own tag for the same codec
+    }
+    copy_stream_properties(in->streams[i], os);
+  }
+  // MOV/MP4 muxers drop the file's own keys (com.apple.quicktime.location.ISO6709, make, model)
+  // unless asked to keep every metadata tag.
+  AVDictionary* mux_options = nullptr;
+  if (std::string(out->oformat->name) != "avi")
+    av_dict_set(&mux_options, "movflags", "use_metadata_tags", 0);
+  int header = avformat_init_output(out, &mux_options);
+  if (header >= 0) {
+    // libavformat names itself the file's encoder: the file keeps the tag it had, or none.
+    // (The AVI demuxer reads ISFT as "software", its muxer writes "encoder" as ISFT.)
+    const AVDictionaryEntry* encoder_tag = av_dict_get(in->metadata, "encoder", nullptr, 0);
+    if (!encoder_tag) encoder_tag = av_dict_get(in->metadata, "software", nullptr, 0);
+    av_dict_set(&out->metadata, "encoder", encoder_tag ? encoder_tag->value : nullptr, 0);
+    if (!choice.marker.empty()) av_dict_set(&out->metadata, kMarkerKey, choice.marker.c_str(), 0);
+    header = avformat_write_header(out, &mux_options);
+  }
+  av_dict_free(&mux_options);
+  check(header, "writing the container header");
+
+  std::unique_ptr<AVPacket, PacketDeleter> packet(av_packet_alloc());
+  std::unique_ptr<AVPacket, PacketDeleter> encoded(av_packet_alloc());
+  std::unique_ptr<AVFrame, FrameDeleter> frame(av_frame_alloc());
+  if (!packet || !encoded || !frame) throw std::bad_alloc();
+  auto write_encoded = [&](const AVFrame* f) {
+    check(avcodec_send_frame(enc.get(), f), "encoding a frame");
+    int rc;
+    while ((rc = avcodec_receive_packet(enc.get(), encoded.get())) >= 0) {
+      encoded->stream_index = v;
+      av_packet_rescale_ts(encoded.get(), enc->time_base, out->streams[v]->time_base);
+      check(av_interleaved_write_frame(out, encoded.get()),
+            std::string("the ") + out->oformat->name + " muxer refused a packet");
+    }
+    if (rc != AVERROR(EAGAIN) && rc != AVERROR_EOF) check(rc, "encoding a frame");
+  };
+  auto decode_and_encode = [&](const AVPacket* pkt) {
+    check(avcodec_send_packet(dec.get(), pkt), "decoding a video packet");
+    int rc;
+    while ((rc = avcodec_receive_frame(dec.get(), frame.get())) >= 0) {
+      frame->pts = frame->best_effort_timestamp;  // every frame keeps its own time
+      frame->pict_type = AV_PICTURE_TYPE_NONE;    // the encoder chooses frame types afresh
+      write_encoded(frame.get());
+      av_frame_unref(frame.get());
+    }
+    if (rc != AVERROR(EAGAIN) && rc != AVERROR_EOF) check(rc, "decoding a video frame");
+  };
+  int rc;
+  while ((rc = av_read_frame(in, packet.get())) >= 0) {
+    if (context && context->out_of_time())
+      throw FormatError(Reason::kLimitExceeded, 0, "the time budget ran out while re-encoding");
+    const int s = packet->stream_index;
+    if (s == v) {
+      decode_and_encode(packet.get());
+    } else {
+      av_packet_rescale_ts(packet.get(), in->streams[s]->time_base, out->streams[s]->time_base);
+      packet->pos = -1;
+      check(av_interleaved_write_frame(out, packet.get()),
+            std::string("the ") + out->oformat->name + " muxer refused a packet");
+    }
+    av_packet_unref(packet.get());
+  }
+  if (rc != AVERROR_EOF) check(rc, "reading the input");
+  decode_and_encode(nullptr);
+  write_encoded(nullptr);
+  check(av_write_trailer(out), "finishing the container");
+  return std::move(sink.bytes);
+}
+
+}  // namespace lighten::media

@@ -1,0 +1,64 @@
+// Frames of a video as ffmpeg-based readers (OpenCV, decord, torchvision) see them: decoded by
+// libavcodec and converted to 8-bit RGB by libswscale; and the per-frame SSIMULACRA2 gate of a
+// candidate video against its reference. The measuring half of lighten's video re-encodes (issue
+// 7), usable on any video libav reads, Motion-JPEG AVI included.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/bytes.h"
+#include "quality/image.h"
+
+namespace lighten {
+class Context;
+}
+
+namespace lighten::media {
+
+struct VideoFrames {
+  std::string codec;  // libavcodec's name: "h264", "mjpeg", ...
+  uint32_t width = 0, height = 0;
+  std::string pixel_format;  // "yuv420p", ...
+  int64_t packets = 0;       // of the first video stream, as demuxed
+  int64_t frames = 0;        // decoded
+  // Every stream of the file, "video h264 568x320" / "audio aac" / "data none", in order.
+  std::vector<std::string> streams;
+  double duration_s = 0;   // of the file, as the container states it
+  bool encrypted = false;  // a stream carries encryption (CENC) information
+  std::string marker;      // the container tag "lighten" of an earlier re-encode, if any
+  // decode_frames only: every decoded frame's presentation time in seconds, in output order.
+  std::vector<double> times;
+};
+
+// Demuxes only (no decoding): the first video stream's codec, size and packet count.
+VideoFrames probe_video(ByteView file);
+
+// Decodes every frame of the first video stream of `file` (an AVI, MP4, MOV, ... in memory),
+// packet by packet with one decoded frame held at a time, and hands frames 0, step, 2 step, ...
+// as RGB to `sample`, at most `max_samples` of them. Throws FormatError when libav cannot open
+// or decode the file, or when `context` runs out of time.
+VideoFrames decode_frames(ByteView file, uint32_t step, uint32_t max_samples,
+                          const std::function<void(int64_t number, const ImageRgb8&)>& sample,
+                          const Context* context = nullptr);
+
+struct GateResult {
+  bool passes = false;
+  double worst = 100;  // lowest whole-frame SSIMULACRA2 of the compared frames
+  double worst_tile = 100;
+  int64_t worst_frame = -1;
+  size_t compared = 0;
+  std::string problem;  // why not, when !passes
+};
+
+// Walks `reference` and `candidate` side by side, one decoded frame of each in memory: the frame
+// counts must match, every frame must show at the same time (within 1.5 ms), and up to
+// `samples` evenly spaced frames (every frame when 0) are scored: each must reach `floor` over
+// the whole frame and `floor - tile_margin` on its worst 256-pixel tile. Throws FormatError as
+// decode_frames does.
+GateResult frame_gate(ByteView reference, ByteView candidate, double floor, uint32_t samples,
+                      double tile_margin, const Context* context = nullptr);
+
+}  // namespace lighten::media

@@ -1,0 +1,184 @@
+// One same-codec re-encode of clips ffmpeg writes here (skipped without ffmpeg): the result keeps
+// the container, every stream, the frame count and size, the rotation, the metadata and the audio
+// packets, and decodes within the gate when the setting is fine; bad input gets a FormatError.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/errors.h"
+#include "formats/media/av_reencode.h"
+#include "formats/media/frame_gate.h"
+#include "support/corpus.h"
+
+namespace lighten::media {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string run_text(const std::string& cmd) {
+  std::string out;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
+  pclose(pipe);
+  return out;
+}
+
+class Reencode : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::system("ffmpeg -version > /dev/null 2>&1") != 0) GTEST_SKIP() << "ffmpeg is absent";
+    dir_ = fs::temp_directory_path() / ("lighten_reencode_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path clip(const std::string& name, const std::string& args) {
+    const fs::path out = dir_ / name;
+    const std::string cmd =
+        "ffmpeg -nostdin -v error -y -f lavfi -i testsrc2=size=320x240:rate=25 -f lavfi -i "
+        "sine=f=440:r=16000 -t 1 -map 0 -map 1 " +
+        args + " " + out.string() + " 2>/dev/null";
+    return std::system(cmd.c_str()) == 0 ? out : fs::path();
+  }
+
+  // ffprobe's view of what must not change, one line per stream plus the file's tags. The MOV
+  // muxer writes no language for "und" (undetermined), as ffmpeg -c copy does: not compared.
+  static std::string shape(const fs::path& file) {
+    std::string s = run_text(
+        "ffprobe -v error -count_frames -show_entries "
+        "stream=codec_type,codec_name,width,height,pix_fmt,nb_read_frames,avg_frame_rate:"
+        "stream_side_data=rotation:stream_tags:format_tags -of compact " +
+        file.string());
+    for (size_t at; (at = s.find("|tag:language=und")) != std::string::npos;) s.erase(at, 17);
+    // The sample description's vendor names the encoder, which is now libavcodec's.
+    for (size_t at; (at = s.find("|tag:vendor_id=")) != std::string::npos;)
+      s.erase(at, s.find('|', at + 1) - at);
+    // Tags in sorted order: the muxer writes them in its own.
+    std::string sorted;
+    std::istringstream lines(s);
+    for (std::string line; std::getline(lines, line);) {
+      std::vector<std::string> fields;
+      std::istringstream parts(line);
+      for (std::string f; std::getline(parts, f, '|');) fields.push_back(f);
+      std::sort(fields.begin() + 1, fields.end());
+      for (const auto& f : fields) sorted += f + "|";
+      sorted += "\n";
+    }
+    return sorted;
+  }
+
+  static std::string audio_hashes(const fs::path& file) {
+    return run_text("ffmpeg -nostdin -v quiet -i " + file.string() +
+                    " -map 0:a -c copy -f framemd5 - | grep -v '^#'");
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(Reencode, H264Mp4KeepsStreamsMetadataAndAudio) {
+  const fs::path in = clip("in.mp4",
+                           "-c:v libx264 -crf 8 -pix_fmt yuv420p -c:a aac -metadata title=Hello "
+                           "-metadata:s:a:0 language=kor");
+  ASSERT_FALSE(in.empty());
+  const Bytes input = testing::read_file(in);
+  const Bytes output = reencode_video(input, *same_codec_encoder("h264", 26));
+  ASSERT_FALSE(output.empty());
+  EXPECT_LT(output.size(), input.size());
+  const fs::path out = dir_ / "out.mp4";
+  testing::write_file(out, output);
+  EXPECT_EQ(shape(out), shape(in));
+  EXPECT_NE(shape(in).find("title=Hello"), std::string::npos) << shape(in);
+  EXPECT_EQ(audio_hashes(out), audio_hashes(in));
+  EXPECT_EQ(run_text("ffmpeg -nostdin -v error -i " + out.string() + " -f null - 2>&1"), "");
+  const GateResult g = frame_gate(input, output, 50, 8, 20);
+  EXPECT_TRUE(g.passes) << g.problem;
+}
+
+// An iPhone video: rotated by its display matrix, with two timed-metadata data streams.
+TEST_F(Reencode, PhoneMovKeepsRotationAndDataStreams) {
+  const fs::path in = testing::shared_dir() / "corpus" / "video" / "gps.mov";
+  if (!fs::exists(in)) GTEST_SKIP() << "corpus/video/gps.mov is absent";
+  const Bytes output = reencode_video(testing::read_file(in), *same_codec_encoder("h264", 24));
+  const fs::path out = dir_ / "out.mov";
+  testing::write_file(out, output);
+  EXPECT_NE(shape(in).find("rotation=-90"), std::string::npos) << shape(in);
+  EXPECT_EQ(shape(out), shape(in));
+  EXPECT_EQ(audio_hashes(out), audio_hashes(in));
+  EXPECT_LT(output.size(), fs::file_size(in));
+}
+
+TEST_F(Reencode, MovAnd3gpStayInTheirContainer) {
+  const fs::path mov = clip("in.mov", "-c:v libx264 -crf 8 -pix_fmt yuv420p -c:a aac");
+  const fs::path gp = clip("in.3gp", "-c:v mpeg4 -q:v 2 -c:a aac -ar 16000 -ac 1");
+  ASSERT_FALSE(mov.empty() || gp.empty());
+  for (const auto& [in, codec, value] : {std::tuple{mov, "h264", 28}, std::tuple{gp, "mpeg4", 6}}) {
+    SCOPED_TRACE(in.filename().string());
+    const Bytes output = reencode_video(testing::read_file(in), *same_codec_encoder(codec, value));
+    const fs::path out = dir_ / ("out" + in.extension().string());
+    testing::write_file(out, output);
+    EXPECT_EQ(shape(out), shape(in));
+    EXPECT_EQ(audio_hashes(out), audio_hashes(in));
+  }
+}
+
+TEST_F(Reencode, HevcMp4KeepsItsTagAndFrames) {
+  const fs::path in = clip("hevc.mp4",
+                           "-c:v libx265 -crf 8 -tag:v hvc1 -pix_fmt yuv420p -c:a aac "
+                           "-x265-params log-level=none");
+  if (in.empty()) GTEST_SKIP() << "this ffmpeg has no libx265";
+  const Bytes output = reencode_video(testing::read_file(in), *same_codec_encoder("hevc", 28));
+  const fs::path out = dir_ / "out.mp4";
+  testing::write_file(out, output);
+  EXPECT_EQ(shape(out), shape(in));
+  EXPECT_LT(output.size(), fs::file_size(in));
+  EXPECT_EQ(run_text("ffprobe -v error -select_streams v -show_entries stream=codec_tag_string -of "
+                     "csv=p=0 " +
+                     out.string()),
+            "hvc1\n");
+}
+
+TEST_F(Reencode, Mpeg4AviKeepsItsFramesAndAudio) {
+  const fs::path in = clip("in.avi", "-c:v mpeg4 -q:v 2 -c:a pcm_s16le");
+  ASSERT_FALSE(in.empty());
+  const Bytes output = reencode_video(testing::read_file(in), *same_codec_encoder("mpeg4", 5));
+  const fs::path out = dir_ / "out.avi";
+  testing::write_file(out, output);
+  EXPECT_EQ(shape(out), shape(in));
+  EXPECT_EQ(audio_hashes(out), audio_hashes(in));
+}
+
+TEST(ReencodeInput, OnlyKnownCodecsHaveAnEncoder) {
+  EXPECT_TRUE(same_codec_encoder("hevc", 24).has_value());
+  EXPECT_FALSE(same_codec_encoder("mjpeg", 24).has_value());
+  EXPECT_FALSE(same_codec_encoder("cinepak", 24).has_value());
+}
+
+TEST(ReencodeInput, MalformedInputGetsAFormatError) {
+  Bytes garbage(2048);
+  for (size_t i = 0; i < garbage.size(); ++i) garbage[i] = uint8_t(i * 2654435761u >> 24);
+  EXPECT_THROW(reencode_video(garbage, *same_codec_encoder("h264", 23)), FormatError);
+  const auto files = testing::corpus_files("video");
+  for (const auto& file : files) {
+    if (file.extension() != ".mp4") continue;
+    const Bytes input = testing::read_file(file);
+    const Bytes part(input.begin(), input.begin() + long(input.size() / 2));
+    try {
+      (void)reencode_video(part, *same_codec_encoder("h264", 23));
+    } catch (const FormatError& e) {
+      EXPECT_NE(std::string(e.what()), "");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace lighten::media

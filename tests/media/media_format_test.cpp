@@ -1,0 +1,128 @@
+// MP4/MOV/3GP through the public optimize(): perceptual modes re-encode H.264 when a setting
+// keeps every sampled frame at the floor and saves bytes, and the engine's verify_media passes;
+// lossless mode, other codecs and bad input are left alone with a reason; a second run does no
+// further lossy work it cannot justify.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "core/bytes.h"
+#include "lighten/lighten.h"
+#include "support/corpus.h"
+
+namespace lighten {
+namespace {
+
+namespace fs = std::filesystem;
+
+class MediaFormat : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::system("ffmpeg -version > /dev/null 2>&1") != 0) GTEST_SKIP() << "ffmpeg is absent";
+    dir_ = fs::temp_directory_path() / ("lighten_media_format_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // A high-bitrate H.264 clip with AAC audio, as phones write them.
+  Bytes phone_clip(const std::string& name) {
+    const fs::path out = dir_ / name;
+    const std::string cmd =
+        "ffmpeg -nostdin -v error -y -f lavfi -i testsrc2=size=640x360:rate=30 -f lavfi -i "
+        "sine=f=440:r=44100 -t 1 -map 0 -map 1 -c:v libx264 -crf 4 -pix_fmt yuv420p -c:a aac " +
+        out.string();
+    return std::system(cmd.c_str()) == 0 ? testing::read_file(out) : Bytes{};
+  }
+
+  fs::path dir_;
+};
+
+Policy mode(Mode m) {
+  Policy p;
+  p.mode = m;
+  return p;
+}
+
+TEST_F(MediaFormat, CompactModeReencodesH264AtTheFloor) {
+  const Bytes in = phone_clip("phone.mp4");
+  ASSERT_FALSE(in.empty());
+  EXPECT_EQ(sniff(in), Kind::kMp4);
+  const Outcome o = optimize(in, mode(Mode::kCompact));
+  ASSERT_TRUE(o.replaced()) << o.message;
+  EXPECT_EQ(sniff(o.bytes), Kind::kMp4);
+  EXPECT_LT(o.bytes.size(), in.size());
+  ASSERT_TRUE(o.quality.ssimulacra2.has_value());
+  EXPECT_GE(*o.quality.ssimulacra2, 70.0);
+  EXPECT_NE(o.detail.find("libx264 crf"), std::string::npos) << o.detail;
+  // A second run does no further lossy work: the container tag says it was re-encoded.
+  const Outcome again = optimize(o.bytes, mode(Mode::kCompact));
+  EXPECT_FALSE(again.replaced());
+  EXPECT_EQ(again.reason, Reason::kAlreadyOptimized) << again.message;
+}
+
+TEST_F(MediaFormat, LosslessModeLeavesLossyVideoAlone) {
+  const Bytes in = phone_clip("phone.mp4");
+  ASSERT_FALSE(in.empty());
+  const Outcome o = optimize(in, Policy{});
+  EXPECT_FALSE(o.replaced());
+  EXPECT_EQ(o.reason, Reason::kUnsupportedVariant);
+  EXPECT_NE(o.message.find("lossless mode does not re-encode"), std::string::npos) << o.message;
+}
+
+TEST_F(MediaFormat, MotionJpegInMovIsLeftAloneWithAReason) {
+  const fs::path out = dir_ / "mjpeg.mov";
+  ASSERT_EQ(std::system(("ffmpeg -nostdin -v error -y -f lavfi -i testsrc2=size=160x120:rate=10 "
+                         "-t 1 -c:v mjpeg " +
+                         out.string())
+                            .c_str()),
+            0);
+  const Outcome o = optimize(testing::read_file(out), mode(Mode::kHigh));
+  EXPECT_FALSE(o.replaced());
+  EXPECT_EQ(o.reason, Reason::kUnsupportedVariant);
+  EXPECT_NE(o.message.find("mjpeg video is not re-encoded"), std::string::npos) << o.message;
+}
+
+TEST(MediaFormatInput, BrokenAndCutFilesAreLeftAloneWithAReason) {
+  const auto files = testing::corpus_files("video");
+  LIGHTEN_REQUIRE_CORPUS(files, "video");
+  for (const auto& file : files) {
+    const Bytes input = testing::read_file(file);
+    if (sniff(input) != Kind::kMp4 && sniff(input) != Kind::kMov) continue;
+    for (const double share : {0.02, 0.5}) {
+      SCOPED_TRACE(file.filename().string() + " cut at " + std::to_string(share));
+      const Bytes part(input.begin(), input.begin() + long(double(input.size()) * share));
+      const Outcome o = optimize(part, mode(Mode::kCompact));
+      if (!o.replaced()) {
+        EXPECT_FALSE(o.message.empty());
+      }
+      EXPECT_NE(o.reason, Reason::kInternalError) << o.message;
+    }
+  }
+}
+
+// The corpus in compact mode: the H.264 phone videos shrink, verified; the others get a reason.
+TEST(MediaFormatCorpus, CompactModeOnTheCorpus) {
+  const auto files = testing::corpus_files("video");
+  LIGHTEN_REQUIRE_CORPUS(files, "video");
+  for (const auto& file : files) {
+    const Bytes input = testing::read_file(file);
+    if (sniff(input) != Kind::kMp4 && sniff(input) != Kind::kMov) continue;
+    SCOPED_TRACE(file.filename().string());
+    const Outcome o = optimize(input, mode(Mode::kCompact));
+    std::printf("%s: %s %zu -> %zu bytes: %s\n", file.filename().c_str(),
+                std::string(reason_name(o.reason)).c_str(), input.size(),
+                o.replaced() ? o.bytes.size() : input.size(),
+                o.replaced() ? o.detail.c_str() : o.message.c_str());
+    EXPECT_NE(o.reason, Reason::kVerifyFailed) << o.message;
+    EXPECT_NE(o.reason, Reason::kInternalError) << o.message;
+    if (file.filename() == "gps.mov" || file.filename() == "gps.mp4") {
+      EXPECT_TRUE(o.replaced()) << o.message;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace lighten
