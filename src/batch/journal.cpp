@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/text_output.h"
+
 namespace lighten::batch {
 namespace {
 
@@ -60,16 +62,6 @@ JournalRow read_row(sqlite3_stmt* s) {
 
 void bind_text(sqlite3_stmt* s, int i, const std::string& v) {
   sqlite3_bind_text(s, i, v.data(), int(v.size()), SQLITE_TRANSIENT);
-}
-
-// UTC, ISO 8601: readable in the journal and sortable as text.
-std::string now_text() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
 }
 
 }  // namespace
@@ -145,7 +137,7 @@ void Journal::begin_run(const std::string& run_id, const std::string& policy_tex
       SQLITE_OK)
     fail(db_, "prepare", path_);
   bind_text(s, 1, run_id);
-  bind_text(s, 2, now_text());
+  bind_text(s, 2, utc_time_text("%Y-%m-%dT%H:%M:%SZ"));  // readable, sorts as text
   bind_text(s, 3, policy_text);
   int rc = sqlite3_step(s);
   sqlite3_finalize(s);

@@ -36,34 +36,41 @@ std::array<uint64_t, 3> bytes_key(ByteView bytes) {
   return {h.low64, h.high64, bytes.size()};
 }
 
+// Notes kept per input for the whole top-level file, under the budget's mutex.
+template <typename Value>
+void remember(SharedBudget& budget, std::map<std::array<uint64_t, 3>, Value>& notes, ByteView input,
+              const Value& value) {
+  const auto key = bytes_key(input);
+  std::lock_guard lock(budget.fingerprints_mutex);
+  notes[key] = value;
+}
+
+template <typename Value>
+std::optional<Value> recall(SharedBudget& budget,
+                            const std::map<std::array<uint64_t, 3>, Value>& notes, ByteView input) {
+  const auto key = bytes_key(input);
+  std::lock_guard lock(budget.fingerprints_mutex);
+  auto it = notes.find(key);
+  if (it == notes.end()) return std::nullopt;
+  return it->second;
+}
+
 }  // namespace
 
 void EngineContext::note_fingerprint(ByteView input, const DecodedFingerprint& what) {
-  const auto key = bytes_key(input);
-  std::lock_guard lock(budget_->fingerprints_mutex);
-  budget_->fingerprints[key] = what;
+  remember(*budget_, budget_->fingerprints, input, what);
 }
 
 std::optional<DecodedFingerprint> EngineContext::fingerprint(ByteView input) const {
-  const auto key = bytes_key(input);
-  std::lock_guard lock(budget_->fingerprints_mutex);
-  auto it = budget_->fingerprints.find(key);
-  if (it == budget_->fingerprints.end()) return std::nullopt;
-  return it->second;
+  return recall(*budget_, budget_->fingerprints, input);
 }
 
 void EngineContext::note_scored(ByteView input, const ScoredFingerprint& what) {
-  const auto key = bytes_key(input);
-  std::lock_guard lock(budget_->fingerprints_mutex);
-  budget_->scored[key] = what;
+  remember(*budget_, budget_->scored, input, what);
 }
 
 std::optional<ScoredFingerprint> EngineContext::scored(ByteView input) const {
-  const auto key = bytes_key(input);
-  std::lock_guard lock(budget_->fingerprints_mutex);
-  auto it = budget_->scored.find(key);
-  if (it == budget_->scored.end()) return std::nullopt;
-  return it->second;
+  return recall(*budget_, budget_->scored, input);
 }
 
 bool EngineContext::out_of_time() const { return Clock::now() > budget_->deadline; }

@@ -35,6 +35,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "core/text_output.h"
 #include "lighten/lighten.h"
 #include "lighten/probe.h"
 
@@ -135,29 +136,8 @@ std::string probe_report_json(const ProbeReport& r) {
 }
 
 void write_probe_json(const std::string& path, const ProbeReport& report) {
-  const std::string text = probe_report_json(report);
-  // Temp file and rename: a reader never sees half a report.
-  const std::string temp = path + ".tmp-" + std::to_string(::getpid());
-  auto fail = [&](std::string_view op) {
-    const int err = errno;
-    ::unlink(temp.c_str());
-    throw std::runtime_error(std::string(op) + " " + path + ": " + std::strerror(err) +
-                             "; choose a writable --json path");
-  };
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail("create");
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      ::close(fd);
-      fail("write");
-    }
-    done += size_t(n);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) fail("write");
-  if (::rename(temp.c_str(), path.c_str()) != 0) fail("rename onto");
+  // A reader never sees half a report.
+  write_text_atomically(path, probe_report_json(report), "choose a writable --json path");
 }
 
 }  // namespace lighten

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "core/text_output.h"
 #include "lighten/lighten.h"
 #include "lighten/report.h"
 #include "report/report_assets.h"
@@ -258,22 +259,12 @@ std::string fill(std::string_view page, const std::map<std::string, std::string>
   out.append(page.substr(at));
   return out;
 }
-
-std::string now_utc() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M UTC", &tm);
-  return text;
-}
-
 }  // namespace
 
 std::string render_html_report(const ReportSummary& summary,
                                const std::vector<std::string>& probe_json_paths) {
   json data = summary_json(summary);
-  data["generated"] = now_utc();
+  data["generated"] = utc_time_text("%Y-%m-%d %H:%M UTC");
   json probes = json::array();
   for (const std::string& path : probe_json_paths) probes.push_back(probe_json(path));
   data["probes"] = std::move(probes);
@@ -288,29 +279,9 @@ std::string render_html_report(const ReportSummary& summary,
 
 void write_html_report(const std::string& path, const ReportSummary& summary,
                        const std::vector<std::string>& probe_json_paths) {
-  const std::string text = render_html_report(summary, probe_json_paths);
-  // Temp file and rename: a browser or a mail client never picks up half a page.
-  const std::string temp = path + ".tmp-" + std::to_string(::getpid());
-  auto fail = [&](std::string_view op) {
-    const int err = errno;
-    ::unlink(temp.c_str());
-    throw std::runtime_error(std::string(op) + " " + path + ": " + std::strerror(err) +
-                             "; choose a writable place for the report");
-  };
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail("cannot create");
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      ::close(fd);
-      fail("cannot write");
-    }
-    done += size_t(n);
-  }
-  if (::close(fd) != 0) fail("cannot write");
-  if (::rename(temp.c_str(), path.c_str()) != 0) fail("cannot rename onto");
+  // A browser or a mail client never picks up half a page.
+  write_text_atomically(path, render_html_report(summary, probe_json_paths),
+                        "choose a writable place for the report");
 }
 
 }  // namespace lighten

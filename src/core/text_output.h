@@ -1,0 +1,18 @@
+// Small text outputs (reports, probe results) written so a reader never sees half of one, and the
+// UTC timestamps they carry.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace lighten {
+
+// Writes `text` to a temporary file beside `path`, syncs it and renames it over `path`.
+// Throws std::runtime_error naming the operation, the path and the system's reason, followed by
+// `advice` ("choose a writable --json path").
+void write_text_atomically(const std::string& path, std::string_view text, std::string_view advice);
+
+// The current time in UTC, formatted by strftime's `format` ("%Y-%m-%dT%H:%M:%SZ").
+std::string utc_time_text(const char* format);
+
+}  // namespace lighten
