@@ -20,9 +20,10 @@ demo: build
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
 
-# The test suite under AddressSanitizer and UndefinedBehaviorSanitizer.
+# The test suite under AddressSanitizer and UndefinedBehaviorSanitizer (tests/lsan.supp names
+# the leaks that belong to system libraries).
 sanitize:
-	$(MAKE) test PRESET=asan-ubsan
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(MAKE) test PRESET=asan-ubsan
 
 # libFuzzer targets (clang); FUZZ_SECONDS per target, seeded from ../shared/corpus.
 FUZZ_SECONDS ?= 60
