@@ -161,7 +161,7 @@
       column("after", (k) => bytes(k.bytes_after), (k) => k.bytes_after, true),
       column("saved", (k) => pct(k.saved_percent), (k) => k.saved_percent, true),
       column("quality", (k) => k.scored ? "SSIMULACRA2 \u2265 " + score(k.score_min) +
-               " (mean " + score(k.score_mean) + ")" : unscoredQuality(k.kind),
+               " (mean " + score(k.score_mean) + ")" : unscoredQuality(k),
              (k) => k.scored ? k.score_min : 1000),
       column("worker time", (k) => duration(k.cpu_s), (k) => k.cpu_s, true),
     ], rows);
@@ -169,7 +169,9 @@
 
   // Kinds without a whole-file score: lossless, or (in a perceptual run) containers whose
   // pictures each met the floor on their own.
-  function unscoredQuality(kind) {
+  function unscoredQuality(k) {
+    if (!k.optimized) return "unchanged";
+    const kind = k.kind;
     const lossy = data.runs.some((r) => ((r.policy || {}).mode || "lossless") !== "lossless");
     const alwaysLossless = ["png", "gif", "webp", "tiff", "zip", "jar", "unknown"];
     return lossy && !alwaysLossless.includes(kind) ? "pictures inside at the floor" : "lossless";
