@@ -12,32 +12,11 @@ Skips (exit 77) when the corpus or LibreOffice/pdftoppm is missing.
 import shutil, subprocess, sys, tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "support"))
+from office_render import render_pages, run  # noqa: E402
+
 KINDS = {".ppt", ".xls", ".doc"}
 SKIP = 77
-
-
-def run(cmd, **kw):
-    return subprocess.run(cmd, capture_output=True, check=False, **kw)
-
-
-def render_pages(soffice, docs, outdir, profile):
-    """Converts each document to PDF, then to PPM pages; returns {name: [page bytes] or None}."""
-    pdfdir = outdir / "pdf"
-    pdfdir.mkdir(parents=True)
-    if docs:
-        run([soffice, f"-env:UserInstallation=file://{profile}", "--headless", "--convert-to",
-             "pdf", "--outdir", str(pdfdir)] + [str(d) for d in docs], timeout=900)
-    pages = {}
-    for d in docs:
-        pdf = pdfdir / (d.stem + ".pdf")
-        if not pdf.exists():
-            pages[d.name] = None
-            continue
-        prefix = outdir / "pages" / d.stem
-        prefix.parent.mkdir(exist_ok=True)
-        run(["pdftoppm", "-r", "72", str(pdf), str(prefix)], timeout=300)
-        pages[d.name] = [p.read_bytes() for p in sorted(prefix.parent.glob(d.stem + "-*.ppm"))]
-    return pages
 
 
 def main():
@@ -62,7 +41,7 @@ def main():
         src.mkdir()
         for p in docs:
             shutil.copy(p, src / p.name)
-        before = render_pages(soffice, [src / p.name for p in docs], tmp / "before", tmp / "lo0")
+        before = render_pages(soffice, [src / p.name for p in docs], tmp / "before", tmp / "lo0", 72)
         changed_any = False
         for mode in ("lossless", "visually-lossless"):
             out = tmp / mode
@@ -74,7 +53,7 @@ def main():
             changed = [p for p in docs if (out / p.name).read_bytes() != p.read_bytes()]
             changed_any = changed_any or bool(changed)
             after = render_pages(soffice, [out / p.name for p in changed], tmp / ("after-" + mode),
-                                 tmp / ("lo-" + mode))
+                                 tmp / ("lo-" + mode), 72)
             for p in docs:
                 size_in, size_out = p.stat().st_size, (out / p.name).stat().st_size
                 if p not in changed:

@@ -12,31 +12,11 @@ Skips (exit 77) when the corpus or a reader is missing.
 import json, shutil, subprocess, sys, tempfile, zipfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "support"))
+from office_render import render_pages, run  # noqa: E402
+
 OFFICE = {".docx", ".xlsx", ".pptx", ".pptm", ".odt", ".ods", ".odp"}
 SKIP = 77
-
-
-def run(cmd, **kw):
-    return subprocess.run(cmd, capture_output=True, check=False, **kw)
-
-
-def render_pages(soffice, docs, outdir, profile):
-    """Converts each document to PDF, then to PPM pages; returns {name: [page bytes]}."""
-    pdfdir = outdir / "pdf"
-    pdfdir.mkdir(parents=True)
-    run([soffice, f"-env:UserInstallation=file://{profile}", "--headless", "--convert-to", "pdf",
-         "--outdir", str(pdfdir)] + [str(d) for d in docs], timeout=900)
-    pages = {}
-    for d in docs:
-        pdf = pdfdir / (d.stem + ".pdf")
-        if not pdf.exists():
-            pages[d.name] = None
-            continue
-        prefix = outdir / "pages" / d.stem
-        prefix.parent.mkdir(exist_ok=True)
-        run(["pdftoppm", "-r", "40", str(pdf), str(prefix)], timeout=300)
-        pages[d.name] = [p.read_bytes() for p in sorted(prefix.parent.glob(d.stem + "-*.ppm"))]
-    return pages
 
 
 def hwpx_view(node, cli, path):
@@ -85,8 +65,8 @@ def main():
             return 1
         out = tmp / "out"
         changed = [p for p in docs if (out / p.name).read_bytes() != p.read_bytes()]
-        before = render_pages(soffice, [src / p.name for p in changed], tmp / "before", tmp / "lo1")
-        after = render_pages(soffice, [out / p.name for p in changed], tmp / "after", tmp / "lo2")
+        before = render_pages(soffice, [src / p.name for p in changed], tmp / "before", tmp / "lo1", 40)
+        after = render_pages(soffice, [out / p.name for p in changed], tmp / "after", tmp / "lo2", 40)
         for p in changed:
             ok = before[p.name] is not None and before[p.name] == after[p.name]
             pages = len(before[p.name] or [])
