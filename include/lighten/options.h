@@ -12,13 +12,14 @@
 
 namespace lighten {
 
-enum class OptionType { kChoice, kInteger, kNumber, kBytes };
+// kFlag is a choice of "no" and "yes" that the CLI also takes bare (--repair means yes).
+enum class OptionType { kChoice, kFlag, kInteger, kNumber, kBytes };
 
 struct OptionSpec {
   std::string_view name;  // flag name without dashes, e.g. "mode"
   OptionType type;
   std::string_view default_value;
-  std::vector<std::string_view> choices;  // for kChoice
+  std::vector<std::string_view> choices;  // for kChoice and kFlag
   double min = 0, max = 0;                // for kInteger / kNumber / kBytes
   std::string_view help;
 };

@@ -46,6 +46,16 @@ enum class PlainZipPolicy : uint8_t {
   kOptimize,  // optimise their entries like a document's
 };
 
+enum class PdfVersionPolicy : uint8_t {
+  kKeep,   // a PDF keeps its version: below 1.5, no object or cross-reference streams
+  kRaise,  // below 1.5 (never PDF/A-1), raise to 1.5 so object and xref streams can be written
+};
+
+enum class VideoCodecPolicy : uint8_t {
+  kKeep,  // re-encode with the input's own codec
+  kH264,  // older codecs (MPEG-4 part 2, MS-MPEG4, ...) may become H.264 in the same container
+};
+
 struct Limits {
   uint64_t max_input_bytes = 4ull << 30;     // larger inputs are left alone
   uint64_t max_pixels = 500'000'000;         // per image
@@ -62,6 +72,12 @@ struct Policy {
   RestartPolicy jpeg_restarts = RestartPolicy::kKeep;
   VerifyLevel verify = VerifyLevel::kCoefficients;
   PlainZipPolicy plain_zip = PlainZipPolicy::kLeave;
+  PdfVersionPolicy pdf_version = PdfVersionPolicy::kKeep;
+  // PDFs whose cross-reference table qpdf has to reconstruct are left alone unless this is set.
+  bool repair = false;
+  // PNG: lossless colour-type and bit-depth reductions (same pixels, fewer channels or bits).
+  bool png_reduce = false;
+  VideoCodecPolicy video_codec = VideoCodecPolicy::kKeep;
   // An output is kept only if it saves at least this many bytes and this share of the input.
   uint64_t min_gain_bytes = 16;
   double min_gain_ratio = 0.001;

@@ -6,6 +6,12 @@ void PolicyFlags::add_to(CLI::App& command) {
   for (const OptionSpec& spec : policy_options()) {
     const std::string name(spec.name);
     std::string help(spec.help);
+    if (spec.type == OptionType::kFlag) {
+      // Bare --name means yes; --name=no is still accepted.
+      command.add_flag("--" + name, values_[name], help + " (--" + name + "=no to turn off)")
+          ->group("Policy");
+      continue;
+    }
     if (spec.type == OptionType::kChoice) {
       help += " {";
       for (size_t i = 0; i < spec.choices.size(); ++i)
@@ -20,8 +26,12 @@ void PolicyFlags::add_to(CLI::App& command) {
 
 Policy PolicyFlags::build() const {
   Policy policy;
-  for (const auto& [name, value] : values_)
-    if (!value.empty()) set_policy_option(policy, name, value);
+  for (const auto& [name, value] : values_) {
+    if (value.empty()) continue;
+    // CLI11 hands a bare flag over as "true" (and --flag=yes as "yes").
+    const bool bare = value == "true" || value == "1";
+    set_policy_option(policy, name, bare ? "yes" : value == "false" || value == "0" ? "no" : value);
+  }
   return policy;
 }
 

@@ -204,6 +204,56 @@ const std::vector<OptionRow>& rows() {
                    p.plain_zip = static_cast<PlainZipPolicy>(parse_choice(spec, v, kPlainZipNames));
                  },
                  [](const Policy& p) { return std::string(kPlainZipNames[size_t(p.plain_zip)]); }});
+    t.push_back(
+        {{"pdf-version",
+          OptionType::kChoice,
+          "keep",
+          {kPdfVersionNames.begin(), kPdfVersionNames.end()},
+          0,
+          0,
+          "PDFs below 1.5 keep their version (no object streams), or raise them to 1.5 "
+          "so object and cross-reference streams can be written (never PDF/A-1)"},
+         [](Policy& p, const OptionSpec& spec, std::string_view v) {
+           p.pdf_version = static_cast<PdfVersionPolicy>(parse_choice(spec, v, kPdfVersionNames));
+         },
+         [](const Policy& p) { return std::string(kPdfVersionNames[size_t(p.pdf_version)]); }});
+    t.push_back({{"repair",
+                  OptionType::kFlag,
+                  "no",
+                  {kFlagNames.begin(), kFlagNames.end()},
+                  0,
+                  0,
+                  "Also rewrite PDFs whose cross-reference table had to be reconstructed (left "
+                  "alone otherwise: the repaired structure is a guess)"},
+                 [](Policy& p, const OptionSpec& spec, std::string_view v) {
+                   p.repair = parse_choice(spec, v, kFlagNames) == 1;
+                 },
+                 [](const Policy& p) { return std::string(kFlagNames[p.repair]); }});
+    t.push_back({{"png-reduce",
+                  OptionType::kFlag,
+                  "no",
+                  {kFlagNames.begin(), kFlagNames.end()},
+                  0,
+                  0,
+                  "PNG: allow lossless colour-type and bit-depth reductions (same pixels; a "
+                  "loader may then see fewer channels, e.g. grey instead of RGB)"},
+                 [](Policy& p, const OptionSpec& spec, std::string_view v) {
+                   p.png_reduce = parse_choice(spec, v, kFlagNames) == 1;
+                 },
+                 [](const Policy& p) { return std::string(kFlagNames[p.png_reduce]); }});
+    t.push_back(
+        {{"video-codec",
+          OptionType::kChoice,
+          "keep",
+          {kVideoCodecNames.begin(), kVideoCodecNames.end()},
+          0,
+          0,
+          "Perceptual video: re-encode with the input's own codec, or let older codecs "
+          "(MPEG-4 part 2, MS-MPEG4) become H.264 in the same container"},
+         [](Policy& p, const OptionSpec& spec, std::string_view v) {
+           p.video_codec = static_cast<VideoCodecPolicy>(parse_choice(spec, v, kVideoCodecNames));
+         },
+         [](const Policy& p) { return std::string(kVideoCodecNames[size_t(p.video_codec)]); }});
     t.push_back({{"effort",
                   OptionType::kInteger,
                   "5",

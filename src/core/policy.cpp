@@ -12,6 +12,9 @@ const std::array<std::string_view, 4> kScanNames{"keep", "baseline", "progressiv
 const std::array<std::string_view, 2> kRestartNames{"keep", "drop"};
 const std::array<std::string_view, 2> kVerifyNames{"coefficients", "pixels"};
 const std::array<std::string_view, 2> kPlainZipNames{"leave", "optimize"};
+const std::array<std::string_view, 2> kPdfVersionNames{"keep", "raise"};
+const std::array<std::string_view, 2> kVideoCodecNames{"keep", "h264"};
+const std::array<std::string_view, 2> kFlagNames{"no", "yes"};
 
 double quality_floor(const Policy& policy) {
   // The one table of floors (DESIGN.md "Quality words").

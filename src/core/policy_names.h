@@ -14,6 +14,9 @@ extern const std::array<std::string_view, 4> kScanNames;
 extern const std::array<std::string_view, 2> kRestartNames;
 extern const std::array<std::string_view, 2> kVerifyNames;
 extern const std::array<std::string_view, 2> kPlainZipNames;
+extern const std::array<std::string_view, 2> kPdfVersionNames;
+extern const std::array<std::string_view, 2> kVideoCodecNames;
+extern const std::array<std::string_view, 2> kFlagNames;  // "no", "yes"
 
 std::string_view mode_name(Mode mode);
 

@@ -34,6 +34,28 @@ TEST(Options, ValuesRoundTrip) {
   EXPECT_EQ(get_policy_option(p, "jpeg-scans"), "smallest");
 }
 
+TEST(Options, FlagsAreNoOrYes) {
+  Policy p;
+  EXPECT_FALSE(p.repair);
+  set_policy_option(p, "repair", "yes");
+  set_policy_option(p, "png-reduce", "yes");
+  set_policy_option(p, "pdf-version", "raise");
+  set_policy_option(p, "video-codec", "h264");
+  EXPECT_TRUE(p.repair);
+  EXPECT_TRUE(p.png_reduce);
+  EXPECT_EQ(p.pdf_version, PdfVersionPolicy::kRaise);
+  EXPECT_EQ(p.video_codec, VideoCodecPolicy::kH264);
+  EXPECT_EQ(get_policy_option(p, "repair"), "yes");
+  set_policy_option(p, "repair", "no");
+  EXPECT_FALSE(p.repair);
+  EXPECT_THROW(set_policy_option(p, "repair", "maybe"), OptionError);
+  for (const OptionSpec& spec : policy_options()) {
+    if (spec.type == OptionType::kFlag) {
+      EXPECT_EQ(spec.choices, (std::vector<std::string_view>{"no", "yes"})) << spec.name;
+    }
+  }
+}
+
 TEST(Options, BadValuesSayWhatIsAllowed) {
   Policy p;
   try {
