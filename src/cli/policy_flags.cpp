@@ -7,6 +7,7 @@ void PolicyFlags::add_to(CLI::App& command) {
     const std::string name(spec.name);
     std::string help(spec.help);
     if (spec.type == OptionType::kFlag) {
+      flags_.insert(name);
       // Bare --name means yes; --name=no is still accepted.
       command.add_flag("--" + name, values_[name], help + " (--" + name + "=no to turn off)")
           ->group("Policy");
@@ -28,9 +29,13 @@ Policy PolicyFlags::build() const {
   Policy policy;
   for (const auto& [name, value] : values_) {
     if (value.empty()) continue;
-    // CLI11 hands a bare flag over as "true" (and --flag=yes as "yes").
-    const bool bare = value == "true" || value == "1";
-    set_policy_option(policy, name, bare ? "yes" : value == "false" || value == "0" ? "no" : value);
+    if (flags_.count(name)) {
+      // CLI11 hands a bare flag over as "true" (and --flag=yes as "yes").
+      const bool yes = value == "true" || value == "1", no = value == "false" || value == "0";
+      set_policy_option(policy, name, yes ? "yes" : no ? "no" : value);
+    } else {
+      set_policy_option(policy, name, value);
+    }
   }
   return policy;
 }

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <map>
+#include <set>
 #include <string>
 
 #include "lighten/options.h"
@@ -18,6 +19,7 @@ class PolicyFlags {
 
  private:
   std::map<std::string, std::string> values_;
+  std::set<std::string> flags_;  // options given as bare flags
 };
 
 }  // namespace lighten::cli

@@ -123,6 +123,29 @@ TEST_F(CliTest, MirrorRunWritesACompleteMirrorAndAJsonReport) {
   EXPECT_LT(after, before);
 }
 
+// Numbers stay numbers ("1" is not a bare flag), bare flags mean yes, --flag=no means no.
+TEST_F(CliTest, PolicyFlagsAndValuesReachThePolicy) {
+  testing::write_file(dir_ / "in" / "a.jpg", testing::make_jpeg({}));
+  const fs::path report = dir_ / "report.json";
+  auto policy_of = [&](const std::string& flags) {
+    const CliRun r = run_cli("optimize --dry-run --no-journal -q " + flags + " --report " +
+                             report.string() + " " + (dir_ / "in").string());
+    EXPECT_EQ(r.status, 0) << flags << ": " << r.output;
+    std::ifstream in(report);
+    return nlohmann::json::parse(in)["policy"];
+  };
+  auto p = policy_of("--min-gain-bytes 1 --effort 1 --repair --pdf-version raise");
+  EXPECT_EQ(p["min-gain-bytes"], "1");
+  EXPECT_EQ(p["effort"], "1");
+  EXPECT_EQ(p["repair"], "yes");
+  EXPECT_EQ(p["png-reduce"], "no");
+  EXPECT_EQ(p["pdf-version"], "raise");
+  p = policy_of("--repair=no --png-reduce --min-gain-percent 1");
+  EXPECT_EQ(p["repair"], "no");
+  EXPECT_EQ(p["png-reduce"], "yes");
+  EXPECT_EQ(p["min-gain-percent"], "1");
+}
+
 TEST_F(CliTest, DryRunWritesNothing) {
   const auto jpeg = testing::make_jpeg({.width = 320, .height = 200, .quality = 95});
   testing::write_file(dir_ / "in" / "a.jpg", jpeg);
