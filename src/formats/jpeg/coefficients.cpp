@@ -1,5 +1,7 @@
 #include "formats/jpeg/coefficients.h"
 
+#include "formats/jpeg/huffman_stats.h"
+
 // clang-format off
 #include <cstdio>  // jpeglib.h needs FILE
 #include <jerror.h>
@@ -278,7 +280,44 @@ struct Writer {
   bool created = false;
 };
 
-bool write_raw(Writer* w, CoefficientImage::State* src, const WriteOptions* o) {
+// Installs optimal tables built from `counts` for every table slot the components use; false
+// (nothing installed) when a slot gets no code or has no table yet, so libjpeg gathers its own
+// statistics. Calls nothing of libjpeg's: no longjmp can skip a destructor here.
+bool install_optimal_tables(jpeg_compress_struct& info, const SymbolCounts& counts) {
+  std::array<std::array<uint64_t, 256>, NUM_HUFF_TBLS> dc{}, ac{};
+  std::array<bool, NUM_HUFF_TBLS> dc_used{}, ac_used{};
+  for (int ci = 0; ci < info.num_components; ++ci) {
+    const int d = info.comp_info[ci].dc_tbl_no, a = info.comp_info[ci].ac_tbl_no;
+    if (d < 0 || d >= NUM_HUFF_TBLS || a < 0 || a >= NUM_HUFF_TBLS) return false;
+    dc_used[size_t(d)] = ac_used[size_t(a)] = true;
+    for (size_t s = 0; s < 256; ++s) {
+      dc[size_t(d)][s] += counts.dc[size_t(ci)][s];
+      ac[size_t(a)][s] += counts.ac[size_t(ci)][s];
+    }
+  }
+  std::array<std::optional<HuffmanCode>, NUM_HUFF_TBLS> dc_codes, ac_codes;
+  for (size_t t = 0; t < NUM_HUFF_TBLS; ++t) {
+    if (dc_used[t] && !(dc_codes[t] = optimal_huffman_code(dc[t]))) return false;
+    if (ac_used[t] && !(ac_codes[t] = optimal_huffman_code(ac[t]))) return false;
+  }
+  for (size_t t = 0; t < NUM_HUFF_TBLS; ++t)
+    if ((dc_used[t] && !info.dc_huff_tbl_ptrs[t]) || (ac_used[t] && !info.ac_huff_tbl_ptrs[t]))
+      return false;
+  auto install = [](JHUFF_TBL* slot, const HuffmanCode& code) {
+    std::memcpy(slot->bits, code.bits.data(), sizeof(slot->bits));
+    std::memset(slot->huffval, 0, sizeof(slot->huffval));
+    std::memcpy(slot->huffval, code.values.data(), code.values.size());
+    slot->sent_table = FALSE;
+  };
+  for (size_t t = 0; t < NUM_HUFF_TBLS; ++t) {
+    if (dc_codes[t]) install(info.dc_huff_tbl_ptrs[t], *dc_codes[t]);
+    if (ac_codes[t]) install(info.ac_huff_tbl_ptrs[t], *ac_codes[t]);
+  }
+  return true;
+}
+
+bool write_raw(Writer* w, CoefficientImage::State* src, const WriteOptions* o,
+               const SymbolCounts* counts) {
   if (setjmp(w->err.jump)) return false;
   jpeg_create_compress(&w->info);
   w->created = true;
@@ -298,7 +337,8 @@ bool write_raw(Writer* w, CoefficientImage::State* src, const WriteOptions* o) {
   w->info.write_JFIF_header = FALSE;
   w->info.write_Adobe_marker = FALSE;
   w->info.arith_code = FALSE;
-  w->info.optimize_coding = TRUE;
+  // Tables counted beforehand spare libjpeg its own (slower) statistics pass; same bytes.
+  w->info.optimize_coding = !(counts && install_optimal_tables(w->info, *counts));
   w->info.restart_interval = o->restart_interval;
   w->info.restart_in_rows = 0;
   if (o->scans == WriteOptions::Scans::kSimpleProgressive) {
@@ -320,7 +360,10 @@ Bytes write_coefficients(CoefficientImage& image, const WriteOptions& options) {
   std::memset(&w->info, 0, sizeof(w->info));
   init_error_mgr(w->err);
   w->info.err = &w->err.pub;
-  bool ok = write_raw(w.get(), image.state(), &options);
+  std::optional<SymbolCounts> counts;
+  if (options.scans == WriteOptions::Scans::kSequential)
+    counts = count_sequential_symbols(image, options.restart_interval);
+  bool ok = write_raw(w.get(), image.state(), &options, counts ? &*counts : nullptr);
   Bytes out;
   if (ok) out.assign(w->dest.buffer, w->dest.buffer + w->dest.size);
   if (w->created) jpeg_destroy_compress(&w->info);

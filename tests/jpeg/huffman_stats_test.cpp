@@ -1,0 +1,178 @@
+// The counted Huffman tables give exactly the bytes libjpeg's own optimize_coding pass gives,
+// for every sampling, size, component count and restart interval: the reference here is
+// libjpeg writing the same coefficients with its statistics pass.
+#include <gtest/gtest.h>
+
+// clang-format off
+#include <cstdio>
+#include <jpeglib.h>
+// clang-format on
+
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "formats/jpeg/coefficients.h"
+#include "formats/jpeg/huffman_stats.h"
+#include "support/corpus.h"
+
+namespace lighten::jpeg {
+namespace {
+
+struct Shape {
+  int width, height, components;
+  int h0, v0;  // sampling of the first component; the others are 1x1
+  unsigned restart_interval;
+  J_COLOR_SPACE colour;
+};
+
+std::string describe(const Shape& s) {
+  return std::to_string(s.width) + "x" + std::to_string(s.height) + " c" +
+         std::to_string(s.components) + " " + std::to_string(s.h0) + "x" + std::to_string(s.v0) +
+         " restart " + std::to_string(s.restart_interval);
+}
+
+// A noisy gradient, encoded with the standard tables (so rewriting has something to gain).
+std::vector<uint8_t> encode(const Shape& s) {
+  jpeg_compress_struct c{};
+  jpeg_error_mgr err{};
+  c.err = jpeg_std_error(&err);
+  jpeg_create_compress(&c);
+  unsigned char* buffer = nullptr;
+  unsigned long size = 0;
+  jpeg_mem_dest(&c, &buffer, &size);
+  c.image_width = JDIMENSION(s.width);
+  c.image_height = JDIMENSION(s.height);
+  c.input_components = s.components;
+  c.in_color_space = s.colour;
+  jpeg_set_defaults(&c);
+  jpeg_set_quality(&c, 88, TRUE);
+  for (int ci = 0; ci < s.components; ++ci) {
+    c.comp_info[ci].h_samp_factor = ci == 0 ? s.h0 : 1;
+    c.comp_info[ci].v_samp_factor = ci == 0 ? s.v0 : 1;
+  }
+  c.restart_interval = s.restart_interval;
+  jpeg_start_compress(&c, TRUE);
+  std::vector<uint8_t> row(size_t(s.width) * size_t(s.components));
+  uint32_t noise = 99;
+  while (c.next_scanline < c.image_height) {
+    const int y = int(c.next_scanline);
+    for (size_t i = 0; i < row.size(); ++i) {
+      noise = noise * 1664525u + 1013904223u;
+      row[i] = uint8_t((int(i) * 3 + y * 5 + int(noise >> 26)) & 0xFF);
+    }
+    JSAMPROW rows[1] = {row.data()};
+    jpeg_write_scanlines(&c, rows, 1);
+  }
+  jpeg_finish_compress(&c);
+  std::vector<uint8_t> out(buffer, buffer + size);
+  jpeg_destroy_compress(&c);
+  std::free(buffer);
+  return out;
+}
+
+// libjpeg's own way: the coefficients written with optimize_coding (its statistics pass).
+std::vector<uint8_t> libjpeg_optimized(const std::vector<uint8_t>& jpeg, unsigned restart) {
+  jpeg_decompress_struct d{};
+  jpeg_error_mgr derr{};
+  d.err = jpeg_std_error(&derr);
+  jpeg_create_decompress(&d);
+  jpeg_mem_src(&d, jpeg.data(), static_cast<unsigned long>(jpeg.size()));
+  jpeg_read_header(&d, TRUE);
+  jvirt_barray_ptr* arrays = jpeg_read_coefficients(&d);
+  jpeg_compress_struct c{};
+  jpeg_error_mgr cerr{};
+  c.err = jpeg_std_error(&cerr);
+  jpeg_create_compress(&c);
+  unsigned char* buffer = nullptr;
+  unsigned long size = 0;
+  jpeg_mem_dest(&c, &buffer, &size);
+  jpeg_copy_critical_parameters(&d, &c);
+  c.write_JFIF_header = FALSE;
+  c.write_Adobe_marker = FALSE;
+  c.optimize_coding = TRUE;
+  c.restart_interval = restart;
+  jpeg_write_coefficients(&c, arrays);
+  jpeg_finish_compress(&c);
+  std::vector<uint8_t> out(buffer, buffer + size);
+  jpeg_destroy_compress(&c);
+  std::free(buffer);
+  jpeg_finish_decompress(&d);
+  jpeg_destroy_decompress(&d);
+  return out;
+}
+
+std::vector<uint8_t> ours(const std::vector<uint8_t>& jpeg, unsigned restart) {
+  CoefficientImage image(jpeg, nullptr);
+  EXPECT_TRUE(count_sequential_symbols(image, restart).has_value());
+  WriteOptions o;
+  o.restart_interval = restart;
+  return write_coefficients(image, o);
+}
+
+TEST(HuffmanStats, SameBytesAsLibjpegsStatisticsPass) {
+  const std::vector<Shape> shapes = {
+      {64, 48, 3, 2, 2, 0, JCS_RGB},       {97, 61, 3, 2, 2, 0, JCS_RGB},
+      {97, 61, 3, 2, 1, 3, JCS_RGB},       {33, 70, 3, 1, 2, 0, JCS_RGB},
+      {45, 17, 3, 1, 1, 5, JCS_RGB},       {130, 9, 3, 4, 1, 0, JCS_RGB},
+      {200, 150, 3, 2, 2, 7, JCS_RGB},     {71, 53, 1, 1, 1, 0, JCS_GRAYSCALE},
+      {71, 53, 1, 1, 1, 6, JCS_GRAYSCALE}, {59, 41, 4, 2, 2, 2, JCS_CMYK},
+      {8, 8, 3, 2, 2, 1, JCS_RGB},         {1, 1, 1, 1, 1, 0, JCS_GRAYSCALE},
+  };
+  for (const Shape& s : shapes) {
+    const std::vector<uint8_t> jpeg = encode(s);
+    for (unsigned restart : {0u, 1u, s.restart_interval + 2}) {
+      EXPECT_EQ(ours(jpeg, restart), libjpeg_optimized(jpeg, restart))
+          << describe(s) << ", written with restart interval " << restart;
+    }
+  }
+}
+
+TEST(HuffmanStats, SameBytesOnCorpusPhotos) {
+  const auto files = testing::corpus_files("jpeg");
+  if (files.empty()) GTEST_SKIP() << "../shared/corpus/jpeg not found";
+  int checked = 0;
+  for (const auto& path : files) {
+    const std::string name = path.filename().string();
+    if (name != "canon_lr_22mp.jpg" && name != "fuji_f40fd.jpg" && name != "jolla.jpg" &&
+        name != "lumia800.jpg")
+      continue;
+    const auto bytes = testing::read_file(path);
+    CoefficientImage probe(bytes, nullptr);
+    const unsigned restart = probe.info().restart_interval;
+    EXPECT_EQ(ours(bytes, restart), libjpeg_optimized(bytes, restart)) << name;
+    ++checked;
+  }
+  EXPECT_GT(checked, 0);
+}
+
+TEST(HuffmanStats, OptimalCodeFollowsAnnexK) {
+  std::array<uint64_t, 256> freq{};
+  EXPECT_FALSE(optimal_huffman_code(freq).has_value());
+  freq[0x00] = 10;
+  auto one = optimal_huffman_code(freq);
+  ASSERT_TRUE(one.has_value());
+  // One symbol and the reserved point share a 1-bit pair; the reserved one is dropped.
+  EXPECT_EQ(one->bits[1], 1);
+  EXPECT_EQ(one->values, std::vector<uint8_t>{0x00});
+  // Skewed frequencies need more than 16 bits before the adjustment: every length ends <= 16,
+  // and the code stays complete minus the reserved point (Kraft sum 1 - 2^-16 or less).
+  uint64_t f = 1;
+  for (size_t s = 0; s < 40; ++s, f = f * 3 / 2 + 1) freq[s] = f;
+  auto skewed = optimal_huffman_code(freq);
+  ASSERT_TRUE(skewed.has_value());
+  double kraft = 0;
+  size_t symbols = 0;
+  for (int len = 1; len <= 16; ++len) {
+    kraft += skewed->bits[size_t(len)] / double(1 << len);
+    symbols += skewed->bits[size_t(len)];
+  }
+  EXPECT_EQ(symbols, 40u);
+  EXPECT_EQ(skewed->values.size(), 40u);
+  EXPECT_LE(kraft, 1.0 - 1.0 / 65536 + 1e-12);
+}
+
+}  // namespace
+}  // namespace lighten::jpeg
