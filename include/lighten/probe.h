@@ -15,6 +15,13 @@
 
 namespace lighten {
 
+// How the modelled loader decodes. Both use libjpeg-turbo and full-size pixels; they differ in
+// the work around it, which is what makes a PIL loader ~10-20 % slower per image.
+enum class DecoderStyle : uint8_t {
+  kPil,     // as Pillow: rows decoded to RGB, then unpacked into 4-byte pixels (its RGBX/RGBA)
+  kDirect,  // straight into packed RGB, as torchvision.io, OpenCV and DALI's CPU path
+};
+
 struct ProbeOptions {
   std::string path;          // the tree to probe
   std::string compare_path;  // optional: its optimised copy, matched by relative path
@@ -25,7 +32,8 @@ struct ProbeOptions {
   double bandwidth = 0;      // emulated link in bytes/s shared by all reads; 0 = none
   double latency_ms = 0;     // emulated delay per open
   bool cold = false;         // evict each file from the page cache before reading it
-  uint32_t passes = 8;       // loader model: how many passes over the sample it simulates
+  DecoderStyle decoder = DecoderStyle::kPil;
+  uint32_t passes = 8;  // loader model: how many passes over the sample it simulates
   bool follow_symlinks = false;
 };
 

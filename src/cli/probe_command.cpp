@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include "commands.h"
@@ -85,6 +86,14 @@ Command add_probe_command(CLI::App& app) {
   cmd->add_flag("--cold", o.cold,
                 "Evict each file from the page cache before reading it (posix_fadvise); says "
                 "when the file system does not allow it");
+  cmd->add_option("--decoder", o.decoder,
+                  "How the modelled loader decodes: pil (Pillow, four bytes a colour pixel; "
+                  "most PyTorch datasets) or direct (packed RGB, as torchvision.io and OpenCV)")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, DecoderStyle>{{"pil", DecoderStyle::kPil},
+                                              {"direct", DecoderStyle::kDirect}},
+          CLI::ignore_case))
+      ->default_str("pil");
   cmd->add_option("--passes", o.passes, "Passes over the sample the loader model simulates")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1000u));

@@ -55,7 +55,8 @@ extern "C" void probe_jpeg_error_exit(j_common_ptr cinfo) {
 
 extern "C" void probe_jpeg_silent(j_common_ptr, int) {}
 
-DecodeTiming decode_jpeg(std::span<const uint8_t> bytes, std::vector<uint8_t>& pixels) {
+DecodeTiming decode_jpeg(std::span<const uint8_t> bytes, DecoderStyle style,
+                         std::vector<uint8_t>& pixels) {
   DecodeTiming result;
   result.label = "jpeg-baseline";
   jpeg_decompress_struct cinfo{};
@@ -79,14 +80,27 @@ DecodeTiming decode_jpeg(std::span<const uint8_t> bytes, std::vector<uint8_t>& p
   jpeg_read_header(&cinfo, TRUE);
   if (cinfo.progressive_mode) result.label = "jpeg-progressive";
   // CMYK cannot be turned into RGB by libjpeg; loaders convert afterwards, as this leaves it.
+  // Pillow holds colour images at four bytes a pixel and has libjpeg-turbo write them so (RGBX);
+  // the loader's convert("RGB") turns grey into the same.
   if (cinfo.jpeg_color_space != JCS_CMYK && cinfo.jpeg_color_space != JCS_YCCK)
-    cinfo.out_color_space = JCS_RGB;
+    cinfo.out_color_space = style == DecoderStyle::kPil ? JCS_EXT_RGBX : JCS_RGB;
   jpeg_start_decompress(&cinfo);
   const size_t stride = size_t(cinfo.output_width) * size_t(cinfo.output_components);
-  pixels.resize(stride * cinfo.output_height);
-  while (cinfo.output_scanline < cinfo.output_height) {
-    JSAMPROW row = pixels.data() + stride * cinfo.output_scanline;
-    jpeg_read_scanlines(&cinfo, &row, 1);
+  if (style == DecoderStyle::kDirect) {
+    pixels.resize(stride * cinfo.output_height);
+    while (cinfo.output_scanline < cinfo.output_height) {
+      JSAMPROW row = pixels.data() + stride * cinfo.output_scanline;
+      jpeg_read_scanlines(&cinfo, &row, 1);
+    }
+  } else {
+    // Pillow's decoder hands each row to its unpacker, which copies it into the image.
+    pixels.resize(stride * (cinfo.output_height + 1));
+    uint8_t* scratch = pixels.data() + stride * cinfo.output_height;
+    while (cinfo.output_scanline < cinfo.output_height) {
+      JSAMPROW row = scratch;
+      if (jpeg_read_scanlines(&cinfo, &row, 1) != 1) break;
+      std::memcpy(pixels.data() + stride * (cinfo.output_scanline - 1), scratch, stride);
+    }
   }
   jpeg_finish_decompress(&cinfo);
   result.pixels = uint64_t(cinfo.output_width) * cinfo.output_height;
@@ -96,7 +110,8 @@ DecodeTiming decode_jpeg(std::span<const uint8_t> bytes, std::vector<uint8_t>& p
   return result;
 }
 
-DecodeTiming decode_png(std::span<const uint8_t> bytes, std::vector<uint8_t>& pixels) {
+DecodeTiming decode_png(std::span<const uint8_t> bytes, DecoderStyle style,
+                        std::vector<uint8_t>& pixels) {
   DecodeTiming result;
   result.label = "png";
   const auto start = std::chrono::steady_clock::now();
@@ -104,7 +119,8 @@ DecodeTiming decode_png(std::span<const uint8_t> bytes, std::vector<uint8_t>& pi
   std::memset(&image, 0, sizeof image);
   image.version = PNG_IMAGE_VERSION;
   if (png_image_begin_read_from_memory(&image, bytes.data(), bytes.size())) {
-    image.format = PNG_FORMAT_RGB;
+    // Pillow holds colour PNGs as RGBX/RGBA (four bytes); torchvision.io as packed RGB.
+    image.format = style == DecoderStyle::kPil ? PNG_FORMAT_RGBA : PNG_FORMAT_RGB;
     pixels.resize(PNG_IMAGE_SIZE(image));
     if (png_image_finish_read(&image, nullptr, pixels.data(), 0, nullptr)) {
       result.ok = true;
@@ -207,10 +223,10 @@ bool evict_from_cache(const std::string& path, std::string& problem) {
   return true;
 }
 
-DecodeTiming decode_image(Kind kind, std::span<const uint8_t> bytes) {
+DecodeTiming decode_image(Kind kind, std::span<const uint8_t> bytes, DecoderStyle style) {
   std::vector<uint8_t> pixels;
-  if (kind == Kind::kJpeg) return decode_jpeg(bytes, pixels);
-  if (kind == Kind::kPng) return decode_png(bytes, pixels);
+  if (kind == Kind::kJpeg) return decode_jpeg(bytes, style, pixels);
+  if (kind == Kind::kPng) return decode_png(bytes, style, pixels);
   return {};
 }
 

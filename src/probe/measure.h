@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "lighten/kind.h"
+#include "lighten/probe.h"
 #include "probe/token_bucket.h"
 
 namespace lighten::probe {
@@ -55,7 +56,8 @@ struct DecodeTiming {
   std::string error;
 };
 
-// Decodes to full-size 8-bit RGB (libjpeg-turbo for JPEG, libpng for PNG) and times it.
-DecodeTiming decode_image(Kind kind, std::span<const uint8_t> bytes);
+// Decodes to full-size 8-bit pixels (libjpeg-turbo for JPEG, libpng for PNG) and times it:
+// packed RGB for kDirect, four bytes a colour pixel as Pillow holds them for kPil.
+DecodeTiming decode_image(Kind kind, std::span<const uint8_t> bytes, DecoderStyle style);
 
 }  // namespace lighten::probe

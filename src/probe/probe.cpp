@@ -87,10 +87,10 @@ Inventory take_inventory(const batch::WalkResult& walked) {
 
 // The median of three decodes: one preempted run on a shared machine would otherwise decide
 // a file's figure (and, with --compare, the difference between the two trees).
-DecodeTiming typical_decode(Kind kind, std::span<const uint8_t> bytes) {
-  DecodeTiming d = decode_image(kind, bytes);
+DecodeTiming typical_decode(Kind kind, std::span<const uint8_t> bytes, DecoderStyle style) {
+  DecodeTiming d = decode_image(kind, bytes, style);
   if (!d.ok) return d;
-  double ms[3] = {d.ms, decode_image(kind, bytes).ms, decode_image(kind, bytes).ms};
+  double ms[3] = {d.ms, decode_image(kind, bytes, style).ms, decode_image(kind, bytes, style).ms};
   std::sort(std::begin(ms), std::end(ms));
   d.ms = ms[1];
   return d;
@@ -99,14 +99,15 @@ DecodeTiming typical_decode(Kind kind, std::span<const uint8_t> bytes) {
 // With --compare, each original and its optimised copy are decoded in turn, so that a busy
 // minute on a shared machine cannot pass for a difference between the trees.
 void paired_decodes(const std::vector<std::string>& a, const std::vector<std::string>& b,
-                    std::vector<DecodeTiming>& out_a, std::vector<DecodeTiming>& out_b) {
+                    DecoderStyle style, std::vector<DecodeTiming>& out_a,
+                    std::vector<DecodeTiming>& out_b) {
   SteadyClock clock;
   TimedReader reader(nullptr, 0, clock);
   std::vector<uint8_t> bytes_a, bytes_b;
   for (size_t i = 0; i < a.size(); ++i) {
     const bool ok_a = reader.read(a[i], bytes_a).ok, ok_b = reader.read(b[i], bytes_b).ok;
-    out_a.push_back(ok_a ? typical_decode(sniff(bytes_a), bytes_a) : DecodeTiming{});
-    out_b.push_back(ok_b ? typical_decode(sniff(bytes_b), bytes_b) : DecodeTiming{});
+    out_a.push_back(ok_a ? typical_decode(sniff(bytes_a), bytes_a, style) : DecodeTiming{});
+    out_b.push_back(ok_b ? typical_decode(sniff(bytes_b), bytes_b, style) : DecodeTiming{});
   }
 }
 
@@ -196,7 +197,8 @@ class TreeProber {
       ++tree.sample_files;
       tree.sample_bytes += r.bytes;
       const Kind kind = sniff(bytes);
-      const DecodeTiming d = decodes_ ? (*decodes_)[i] : typical_decode(kind, bytes);
+      const DecodeTiming d =
+          decodes_ ? (*decodes_)[i] : typical_decode(kind, bytes, options_.decoder);
       if (!d.label.empty()) {
         DecodeFigures& f = tree.decode[d.label];
         ++f.files;
@@ -277,7 +279,8 @@ class TreeProber {
         TimedReader reader(nullptr, 0, clock_);
         std::vector<uint8_t> bytes;
         for (size_t i = next++; i < paths.size(); i = next++)
-          if (reader.read(paths[i], bytes).ok) busy[w] += decode_image(sniff(bytes), bytes).ms;
+          if (reader.read(paths[i], bytes).ok)
+            busy[w] += decode_image(sniff(bytes), bytes, options_.decoder).ms;
       });
     for (auto& t : threads) t.join();
     double alone = 0, together = 0;
@@ -372,7 +375,7 @@ ProbeReport run_probe(const ProbeOptions& options, const ProbeProgress& progress
   std::vector<DecodeTiming> decodes, other_decodes;
   if (optimised) {
     say(progress, fmt::format("decoding {} pairs of files in turn", paths.size()));
-    paired_decodes(paths, other_paths, decodes, other_decodes);
+    paired_decodes(paths, other_paths, options.decoder, decodes, other_decodes);
   }
   report.original = prober.run(options.path, original, paths, optimised ? &decodes : nullptr);
   const auto original_timings = prober.timings();

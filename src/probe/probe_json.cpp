@@ -4,7 +4,8 @@
 // {
 //   "schema": "lighten-probe/1", "version": "0.1.0", "cores": 2,
 //   "options": {"path", "compare_path", "sample", "workers", "batch", "step_ms",
-//               "bandwidth_bytes_per_s" (0 = none), "latency_ms", "cold", "passes"},
+//               "bandwidth_bytes_per_s" (0 = none), "latency_ms", "cold", "decoder" ("pil" |
+//               "direct"), "passes"},
 //   "matched_files": 50,               // sample candidates present in both trees (--compare)
 //   "trees": {"original": TREE, "optimised": TREE},   // "optimised" only with --compare
 //   "recommendations": ["sentence", ...], "warnings": ["sentence", ...]
@@ -126,6 +127,7 @@ std::string probe_report_json(const ProbeReport& r) {
         {"bandwidth_bytes_per_s", o.bandwidth},
         {"latency_ms", o.latency_ms},
         {"cold", o.cold},
+        {"decoder", o.decoder == DecoderStyle::kPil ? "pil" : "direct"},
         {"passes", o.passes}}},
       {"matched_files", r.matched_files},
       {"trees", trees},

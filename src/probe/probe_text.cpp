@@ -131,7 +131,8 @@ void print_probe_report(std::ostream& out, const ProbeReport& report) {
   t.number(fmt::format("MB/s, {} readers", o.workers), a.storage.parallel_mbps,
            opt([](auto& x) { return x.storage.parallel_mbps; }), "{:.1f}");
 
-  t.section("decode (full-size RGB, one core)");
+  t.section(o.decoder == DecoderStyle::kPil ? "decode (full size, as Pillow holds it, one core)"
+                                            : "decode (full-size packed RGB, one core)");
   std::set<std::string> labels;
   for (const auto& [l, f] : a.decode) labels.insert(l);
   if (b)

@@ -10,6 +10,7 @@
 
 #include "lighten/options.h"
 #include "lighten/probe.h"
+#include "probe/measure.h"
 #include "support/corpus.h"
 #include "support/jpeg_maker.h"
 #include "support/png_maker.h"
@@ -81,6 +82,25 @@ TEST_F(ProbeRun, MeasuresEveryStageOfOneTree) {
   EXPECT_FALSE(r.recommendations.empty());
 }
 
+// Pillow-style (four bytes a colour pixel, row by row) and direct (packed RGB) decodes see the
+// same images; only their cost differs, which a unit test cannot pin down.
+TEST(ProbeDecode, BothStylesDecodeGreyColourAndPng) {
+  const std::vector<std::vector<uint8_t>> files = {
+      make_jpeg({.width = 97, .height = 31, .components = 1}),
+      make_jpeg({.width = 97, .height = 31, .components = 3, .progressive = true}),
+      testing::make_png({})};
+  for (const auto& bytes : files) {
+    const Kind kind = sniff(bytes);
+    const probe::DecodeTiming pil = probe::decode_image(kind, bytes, DecoderStyle::kPil);
+    const probe::DecodeTiming direct = probe::decode_image(kind, bytes, DecoderStyle::kDirect);
+    ASSERT_TRUE(pil.ok) << pil.error;
+    ASSERT_TRUE(direct.ok) << direct.error;
+    EXPECT_EQ(pil.pixels, direct.pixels);
+    EXPECT_EQ(pil.label, direct.label);
+    EXPECT_GT(pil.pixels, 0u);
+  }
+}
+
 TEST_F(ProbeRun, EmulatedLinkAndLatencySlowReadsDown) {
   ProbeOptions o = options();
   o.latency_ms = 5;
@@ -135,6 +155,7 @@ TEST_F(ProbeRun, ComparesTheSameFilesByRelativePath) {
   EXPECT_EQ(doc["trees"]["optimised"]["sample_files"], 6);
   EXPECT_TRUE(doc["trees"]["original"]["loader"]["samples_per_s"].get<double>() > 0);
   EXPECT_EQ(doc["trees"]["original"]["decode"]["jpeg-progressive"]["files"], 2);
+  EXPECT_EQ(doc["options"]["decoder"], "pil");
 }
 
 TEST_F(ProbeRun, NoMatchingFilesIsAClearError) {
