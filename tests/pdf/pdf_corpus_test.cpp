@@ -65,10 +65,10 @@ struct Totals {
   int optimised = 0, left = 0;
 };
 
-void check_file(const fs::path& file, Totals& totals) {
+void check_file(const fs::path& file, Totals& totals, const Policy& policy = {}) {
   SCOPED_TRACE(file.filename().string());
   const std::vector<uint8_t> input = testing::read_file(file);
-  const Outcome o = optimize(input, Policy{});
+  const Outcome o = optimize(input, policy);
   totals.before += input.size();
   totals.after += o.replaced() ? o.bytes.size() : input.size();
   if (!o.replaced()) {
@@ -93,7 +93,7 @@ void check_file(const fs::path& file, Totals& totals) {
   EXPECT_TRUE(a.text == b.text) << "extracted text differs";
   EXPECT_EQ(a.pages, b.pages);
   // A second run finds nothing more.
-  EXPECT_FALSE(optimize(o.bytes, Policy{}).replaced());
+  EXPECT_FALSE(optimize(o.bytes, policy).replaced());
   std::printf("  %-24s %9zu -> %9zu (%s)\n", file.filename().c_str(), input.size(), o.bytes.size(),
               o.detail.c_str());
 }
@@ -123,6 +123,24 @@ TEST(PdfCorpus, BrokenPdfsAreLeftAloneOrStayValid) {
     check_file(f, t);
   }
   EXPECT_GT(t.left, 0) << "the damaged PDFs must be left alone";
+}
+
+// With --repair, what qpdf reconstructs is written: every output checks, renders and reads like
+// the damaged input does in poppler (which repairs it its own way), and more files are written.
+TEST(PdfCorpus, BrokenPdfsWithRepairAreWrittenAsReconstructed) {
+  const auto files = testing::corpus_files("broken");
+  LIGHTEN_REQUIRE_CORPUS(files, "broken");
+  if (!have_tools()) GTEST_SKIP() << "needs qpdf and poppler-utils (scripts/install-deps)";
+  Policy repair;
+  repair.repair = true;
+  Totals plain, repaired;
+  for (const auto& f : files) {
+    const std::vector<uint8_t> input = testing::read_file(f);
+    if (sniff(input) != Kind::kPdf) continue;
+    plain.optimised += optimize(input, Policy{}).replaced();
+    check_file(f, repaired, repair);
+  }
+  EXPECT_GT(repaired.optimised, plain.optimised) << "no reconstructed file was written";
 }
 
 }  // namespace

@@ -111,7 +111,7 @@ void rethrow_as_format_error() {
   }
 }
 
-std::unique_ptr<QPDF> open_pdf(ByteView bytes, const std::string& description) {
+std::unique_ptr<QPDF> open_pdf(ByteView bytes, const std::string& description, bool repair) {
   return guard_qpdf([&] {
     auto pdf = std::make_unique<QPDF>();
     // qpdf must never write to the terminal: lighten reports through Outcomes.
@@ -122,11 +122,20 @@ std::unique_ptr<QPDF> open_pdf(ByteView bytes, const std::string& description) {
     logger->setError(discard);
     pdf->setLogger(logger);
     pdf->setSuppressWarnings(true);
-    pdf->setAttemptRecovery(false);
+    pdf->setAttemptRecovery(repair);
     pdf->processMemoryFile(description.c_str(), reinterpret_cast<const char*>(bytes.data()),
                            bytes.size());
     return pdf;
   });
+}
+
+std::string first_warning(QPDF& pdf) {
+  if (!pdf.anyWarnings()) return {};
+  // "file is damaged" opens every repair; the next warning says what was damaged.
+  for (const QPDFExc& w : pdf.getWarnings())  // getWarnings also clears them
+    if (w.getMessageDetail() != "file is damaged" && !w.getMessageDetail().empty())
+      return w.getMessageDetail();
+  return "file is damaged";
 }
 
 void refuse_warnings(QPDF& pdf, const char* when) {

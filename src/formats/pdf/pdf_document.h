@@ -14,9 +14,9 @@
 
 namespace lighten::pdf {
 
-// Parses `bytes` (which must outlive the result) without xref reconstruction: a file qpdf could
-// only read by repairing it is not ours to rewrite.
-std::unique_ptr<QPDF> open_pdf(ByteView bytes, const std::string& description);
+// Parses `bytes` (which must outlive the result). Without `repair`, no xref reconstruction: a
+// file qpdf could only read by repairing it is not ours to rewrite unless the policy says so.
+std::unique_ptr<QPDF> open_pdf(ByteView bytes, const std::string& description, bool repair = false);
 
 // Runs `f`, turning whatever qpdf throws into a FormatError with a stable reason.
 template <class F>
@@ -24,6 +24,8 @@ auto guard_qpdf(F&& f) -> decltype(f());
 
 // Throws kCorrupt when qpdf had to repair or guess anything while reading.
 void refuse_warnings(QPDF& pdf, const char* when);
+// qpdf's first warning, "" when it has none.
+std::string first_warning(QPDF& pdf);
 
 struct PdfFacts {
   std::string version;  // "1.7"

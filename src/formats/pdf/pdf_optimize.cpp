@@ -1,26 +1,31 @@
-// optimize_pdf: embedded JPEGs go back to the engine like files on disk, Flate streams are
-// re-deflated with lighten's back-ends, unfiltered streams are deflated, and qpdf rewrites the
-// structure (object streams where the version and conformance allow, unreferenced objects gone).
+// optimize_pdf: the stream pass (pdf_streams) shrinks what streams hold, identical streams merge
+// (pdf_dedup), and qpdf rewrites the structure: object streams where the version and conformance
+// allow (the version raised to 1.5 only with the policy's consent), unreferenced objects gone,
+// linearised files linearised again. With `repair`, files qpdf had to reconstruct are written
+// as reconstructed.
 #include <qpdf/Pl_Flate.hh>
 #include <qpdf/QPDFWriter.hh>
 
 #include <cstdlib>
-#include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
-#include "codecs/deflate.h"
+#include "formats/pdf/pdf_dedup.h"
 #include "formats/pdf/pdf_document.h"
+#include "formats/pdf/pdf_flate_jpeg.h"
 #include "formats/pdf/pdf_format.h"
+#include "formats/pdf/pdf_streams.h"
 
 namespace lighten {
 namespace {
 
 using pdf::PdfFacts;
 
-// Unfiltered streams shorter than this cannot pay for the "/Filter /FlateDecode" they would need.
-constexpr size_t kMinStreamToCompress = 64;
-constexpr size_t kFilterKeyCost = 24;
+// Below this size (and for every linearised file, whose hint tables weigh against object
+// streams) both object stream modes are written and the smaller kept: writing is cheap next to
+// the stream pass.
+constexpr size_t kTryBothObjectStreamModesBelow = 4u << 20;
 
 int version_number(const std::string& version) {
   const int major = std::atoi(version.c_str());
@@ -46,177 +51,131 @@ void refuse_protected(const PdfFacts& facts) {
                           " xref sections); rewriting would merge its revisions");
 }
 
-// Whitespace after a zlib stream's end is common and harmless; anything else is left alone.
-bool only_whitespace(ByteView rest) {
-  for (uint8_t c : rest)
-    if (c != ' ' && c != '\r' && c != '\n' && c != '\t' && c != '\f' && c != 0) return false;
-  return true;
+// Encrypted files are not raised: their encryption parameters were chosen for their version.
+bool may_raise_version(const PdfFacts& facts, const Policy& policy) {
+  return policy.pdf_version == PdfVersionPolicy::kRaise && version_number(facts.version) < 15 &&
+         facts.pdfa_part != 1 && !facts.encrypted;
 }
 
-struct Tally {
-  std::map<std::string, int> jpeg_by_filter;
-  int jpegs = 0;
-  int redeflated = 0;
-  int compressed = 0;
-  uint64_t expanded = 0;  // decoded bytes so far, against the expansion budget
+struct WriteSettings {
+  bool linearize = false;
+  bool encrypted = false;
+  bool pdfa = false;
+  bool raise_version = false;
 };
 
-class StreamOptimizer {
- public:
-  StreamOptimizer(Context& context, std::map<QPDFObjGen, std::string> names, bool pdfa,
-                  Outcome& outcome)
-      : context_(context), names_(std::move(names)), pdfa_(pdfa), outcome_(outcome) {}
+std::shared_ptr<Buffer> write_pdf(QPDF& pdf, const WriteSettings& s, qpdf_object_stream_e mode) {
+  // qpdf writes the catalog's XMP uncompressed unless told to leave the stream as it is; the
+  // stream pass already chose its encoding (left alone in PDF/A, compressed elsewhere).
+  QPDFObjectHandle metadata = pdf.getRoot().getKey("/Metadata");
+  if (metadata.isStream()) metadata.setFilterOnWrite(false);
+  QPDFWriter writer(pdf);
+  writer.setOutputMemory();
+  writer.setCompressStreams(false);  // what is worth compressing was compressed above
+  writer.setDecodeLevel(qpdf_dl_none);
+  writer.setObjectStreamMode(mode);
+  writer.setLinearization(s.linearize);
+  if (s.raise_version) writer.setMinimumPDFVersion("1.5");
+  // Keeps /ID's first element; the second becomes a digest of the content, so the same input
+  // always gives the same output. Encryption needs the original /ID and its own salt.
+  if (s.encrypted)
+    writer.setPreserveEncryption(true);
+  else
+    writer.setDeterministicID(true);
+  if (s.pdfa) writer.setNewlineBeforeEndstream(true);
+  writer.write();
+  return writer.getBufferSharedPointer();
+}
 
-  void run(QPDFObjectHandle stream) {
-    if (context_.out_of_time())
-      throw FormatError(Reason::kLimitExceeded, 0, "the time budget ran out");
-    if (pdf::is_untouchable(stream)) return;
-    // Outside PDF/A, XMP is compressed like any other stream (readers of PDF inflate it).
-    if (pdfa_ && pdf::is_metadata(stream)) return;
-    const std::string filter = pdf::sole_filter(stream);
-    if (filter == "/DCTDecode" && pdf::is_image(stream)) {
-      jpeg(stream);
-    } else if (filter == "/FlateDecode") {
-      flate(stream);
-    } else if (filter.empty() && !stream.getDict().hasKey("/DecodeParms")) {
-      unfiltered(stream);
-    }
+// The object stream modes to write: generated ones where allowed (also without, for linearised
+// and small files, keeping the smaller), none for PDF/A-1, the file's own otherwise.
+std::vector<qpdf_object_stream_e> object_stream_modes(const PdfFacts& facts, bool object_streams,
+                                                      size_t input_size) {
+  if (object_streams) {
+    if (facts.linearized || input_size < kTryBothObjectStreamModesBelow)
+      return {qpdf_o_generate, qpdf_o_disable};
+    return {qpdf_o_generate};
   }
+  return {facts.pdfa_part == 1 ? qpdf_o_disable : qpdf_o_preserve};
+}
 
-  const Tally& tally() const { return tally_; }
-
- private:
-  std::string name_of(QPDFObjectHandle stream) const {
-    const auto it = names_.find(stream.getObjGen());
-    return it != names_.end() ? it->second : "image " + stream.getObjGen().unparse(' ') + " R";
-  }
-
-  void charge(size_t bytes) {
-    tally_.expanded += bytes;
-    if (tally_.expanded > context_.policy().limits.max_expanded_bytes)
-      throw FormatError(Reason::kLimitExceeded, 0,
-                        "streams expand past the expansion budget (" +
-                            std::to_string(context_.policy().limits.max_expanded_bytes) +
-                            " bytes)");
-  }
-
-  size_t budget_left() const {
-    const uint64_t max = context_.policy().limits.max_expanded_bytes;
-    return tally_.expanded >= max ? 0 : size_t(max - tally_.expanded);
-  }
-
-  // The filter and its parameters stay exactly as they were: only the encoded bytes change.
-  static void replace(QPDFObjectHandle stream, const Bytes& data) {
-    QPDFObjectHandle dict = stream.getDict();
-    stream.replaceStreamData(std::string(data.begin(), data.end()), dict.getKey("/Filter"),
-                             dict.getKey("/DecodeParms"));
-  }
-
-  void jpeg(QPDFObjectHandle stream) {
-    const Bytes raw = pdf::raw_data(stream);
-    if (sniff(raw) != Kind::kJpeg) return;
-    charge(raw.size());
-    const std::string name = name_of(stream);
-    Outcome item = context_.optimize_embedded(raw, name);
-    for (auto& w : item.warnings) outcome_.warnings.push_back(name + ": " + w);
-    if (!item.replaced() || item.bytes.size() >= raw.size()) return;
-    replace(stream, item.bytes);
-    ++tally_.jpegs;
-  }
-
-  void flate(QPDFObjectHandle stream) {
-    const Bytes raw = pdf::raw_data(stream);
-    Bytes decoded;
-    size_t consumed = 0;
-    try {
-      decoded = inflate_bounded(raw, budget_left(), DeflateWrapper::kZlib, &consumed);
-    } catch (const FormatError& e) {
-      if (e.reason() == Reason::kLimitExceeded) throw;
-      return;  // damaged or raw deflate: viewers cope their own way; leave the bytes as they are
-    }
-    if (!only_whitespace(ByteView(raw).subspan(consumed))) return;
-    charge(decoded.size());
-    const Bytes packed = deflate_bytes(decoded, context_.policy().effort, DeflateWrapper::kZlib);
-    if (packed.size() >= raw.size()) return;
-    replace(stream, packed);
-    ++tally_.redeflated;
-  }
-
-  void unfiltered(QPDFObjectHandle stream) {
-    const Bytes raw = pdf::raw_data(stream);
-    if (raw.size() < kMinStreamToCompress) return;
-    charge(raw.size());
-    const Bytes packed = deflate_bytes(raw, context_.policy().effort, DeflateWrapper::kZlib);
-    if (packed.size() + kFilterKeyCost >= raw.size()) return;
-    stream.replaceStreamData(std::string(packed.begin(), packed.end()),
-                             QPDFObjectHandle::newName("/FlateDecode"),
-                             QPDFObjectHandle::newNull());
-    ++tally_.compressed;
-  }
-
-  Context& context_;
-  std::map<QPDFObjGen, std::string> names_;
-  bool pdfa_;
-  Outcome& outcome_;
-  Tally tally_;
-};
-
-std::string describe_work(const Tally& t, bool object_streams, bool linearized) {
+std::string describe_work(const pdf::StreamTally& t, int merged, bool object_streams,
+                          const PdfFacts& facts, bool raised, const std::string& repaired) {
   std::string d;
   auto add = [&](int n, const char* what) {
     if (n > 0) d += (d.empty() ? "" : ", ") + std::to_string(n) + " " + what;
   };
+  auto note = [&](const std::string& what) { d += (d.empty() ? "" : "; ") + what; };
   add(t.jpegs, "jpeg optimised");
   add(t.redeflated, "flate streams re-deflated");
+  add(t.predicted, "flate images with PNG predictors");
+  add(t.photos, "flate images as JPEG");
   add(t.compressed, "streams deflated");
-  if (object_streams) d += std::string(d.empty() ? "" : "; ") + "object streams";
-  if (linearized) d += std::string(d.empty() ? "" : "; ") + "linearised";
+  add(merged, "identical streams merged");
+  if (raised) note("PDF version raised from " + facts.version + " to 1.5");
+  if (object_streams) note("object streams");
+  if (facts.linearized) note("linearised");
+  if (!repaired.empty()) note("structure repaired (" + repaired + ")");
   return d.empty() ? "structure rewritten" : d;
 }
 
 }  // namespace
 
 Outcome optimize_pdf(ByteView input, Context& context) {
-  std::unique_ptr<QPDF> doc = pdf::open_pdf(input, "input");
+  const Policy& policy = context.policy();
+  std::unique_ptr<QPDF> doc = pdf::open_pdf(input, "input", policy.repair);
   return pdf::guard_qpdf([&] {
     QPDF& pdf = *doc;
+    // What qpdf had to reconstruct while opening; only reachable with `repair`.
+    std::string repaired = pdf::first_warning(pdf);
     const PdfFacts facts = pdf::inspect(pdf, input);
     refuse_protected(facts);
     const std::vector<QPDFObjectHandle> objects = pdf.getAllObjects();
-    pdf::refuse_warnings(pdf, "while reading its objects");
+    if (policy.repair) {
+      if (repaired.empty()) repaired = pdf::first_warning(pdf);
+    } else {
+      pdf::refuse_warnings(pdf, "while reading its objects");
+    }
 
     Outcome outcome;
     outcome.kind = Kind::kPdf;
     outcome.bytes_in = input.size();
-    StreamOptimizer streams(context, pdf::image_names(pdf), facts.pdfa_part > 0, outcome);
+    pdf::StreamOptimizer streams(context, pdf::image_names(pdf), pdf::mask_images(pdf),
+                                 facts.pdfa_part > 0, outcome);
     for (QPDFObjectHandle obj : objects)
       if (obj.isStream()) streams.run(obj);
-    pdf::refuse_warnings(pdf, "while reading its streams");
+    if (policy.repair) {
+      if (repaired.empty()) repaired = pdf::first_warning(pdf);
+    } else {
+      pdf::refuse_warnings(pdf, "while reading its streams");
+    }
+    const int merged = pdf::merge_identical_streams(pdf);
 
-    // PDF/A-1 forbids object and xref streams; below 1.5 they would need a newer version.
-    const bool object_streams = version_number(facts.version) >= 15 && facts.pdfa_part != 1;
+    // PDF/A-1 forbids object and xref streams; below 1.5 they need a newer version.
+    const bool raise = may_raise_version(facts, policy);
+    const bool object_streams =
+        (version_number(facts.version) >= 15 || raise) && facts.pdfa_part != 1;
     use_best_qpdf_flate_level();
-    QPDFWriter writer(pdf);
-    writer.setOutputMemory();
-    writer.setCompressStreams(false);  // what is worth compressing was compressed above
-    writer.setDecodeLevel(qpdf_dl_none);
-    writer.setObjectStreamMode(object_streams         ? qpdf_o_generate
-                               : facts.pdfa_part == 1 ? qpdf_o_disable
-                                                      : qpdf_o_preserve);
-    writer.setLinearization(facts.linearized);
-    // Keeps /ID's first element; the second becomes a digest of the content, so the same input
-    // always gives the same output. Encryption needs the original /ID and its own salt.
-    if (facts.encrypted)
-      writer.setPreserveEncryption(true);
-    else
-      writer.setDeterministicID(true);
-    if (facts.pdfa_part > 0) writer.setNewlineBeforeEndstream(true);
-    writer.write();
+    const WriteSettings settings{facts.linearized, facts.encrypted, facts.pdfa_part > 0, raise};
+    const auto modes = object_stream_modes(facts, object_streams, input.size());
+    std::shared_ptr<Buffer> buffer = write_pdf(pdf, settings, modes.front());
     pdf::refuse_warnings(pdf, "while writing it");
-    std::shared_ptr<Buffer> buffer = writer.getBufferSharedPointer();
+    qpdf_object_stream_e chosen = modes.front();
+    // qpdf keeps linearisation state in the QPDF it writes, so a second linearised write of the
+    // same QPDF is not sound: the other modes rewrite the first output, parsed anew.
+    const std::shared_ptr<Buffer> first = buffer;
+    for (size_t i = 1; i < modes.size(); ++i) {
+      std::unique_ptr<QPDF> again =
+          pdf::open_pdf(ByteView(first->getBuffer(), first->getSize()), "first output");
+      std::shared_ptr<Buffer> candidate = write_pdf(*again, settings, modes[i]);
+      pdf::refuse_warnings(*again, "while rewriting it");
+      if (candidate->getSize() < buffer->getSize()) buffer = candidate, chosen = modes[i];
+    }
 
-    const Tally& t = streams.tally();
-    outcome.detail = describe_work(t, object_streams, facts.linearized);
+    outcome.detail =
+        describe_work(streams.tally(), merged, chosen == qpdf_o_generate, facts, raise, repaired);
+    if (!repaired.empty())
+      outcome.warnings.push_back("qpdf reconstructed the structure: " + repaired);
     if (buffer->getSize() >= input.size()) {
       outcome.action = Action::kKept;
       outcome.reason = Reason::kNoGain;

@@ -1,7 +1,10 @@
 // verify_pdf: the output is parsed again and its object graph walked side by side with the
 // input's from the catalog and the document information: every dictionary has the same keys and
-// values, every stream decodes to the same bytes (Flate inflated by zlib), and every changed JPEG
-// passes the engine's JPEG verifier. describe_pdf: what `lighten info` shows.
+// values, every stream decodes to the same bytes (Flate inflated by zlib; images whose predictor
+// changed decoded by qpdf, predictors undone), and every changed JPEG passes the engine's JPEG
+// verifier. Several input streams may become one output stream (identical streams merged) when
+// each of them compares equal to it; dictionaries and arrays stay one to one.
+// describe_pdf: what `lighten info` shows.
 #include <qpdf/QPDFPageDocumentHelper.hh>
 
 #include <deque>
@@ -10,6 +13,7 @@
 
 #include "codecs/deflate.h"
 #include "formats/pdf/pdf_document.h"
+#include "formats/pdf/pdf_flate_jpeg.h"
 #include "formats/pdf/pdf_format.h"
 
 namespace lighten {
@@ -24,6 +28,7 @@ class GraphCompare {
 
   // Empty when the two documents hold the same content; otherwise the first difference.
   std::string run(QPDF& a, QPDF& b) {
+    masks_ = pdf::mask_images(a);
     if (!same(a.getRoot(), b.getRoot(), 0)) return problem_;
     if (!same(a.getTrailer().getKey("/Info"), b.getTrailer().getKey("/Info"), 0)) return problem_;
     while (!queue_.empty()) {
@@ -50,6 +55,9 @@ class GraphCompare {
     if (container && x.isIndirect() && y.isIndirect()) {
       const auto [it, fresh] = map_.emplace(x.getObjGen(), y.getObjGen());
       if (!fresh) return it->second == y.getObjGen() || fail(x, "references point elsewhere");
+      // Only merged streams may share an output object, and each is compared with it in turn.
+      const auto [back, first] = reverse_.emplace(y.getObjGen(), x.getObjGen());
+      if (!first && !x.isStream()) return fail(x, "two objects became one");
       queue_.emplace_back(x, y);
       return true;
     }
@@ -87,6 +95,12 @@ class GraphCompare {
     }
   }
 
+  // Filters and their parameters: equal types and values (same_content alone takes a null for
+  // anything).
+  bool same_direct(QPDFObjectHandle x, QPDFObjectHandle y) {
+    return x.getTypeCode() == y.getTypeCode() && same_content(x, y, 0);
+  }
+
   // Stream dictionaries may differ in /Length, and in /Filter when an unfiltered stream was
   // deflated; same_data checks the filters.
   bool same_dict(QPDFObjectHandle x, QPDFObjectHandle y, int depth, bool stream) {
@@ -108,16 +122,45 @@ class GraphCompare {
     return out;
   }
 
+  // qpdf's own decoding (zlib and its predictor code), independent of the optimiser's encoder.
+  Bytes decoded(QPDFObjectHandle stream) {
+    std::shared_ptr<Buffer> data = stream.getStreamData(qpdf_dl_generalized);
+    expanded_ += data->getSize();
+    if (expanded_ > context_.policy().limits.max_expanded_bytes)
+      throw FormatError(Reason::kLimitExceeded, 0, "streams expand past the expansion budget");
+    return Bytes(data->getBuffer(), data->getBuffer() + data->getSize());
+  }
+
+  // Compact mode: a photographic Flate image as JPEG within the floor (pdf_flate_jpeg).
+  bool same_photo(QPDFObjectHandle x, const Bytes& jpeg) {
+    if (!pdf::may_become_jpeg(x, context_.policy(), masks_))
+      return fail(x, "a Flate image that must stay exact became a JPEG");
+    double score = 0;
+    const std::string problem =
+        pdf::check_photo_jpeg(x, decoded(x), jpeg, context_.policy(), &score);
+    if (!problem.empty()) return fail(x, problem);
+    pixels_identical_ = false;
+    ++jpegs_;
+    return true;
+  }
+
   bool same_data(QPDFObjectHandle x, QPDFObjectHandle y) {
     QPDFObjectHandle xd = x.getDict(), yd = y.getDict();
     const std::string fx = pdf::sole_filter(x), fy = pdf::sole_filter(y);
-    const bool same_filters = same_content(xd.getKey("/Filter"), yd.getKey("/Filter"), 0) &&
-                              same_content(xd.getKey("/DecodeParms"), yd.getKey("/DecodeParms"), 0);
+    const bool same_filters = same_direct(xd.getKey("/Filter"), yd.getKey("/Filter")) &&
+                              same_direct(xd.getKey("/DecodeParms"), yd.getKey("/DecodeParms"));
     problem_.clear();
     const Bytes a = pdf::raw_data(x), b = pdf::raw_data(y);
     if (same_filters && a == b) return true;
     if (fx.empty() && fy == "/FlateDecode" && !yd.hasKey("/DecodeParms"))
       return inflate(b) == a || fail(x, "a deflated stream decodes to other bytes");
+    const bool x_plain = fx.empty() && !xd.hasKey("/DecodeParms");
+    if (!same_filters && (fx == "/FlateDecode" || x_plain) && fy == "/FlateDecode" &&
+        pdf::is_image(x))
+      return decoded(x) == decoded(y) || fail(x, "a Flate image decodes to other samples");
+    if (!same_filters && (fx == "/FlateDecode" || x_plain) && fy == "/DCTDecode" &&
+        pdf::is_image(x) && !yd.hasKey("/DecodeParms"))
+      return same_photo(x, b);
     if (!same_filters) return fail(x, "a stream's filters changed");
     if (fx == "/FlateDecode")
       return inflate(a) == inflate(b) || fail(x, "a Flate stream decodes to other bytes");
@@ -133,6 +176,8 @@ class GraphCompare {
 
   Context& context_;
   std::map<QPDFObjGen, QPDFObjGen> map_;
+  std::map<QPDFObjGen, QPDFObjGen> reverse_;  // output object -> the first input mapped to it
+  std::set<QPDFObjGen> masks_;                // input images other objects use as masks
   std::deque<std::pair<QPDFObjectHandle, QPDFObjectHandle>> queue_;
   std::string problem_;
   uint64_t expanded_ = 0;
@@ -140,14 +185,24 @@ class GraphCompare {
   int jpegs_ = 0;
 };
 
+// The version stays, or (with the policy's consent) an unencrypted file below 1.5 became 1.5.
+bool same_version(QPDF& a, QPDF& b, const Policy& policy) {
+  if (a.getPDFVersion() == b.getPDFVersion() && a.getExtensionLevel() == b.getExtensionLevel())
+    return true;
+  return policy.pdf_version == PdfVersionPolicy::kRaise && !a.isEncrypted() &&
+         a.getPDFVersion() < "1.5" && a.getPDFVersion().size() == 3 && b.getPDFVersion() == "1.5" &&
+         b.getExtensionLevel() == 0;
+}
+
 }  // namespace
 
 Verdict verify_pdf(ByteView input, ByteView output, Context& context) {
-  std::unique_ptr<QPDF> a = pdf::open_pdf(input, "input");
+  // With `repair`, the output is compared with what qpdf reconstructed from the input.
+  std::unique_ptr<QPDF> a = pdf::open_pdf(input, "input", context.policy().repair);
   std::unique_ptr<QPDF> b = pdf::open_pdf(output, "output");
   return pdf::guard_qpdf([&]() -> Verdict {
     if (a->isEncrypted() != b->isEncrypted()) return {false, "encryption changed", {}};
-    if (a->getPDFVersion() != b->getPDFVersion()) return {false, "the PDF version changed", {}};
+    if (!same_version(*a, *b, context.policy())) return {false, "the PDF version changed", {}};
     if (a->isLinearized() && !b->isLinearized()) return {false, "no longer linearised", {}};
     if (b->isLinearized() && !b->checkLinearization())
       return {false, "the output's linearisation does not check", {}};

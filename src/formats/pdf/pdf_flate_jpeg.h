@@ -1,0 +1,36 @@
+// `compact` mode only: photographic Flate images become baseline JPEGs (/DCTDecode) at the
+// lowest quality whose decode still meets the policy's SSIMULACRA2 floor, whole-image and per
+// tile, and the verifier's matching check.
+#pragma once
+
+#include <qpdf/QPDF.hh>
+#include <qpdf/QPDFObjectHandle.hh>
+
+#include <optional>
+#include <set>
+#include <string>
+
+#include "core/bytes.h"
+#include "lighten/policy.h"
+
+namespace lighten::pdf {
+
+// Images other objects name as /SMask or /Mask: their exact values are what masking uses.
+std::set<QPDFObjGen> mask_images(QPDF& pdf);
+
+// Whether the policy and the image allow the change: `compact` mode, 8-bit /DeviceRGB or
+// /DeviceGray, no /Decode, /Mask or /SMaskInData, large enough to be a photograph, not a mask.
+bool may_become_jpeg(QPDFObjectHandle image, const Policy& policy,
+                     const std::set<QPDFObjGen>& masks);
+
+// The image's samples (`samples`, as decoded) as the smallest JPEG that meets the floor, with
+// lighten's quality marker (re-runs leave it lossless); nullopt when no quality does.
+std::optional<Bytes> photo_as_jpeg(QPDFObjectHandle image, const Bytes& samples,
+                                   const Policy& policy);
+
+// Empty when `jpeg` shows the image whose samples are `samples` within the policy's floor;
+// otherwise what is wrong. `score` receives the whole-image SSIMULACRA2.
+std::string check_photo_jpeg(QPDFObjectHandle image, const Bytes& samples, ByteView jpeg,
+                             const Policy& policy, double* score);
+
+}  // namespace lighten::pdf

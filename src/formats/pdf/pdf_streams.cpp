@@ -1,0 +1,147 @@
+#include "formats/pdf/pdf_streams.h"
+
+#include "codecs/deflate.h"
+#include "formats/pdf/pdf_document.h"
+#include "formats/pdf/pdf_flate_jpeg.h"
+#include "formats/pdf/pdf_predictors.h"
+
+namespace lighten::pdf {
+namespace {
+
+// Unfiltered streams shorter than this cannot pay for the "/Filter /FlateDecode" they would need.
+constexpr size_t kMinStreamToCompress = 64;
+constexpr size_t kFilterKeyCost = 24;
+// "/DecodeParms << /Predictor 15 /Colors 3 /BitsPerComponent 8 /Columns 1000 >>" in the dict.
+constexpr size_t kDecodeParmsCost = 72;
+
+// Whitespace after a zlib stream's end is common and harmless; anything else is left alone.
+bool only_whitespace(ByteView rest) {
+  for (uint8_t c : rest)
+    if (c != ' ' && c != '\r' && c != '\n' && c != '\t' && c != '\f' && c != 0) return false;
+  return true;
+}
+
+// The filter and its parameters stay exactly as they were: only the encoded bytes change.
+void replace(QPDFObjectHandle stream, const Bytes& data) {
+  QPDFObjectHandle dict = stream.getDict();
+  stream.replaceStreamData(std::string(data.begin(), data.end()), dict.getKey("/Filter"),
+                           dict.getKey("/DecodeParms"));
+}
+
+}  // namespace
+
+void StreamOptimizer::run(QPDFObjectHandle stream) {
+  if (context_.out_of_time())
+    throw FormatError(Reason::kLimitExceeded, 0, "the time budget ran out");
+  if (is_untouchable(stream)) return;
+  // Outside PDF/A, XMP is compressed like any other stream (readers of PDF inflate it).
+  if (pdfa_ && is_metadata(stream)) return;
+  const std::string filter = sole_filter(stream);
+  if (filter == "/DCTDecode" && is_image(stream)) {
+    jpeg(stream);
+  } else if (filter == "/FlateDecode") {
+    flate(stream);
+  } else if (filter.empty() && !stream.getDict().hasKey("/DecodeParms")) {
+    unfiltered(stream);
+  }
+}
+
+std::string StreamOptimizer::name_of(QPDFObjectHandle stream) const {
+  const auto it = names_.find(stream.getObjGen());
+  return it != names_.end() ? it->second : "image " + stream.getObjGen().unparse(' ') + " R";
+}
+
+void StreamOptimizer::charge(size_t bytes) {
+  tally_.expanded += bytes;
+  if (tally_.expanded > context_.policy().limits.max_expanded_bytes)
+    throw FormatError(Reason::kLimitExceeded, 0,
+                      "streams expand past the expansion budget (" +
+                          std::to_string(context_.policy().limits.max_expanded_bytes) + " bytes)");
+}
+
+size_t StreamOptimizer::budget_left() const {
+  const uint64_t max = context_.policy().limits.max_expanded_bytes;
+  return tally_.expanded >= max ? 0 : size_t(max - tally_.expanded);
+}
+
+void StreamOptimizer::jpeg(QPDFObjectHandle stream) {
+  const Bytes raw = raw_data(stream);
+  if (sniff(raw) != Kind::kJpeg) return;
+  charge(raw.size());
+  const std::string name = name_of(stream);
+  Outcome item = context_.optimize_embedded(raw, name);
+  for (auto& w : item.warnings) outcome_.warnings.push_back(name + ": " + w);
+  if (!item.replaced() || item.bytes.size() >= raw.size()) return;
+  replace(stream, item.bytes);
+  ++tally_.jpegs;
+}
+
+void StreamOptimizer::flate(QPDFObjectHandle stream) {
+  const Bytes raw = raw_data(stream);
+  Bytes decoded;
+  size_t consumed = 0;
+  try {
+    decoded = inflate_bounded(raw, budget_left(), DeflateWrapper::kZlib, &consumed);
+  } catch (const FormatError& e) {
+    if (e.reason() == Reason::kLimitExceeded) throw;
+    return;  // damaged or raw deflate: viewers cope their own way; leave the bytes as they are
+  }
+  if (!only_whitespace(ByteView(raw).subspan(consumed))) return;
+  charge(decoded.size());
+  keep_smallest(stream, raw.size(), decoded, true);
+}
+
+void StreamOptimizer::unfiltered(QPDFObjectHandle stream) {
+  const Bytes raw = raw_data(stream);
+  if (raw.size() < kMinStreamToCompress) return;
+  charge(raw.size());
+  keep_smallest(stream, raw.size(), raw, false);
+}
+
+// Candidates: the decoded bytes deflated again, an image's samples PNG-predicted, and (compact
+// mode) a photograph as JPEG; each counted with the dictionary entries it needs.
+void StreamOptimizer::keep_smallest(QPDFObjectHandle stream, size_t current, const Bytes& decoded,
+                                    bool filtered) {
+  const Policy& policy = context_.policy();
+  const size_t filter_cost = filtered ? 0 : kFilterKeyCost;
+  const bool image = is_image(stream);
+  // The JPEG is made from the samples as the stream holds them now, predictors undone.
+  std::optional<Bytes> photo;
+  if (image && may_become_jpeg(stream, policy, masks_)) {
+    const std::shared_ptr<Buffer> samples = stream.getStreamData(qpdf_dl_generalized);
+    charge(samples->getSize());
+    photo = photo_as_jpeg(
+        stream, Bytes(samples->getBuffer(), samples->getBuffer() + samples->getSize()), policy);
+  }
+  Bytes packed = deflate_bytes(decoded, policy.effort, DeflateWrapper::kZlib);
+  size_t best = std::min(current, packed.size() + filter_cost);
+  std::optional<pdf::ImageRows> layout = image ? predictable_image(stream) : std::nullopt;
+  std::optional<Bytes> predicted;
+  if (layout) predicted = png_predicted(decoded, *layout, policy.effort);
+  if (predicted && predicted->size() + kDecodeParmsCost + filter_cost < best)
+    best = predicted->size() + kDecodeParmsCost + filter_cost;
+  else
+    predicted.reset();
+
+  if (photo && photo->size() + filter_cost < best) {
+    stream.replaceStreamData(std::string(photo->begin(), photo->end()),
+                             QPDFObjectHandle::newName("/DCTDecode"), QPDFObjectHandle::newNull());
+    ++tally_.photos;
+  } else if (predicted) {
+    stream.replaceStreamData(std::string(predicted->begin(), predicted->end()),
+                             QPDFObjectHandle::newName("/FlateDecode"), png_decode_parms(*layout));
+    ++tally_.predicted;
+  } else if (packed.size() + filter_cost < current) {
+    if (filtered) {
+      replace(stream, packed);
+      ++tally_.redeflated;
+    } else {
+      stream.replaceStreamData(std::string(packed.begin(), packed.end()),
+                               QPDFObjectHandle::newName("/FlateDecode"),
+                               QPDFObjectHandle::newNull());
+      ++tally_.compressed;
+    }
+  }
+}
+
+}  // namespace lighten::pdf

@@ -1,0 +1,58 @@
+// The stream pass of the PDF optimiser: embedded JPEGs go back to the engine like files on disk,
+// Flate streams are re-deflated (images also tried with PNG predictors, and in compact mode as
+// JPEGs), unfiltered streams are deflated. Each new encoding is kept only when smaller.
+#pragma once
+
+#include <qpdf/QPDFObjectHandle.hh>
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "core/format.h"
+
+namespace lighten::pdf {
+
+struct StreamTally {
+  int jpegs = 0;
+  int redeflated = 0;
+  int predicted = 0;  // Flate images now with PNG predictors
+  int photos = 0;     // Flate images now JPEGs (compact mode)
+  int compressed = 0;
+  uint64_t expanded = 0;  // decoded bytes so far, against the expansion budget
+};
+
+class StreamOptimizer {
+ public:
+  // `masks`: images other objects use as masks, which keep their exact samples.
+  StreamOptimizer(Context& context, std::map<QPDFObjGen, std::string> names,
+                  std::set<QPDFObjGen> masks, bool pdfa, Outcome& outcome)
+      : context_(context),
+        names_(std::move(names)),
+        masks_(std::move(masks)),
+        pdfa_(pdfa),
+        outcome_(outcome) {}
+
+  void run(QPDFObjectHandle stream);
+  const StreamTally& tally() const { return tally_; }
+
+ private:
+  std::string name_of(QPDFObjectHandle stream) const;
+  void charge(size_t bytes);
+  size_t budget_left() const;
+  void jpeg(QPDFObjectHandle stream);
+  void flate(QPDFObjectHandle stream);
+  void unfiltered(QPDFObjectHandle stream);
+  // Replaces the stream's data with the smallest encoding of `decoded` (its bytes with the
+  // stream's filters undone, predictors kept) when smaller than `current` bytes.
+  void keep_smallest(QPDFObjectHandle stream, size_t current, const Bytes& decoded, bool filtered);
+
+  Context& context_;
+  std::map<QPDFObjGen, std::string> names_;
+  std::set<QPDFObjGen> masks_;
+  bool pdfa_;
+  Outcome& outcome_;
+  StreamTally tally_;
+};
+
+}  // namespace lighten::pdf
