@@ -17,60 +17,17 @@
 #include "formats/jpeg/coefficients.h"
 #include "formats/jpeg/huffman_stats.h"
 #include "support/corpus.h"
+#include "support/jpeg_maker.h"
 
 namespace lighten::jpeg {
 namespace {
 
-struct Shape {
-  int width, height, components;
-  int h0, v0;  // sampling of the first component; the others are 1x1
-  unsigned restart_interval;
-  J_COLOR_SPACE colour;
-};
+using testing::JpegRecipe;
 
-std::string describe(const Shape& s) {
-  return std::to_string(s.width) + "x" + std::to_string(s.height) + " c" +
-         std::to_string(s.components) + " " + std::to_string(s.h0) + "x" + std::to_string(s.v0) +
-         " restart " + std::to_string(s.restart_interval);
-}
-
-// A noisy gradient, encoded with the standard tables (so rewriting has something to gain).
-std::vector<uint8_t> encode(const Shape& s) {
-  jpeg_compress_struct c{};
-  jpeg_error_mgr err{};
-  c.err = jpeg_std_error(&err);
-  jpeg_create_compress(&c);
-  unsigned char* buffer = nullptr;
-  unsigned long size = 0;
-  jpeg_mem_dest(&c, &buffer, &size);
-  c.image_width = JDIMENSION(s.width);
-  c.image_height = JDIMENSION(s.height);
-  c.input_components = s.components;
-  c.in_color_space = s.colour;
-  jpeg_set_defaults(&c);
-  jpeg_set_quality(&c, 88, TRUE);
-  for (int ci = 0; ci < s.components; ++ci) {
-    c.comp_info[ci].h_samp_factor = ci == 0 ? s.h0 : 1;
-    c.comp_info[ci].v_samp_factor = ci == 0 ? s.v0 : 1;
-  }
-  c.restart_interval = s.restart_interval;
-  jpeg_start_compress(&c, TRUE);
-  std::vector<uint8_t> row(size_t(s.width) * size_t(s.components));
-  uint32_t noise = 99;
-  while (c.next_scanline < c.image_height) {
-    const int y = int(c.next_scanline);
-    for (size_t i = 0; i < row.size(); ++i) {
-      noise = noise * 1664525u + 1013904223u;
-      row[i] = uint8_t((int(i) * 3 + y * 5 + int(noise >> 26)) & 0xFF);
-    }
-    JSAMPROW rows[1] = {row.data()};
-    jpeg_write_scanlines(&c, rows, 1);
-  }
-  jpeg_finish_compress(&c);
-  std::vector<uint8_t> out(buffer, buffer + size);
-  jpeg_destroy_compress(&c);
-  std::free(buffer);
-  return out;
+std::string describe(const JpegRecipe& r) {
+  return std::to_string(r.width) + "x" + std::to_string(r.height) + " c" +
+         std::to_string(r.components) + " " + std::to_string(r.h_samp) + "x" +
+         std::to_string(r.v_samp) + " restart " + std::to_string(r.restart_interval);
 }
 
 // libjpeg's own way: the coefficients written with optimize_coding (its statistics pass).
@@ -113,16 +70,25 @@ std::vector<uint8_t> ours(const std::vector<uint8_t>& jpeg, unsigned restart) {
 }
 
 TEST(HuffmanStats, SameBytesAsLibjpegsStatisticsPass) {
-  const std::vector<Shape> shapes = {
-      {64, 48, 3, 2, 2, 0, JCS_RGB},       {97, 61, 3, 2, 2, 0, JCS_RGB},
-      {97, 61, 3, 2, 1, 3, JCS_RGB},       {33, 70, 3, 1, 2, 0, JCS_RGB},
-      {45, 17, 3, 1, 1, 5, JCS_RGB},       {130, 9, 3, 4, 1, 0, JCS_RGB},
-      {200, 150, 3, 2, 2, 7, JCS_RGB},     {71, 53, 1, 1, 1, 0, JCS_GRAYSCALE},
-      {71, 53, 1, 1, 1, 6, JCS_GRAYSCALE}, {59, 41, 4, 2, 2, 2, JCS_CMYK},
-      {8, 8, 3, 2, 2, 1, JCS_RGB},         {1, 1, 1, 1, 1, 0, JCS_GRAYSCALE},
+  // Widths and heights off the MCU grid (padding blocks), every sampling libjpeg takes,
+  // grey, CMYK, restart intervals in the source and in the output.
+  auto shape = [](int w, int h, int components, int hs, int vs, unsigned restart) {
+    return JpegRecipe{.width = w,
+                      .height = h,
+                      .components = components,
+                      .quality = 88,
+                      .restart_interval = restart,
+                      .h_samp = hs,
+                      .v_samp = vs};
   };
-  for (const Shape& s : shapes) {
-    const std::vector<uint8_t> jpeg = encode(s);
+  const std::vector<JpegRecipe> shapes = {
+      shape(64, 48, 3, 2, 2, 0),   shape(97, 61, 3, 2, 2, 0), shape(97, 61, 3, 2, 1, 3),
+      shape(33, 70, 3, 1, 2, 0),   shape(45, 17, 3, 1, 1, 5), shape(130, 9, 3, 4, 1, 0),
+      shape(200, 150, 3, 2, 2, 7), shape(71, 53, 1, 1, 1, 0), shape(71, 53, 1, 1, 1, 6),
+      shape(59, 41, 4, 2, 2, 2),   shape(8, 8, 3, 2, 2, 1),   shape(1, 1, 1, 1, 1, 0),
+  };
+  for (const JpegRecipe& s : shapes) {
+    const std::vector<uint8_t> jpeg = testing::make_jpeg(s);
     for (unsigned restart : {0u, 1u, s.restart_interval + 2}) {
       EXPECT_EQ(ours(jpeg, restart), libjpeg_optimized(jpeg, restart))
           << describe(s) << ", written with restart interval " << restart;

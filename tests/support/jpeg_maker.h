@@ -15,11 +15,13 @@ namespace lighten::testing {
 struct JpegRecipe {
   int width = 64;
   int height = 48;
-  int components = 3;  // 1 gray, 3 YCbCr
+  int components = 3;  // 1 gray, 3 YCbCr, 4 CMYK
   int quality = 90;
   bool progressive = false;
   bool optimize = false;
   unsigned restart_interval = 0;
+  // Sampling of the first component (the others are 1x1); 0 keeps libjpeg's default.
+  int h_samp = 0, v_samp = 0;
 };
 
 // A smooth gradient with a little texture: realistic enough for Huffman statistics.
@@ -34,9 +36,17 @@ inline std::vector<uint8_t> make_jpeg(const JpegRecipe& recipe) {
   cinfo.image_width = JDIMENSION(recipe.width);
   cinfo.image_height = JDIMENSION(recipe.height);
   cinfo.input_components = recipe.components;
-  cinfo.in_color_space = recipe.components == 1 ? JCS_GRAYSCALE : JCS_RGB;
+  cinfo.in_color_space = recipe.components == 1   ? JCS_GRAYSCALE
+                         : recipe.components == 4 ? JCS_CMYK
+                                                  : JCS_RGB;
   jpeg_set_defaults(&cinfo);
   jpeg_set_quality(&cinfo, recipe.quality, TRUE);
+  if (recipe.h_samp > 0) {
+    for (int ci = 0; ci < recipe.components; ++ci) {
+      cinfo.comp_info[ci].h_samp_factor = ci == 0 ? recipe.h_samp : 1;
+      cinfo.comp_info[ci].v_samp_factor = ci == 0 ? recipe.v_samp : 1;
+    }
+  }
   if (recipe.progressive) jpeg_simple_progression(&cinfo);
   cinfo.optimize_coding = recipe.optimize ? TRUE : FALSE;
   cinfo.restart_interval = recipe.restart_interval;
