@@ -1,4 +1,5 @@
 // PNG, losslessly: re-filter and re-deflate the image data; every other chunk stays as it is.
+// With --png-reduce the colour type and bit depth may shrink too (same pixels as RGBA16).
 #pragma once
 
 #include "core/format.h"

@@ -1,0 +1,122 @@
+// The PNG verifier: libpng, the reference decoder, independent of lighten's own filter, inflate
+// and reduction code, decodes input and output and every pixel is compared.
+#include <png.h>
+
+#include <algorithm>
+#include <csetjmp>
+#include <memory>
+
+#include "formats/png/png_chunks.h"
+#include "formats/png/png_format.h"
+
+namespace lighten {
+namespace {
+
+struct DecodedPng {
+  uint32_t width = 0, height = 0;
+  int bit_depth = 0, color_type = 0;
+  Bytes rows;
+};
+
+struct PngReader {
+  png_structp png = nullptr;
+  png_infop info = nullptr;
+  ByteView bytes;
+  size_t pos = 0;
+  std::vector<png_bytep> rows;  // here, not on the stack: longjmp skips stack destructors
+  ~PngReader() { png_destroy_read_struct(&png, info ? &info : nullptr, nullptr); }
+};
+
+void read_callback(png_structp png, png_bytep out, size_t n) {
+  auto* r = static_cast<PngReader*>(png_get_io_ptr(png));
+  if (n > r->bytes.size() - r->pos) png_error(png, "read past the end");
+  std::copy_n(r->bytes.data() + r->pos, n, out);
+  r->pos += n;
+}
+
+// Rows as stored (as_rgba16 false), or every pixel expanded to RGBA with 16-bit samples, the form
+// in which a reduced image must equal its input. Returns false when libpng cannot decode the file.
+bool decode_with_libpng(ByteView bytes, bool as_rgba16, DecodedPng& out) {
+  auto reader = std::make_unique<PngReader>();
+  reader->bytes = bytes;
+  reader->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr,
+                                       [](png_structp, png_const_charp) {});
+  if (!reader->png) return false;
+  reader->info = png_create_info_struct(reader->png);
+  if (!reader->info) return false;
+  // Only pointers that never change live across setjmp.
+  PngReader* r = reader.get();
+  DecodedPng* result = &out;
+  if (setjmp(png_jmpbuf(r->png))) return false;
+  png_set_read_fn(r->png, r, read_callback);
+  png_set_user_limits(r->png, 0x7FFFFFFF, 0x7FFFFFFF);
+  png_set_chunk_malloc_max(r->png, 0);
+  png_read_info(r->png, r->info);
+  result->width = png_get_image_width(r->png, r->info);
+  result->height = png_get_image_height(r->png, r->info);
+  result->bit_depth = png_get_bit_depth(r->png, r->info);
+  result->color_type = png_get_color_type(r->png, r->info);
+  if (as_rgba16) {
+    png_set_expand(r->png);  // palette to RGB, grey to 8 bits, tRNS to alpha
+    png_set_expand_16(r->png);
+    png_set_gray_to_rgb(r->png);
+    png_set_add_alpha(r->png, 0xFFFF, PNG_FILLER_AFTER);
+  }
+  png_set_interlace_handling(r->png);
+  png_read_update_info(r->png, r->info);
+  const size_t row = png_get_rowbytes(r->png, r->info);
+  if (as_rgba16 && row != size_t(result->width) * 8) png_error(r->png, "not expanded to RGBA16");
+  result->rows.assign(row * result->height, 0);
+  r->rows.resize(result->height);
+  for (uint32_t y = 0; y < result->height; ++y) r->rows[y] = result->rows.data() + y * row;
+  png_read_image(r->png, r->rows.data());
+  png_read_end(r->png, nullptr);
+  return true;
+}
+
+// Chunks a colour-type or bit-depth reduction rewrites; the pixel comparison covers them.
+bool follows_reduction(const PngChunk& c) {
+  return c.is("IDAT") || c.is("IHDR") || c.is("PLTE") || c.is("tRNS") || c.is("bKGD") ||
+         c.is("sBIT");
+}
+
+}  // namespace
+
+Verdict verify_png(ByteView input, ByteView output, Context& context) {
+  const PngFile a = read_png_chunks(input);
+  const PngFile b = read_png_chunks(output);
+  const PngHeader &ha = a.header, &hb = b.header;
+  const bool same_form = ha.bit_depth == hb.bit_depth && ha.color_type == hb.color_type;
+  const bool reduced = context.policy().png_reduce;
+  if (!same_form && !reduced) return {false, "colour type or bit depth changed", {}};
+  if (ha.width != hb.width || ha.height != hb.height || ha.interlace != hb.interlace)
+    return {false, "image size or interlacing changed", {}};
+  // Every other chunk identical and in the same order.
+  std::vector<ByteView> x, y;
+  for (const PngChunk& c : a.chunks)
+    if (!c.is("IDAT") && !(reduced && follows_reduction(c))) x.push_back(c.whole);
+  for (const PngChunk& c : b.chunks)
+    if (!c.is("IDAT") && !(reduced && follows_reduction(c))) y.push_back(c.whole);
+  if (x.size() != y.size()) return {false, "the chunk list changed", {}};
+  for (size_t i = 0; i < x.size(); ++i)
+    if (!std::equal(x[i].begin(), x[i].end(), y[i].begin(), y[i].end()))
+      return {false, "chunk " + std::to_string(i) + " changed", {}};
+  if (!std::equal(a.trailing.begin(), a.trailing.end(), b.trailing.begin(), b.trailing.end()))
+    return {false, "bytes after IEND changed", {}};
+  DecodedPng before, after;
+  if (!decode_with_libpng(input, reduced, before))
+    return {false, "libpng cannot decode the original, so the output cannot be checked", {}};
+  if (!decode_with_libpng(output, reduced, after))
+    return {false, "libpng cannot decode the output", {}};
+  if (before.width != after.width || before.height != after.height)
+    return {false, "image size changed", {}};
+  if (!reduced && (before.bit_depth != after.bit_depth || before.color_type != after.color_type))
+    return {false, "image header changed", {}};
+  if (before.rows != after.rows) return {false, "decoded pixels differ", {}};
+  Verdict v;
+  v.ok = true;
+  v.quality.pixels_identical = true;
+  return v;
+}
+
+}  // namespace lighten

@@ -1,0 +1,346 @@
+// --png-reduce: each lossless reduction on its own, the chunks that must follow it, the cases
+// where it must be refused, and that the default leaves colour type and depth alone.
+#include <gtest/gtest.h>
+
+#include "codecs/deflate.h"
+#include "formats/png/png_chunks.h"
+#include "formats/png/png_filters.h"
+#include "formats/png/png_format.h"
+#include "formats/png/png_reduce.h"
+#include "lighten/lighten.h"
+#include "png/png_image_maker.h"
+#include "support/corpus.h"
+
+namespace lighten {
+namespace {
+
+using testing::PngPicture;
+
+PngPicture picture(uint32_t width, uint32_t height, int color_type, int bit_depth = 8,
+                   bool interlaced = false) {
+  PngPicture p;
+  p.width = width;
+  p.height = height;
+  p.color_type = color_type;
+  p.bit_depth = bit_depth;
+  p.interlaced = interlaced;
+  return p;
+}
+
+Policy reducing() {
+  Policy p;
+  p.png_reduce = true;
+  return p;
+}
+
+Bytes unfiltered_rows(const PngFile& f) {
+  Bytes idat;
+  for (const PngChunk& c : f.chunks)
+    if (c.is("IDAT")) idat.insert(idat.end(), c.data.begin(), c.data.end());
+  Bytes data = inflate_exact(idat, png_data_size(f.header, 1u << 30), DeflateWrapper::kZlib);
+  png_unfilter(data, f.header);
+  return data;
+}
+
+std::vector<PngLayout> layouts_of(const Bytes& png_bytes) {
+  const PngFile f = read_png_chunks(png_bytes);
+  return reduced_png_layouts(f, unfiltered_rows(f));
+}
+
+const PngLayout* layout_with_type(const std::vector<PngLayout>& layouts, int color_type) {
+  for (const PngLayout& l : layouts)
+    if (l.header.color_type == color_type) return &l;
+  return nullptr;
+}
+
+// The data of the first chunk of `type` in a file, or nullopt.
+std::optional<Bytes> chunk_data(const Bytes& png_bytes, const char* type) {
+  for (const PngChunk& c : read_png_chunks(png_bytes).chunks)
+    if (c.is(type)) return Bytes(c.data.begin(), c.data.end());
+  return std::nullopt;
+}
+
+// A layout written out with its rows simply deflated: the file a reduction would make.
+Bytes file_of(const PngLayout& layout) {
+  return assemble_png(layout, deflate_at_level(layout.raw, 6, DeflateWrapper::kZlib));
+}
+
+// Checks one layout the way a reader sees it: same RGBA16 pixels, and a valid file.
+void expect_same_pixels(const Bytes& input, const PngLayout& layout) {
+  const Bytes output = file_of(layout);
+  const std::vector<uint8_t> before = testing::decode_rgba16(input);
+  ASSERT_FALSE(before.empty());
+  EXPECT_EQ(testing::decode_rgba16(output), before) << layout.description;
+}
+
+// width x height pixels of `channels` samples from a function of (x, y, channel).
+template <typename Sample>
+std::vector<uint16_t> pixels(uint32_t w, uint32_t h, int channels, Sample sample) {
+  std::vector<uint16_t> out;
+  for (uint32_t y = 0; y < h; ++y)
+    for (uint32_t x = 0; x < w; ++x)
+      for (int c = 0; c < channels; ++c) out.push_back(uint16_t(sample(x, y, c)));
+  return out;
+}
+
+// Many colours (no palette can hold them), all opaque.
+uint16_t many_colours(uint32_t x, uint32_t y, int c) {
+  return uint16_t((x * 7 + y * 3 + c * 50) % 256);
+}
+
+TEST(PngReduce, SixteenBitsWithEqualBytesBecomeEight) {
+  PngPicture p = picture(40, 30, PNG_COLOR_TYPE_RGB, 16);
+  p.samples =
+      pixels(40, 30, 3, [](uint32_t x, uint32_t y, int c) { return many_colours(x, y, c) * 257; });
+  p.background = {257 * 10, 257 * 20, 257 * 30};
+  const Bytes input = testing::write_picture(p);
+  const auto layouts = layouts_of(input);
+  const PngLayout* rgb = layout_with_type(layouts, 2);
+  ASSERT_NE(rgb, nullptr);
+  EXPECT_EQ(rgb->header.bit_depth, 8);
+  expect_same_pixels(input, *rgb);
+  EXPECT_EQ(chunk_data(file_of(*rgb), "bKGD"), (Bytes{0, 10, 0, 20, 0, 30}));
+
+  // One sample whose two bytes differ keeps all 16 bits.
+  p.samples[5] = 0x1234;
+  EXPECT_EQ(layout_with_type(layouts_of(testing::write_picture(p)), 2), nullptr);
+}
+
+TEST(PngReduce, OpaqueAlphaIsDropped) {
+  PngPicture p = picture(40, 30, PNG_COLOR_TYPE_RGBA, 8);
+  p.samples = pixels(40, 30, 4, [](uint32_t x, uint32_t y, int c) {
+    return c == 3 ? 255 : many_colours(x, y, c);
+  });
+  p.significant = {5, 6, 5, 8};
+  const Bytes input = testing::write_picture(p);
+  const auto layouts = layouts_of(input);
+  const PngLayout* rgb = layout_with_type(layouts, 2);
+  ASSERT_NE(rgb, nullptr);
+  expect_same_pixels(input, *rgb);
+  EXPECT_EQ(chunk_data(file_of(*rgb), "sBIT"), (Bytes{5, 6, 5}));
+  EXPECT_FALSE(chunk_data(file_of(*rgb), "tRNS"));
+}
+
+TEST(PngReduce, OneFullyTransparentColourBecomesAColourKey) {
+  PngPicture p = picture(40, 30, PNG_COLOR_TYPE_RGBA, 8);
+  p.samples = pixels(40, 30, 4, [](uint32_t x, uint32_t y, int c) -> uint16_t {
+    const bool hole = x < 4 && y < 4;
+    if (c == 3) return hole ? 0 : 255;
+    return hole ? 7 : (many_colours(x, y, c) | 1) & 0xFE;  // even: never the key's 7
+  });
+  const Bytes input = testing::write_picture(p);
+  const auto rgb_layouts = layouts_of(input);
+  const PngLayout* rgb = layout_with_type(rgb_layouts, 2);
+  ASSERT_NE(rgb, nullptr);
+  expect_same_pixels(input, *rgb);
+  EXPECT_EQ(chunk_data(file_of(*rgb), "tRNS"), (Bytes{0, 7, 0, 7, 0, 7}));
+
+  // Two transparent colours cannot share one colour key.
+  p.samples[0] = 9;
+  EXPECT_EQ(layout_with_type(layouts_of(testing::write_picture(p)), 2), nullptr);
+}
+
+TEST(PngReduce, GreyRgbBecomesGrey) {
+  PngPicture p = picture(64, 20, PNG_COLOR_TYPE_RGB, 16);
+  p.samples = pixels(64, 20, 3, [](uint32_t x, uint32_t y, int) { return x * 1000 + y; });
+  p.background = {300, 300, 300};
+  p.significant = {12, 14, 13};
+  const Bytes input = testing::write_picture(p);
+  const auto grey_layouts = layouts_of(input);
+  const PngLayout* grey = layout_with_type(grey_layouts, 0);
+  ASSERT_NE(grey, nullptr);
+  EXPECT_EQ(grey->header.bit_depth, 16);
+  expect_same_pixels(input, *grey);
+  EXPECT_EQ(chunk_data(file_of(*grey), "bKGD"), (Bytes{1, 44}));
+  EXPECT_EQ(chunk_data(file_of(*grey), "sBIT"), (Bytes{14}));
+}
+
+TEST(PngReduce, GreyLevelsThatFitFewerBitsGetThem) {
+  PngPicture p = picture(30, 9, PNG_COLOR_TYPE_GRAY, 8);
+  p.samples = pixels(30, 9, 1, [](uint32_t x, uint32_t y, int) { return ((x + y) % 4) * 85; });
+  const Bytes input = testing::write_picture(p);
+  const auto grey_layouts = layouts_of(input);
+  const PngLayout* grey = layout_with_type(grey_layouts, 0);
+  ASSERT_NE(grey, nullptr);
+  EXPECT_EQ(grey->header.bit_depth, 2);
+  expect_same_pixels(input, *grey);
+}
+
+TEST(PngReduce, RgbIccProfileForbidsGrey) {
+  PngPicture p = picture(64, 20, PNG_COLOR_TYPE_RGB, 16);
+  p.samples = pixels(64, 20, 3, [](uint32_t x, uint32_t y, int) { return x * 1000 + y; });
+  const Bytes plain = testing::write_picture(p);
+  ASSERT_NE(layout_with_type(layouts_of(plain), 0), nullptr);
+  const Bytes with_icc =
+      testing::with_chunk_after_header(plain, "iCCP", testing::icc_chunk_data("RGB "));
+  EXPECT_TRUE(layouts_of(with_icc).empty());
+  const Outcome o = optimize(with_icc, reducing());
+  if (o.replaced()) {
+    EXPECT_EQ(read_png_chunks(o.bytes).header.color_type, 2);
+    EXPECT_EQ(chunk_data(o.bytes, "iCCP"), chunk_data(with_icc, "iCCP"));
+  }
+}
+
+TEST(PngReduce, FewColoursBecomeAPaletteWithItsAlpha) {
+  PngPicture p = picture(50, 40, PNG_COLOR_TYPE_RGBA, 8);
+  static constexpr uint8_t kColours[5][4] = {
+      {255, 0, 0, 255}, {0, 255, 0, 128}, {0, 0, 255, 255}, {9, 9, 9, 0}, {200, 100, 0, 255}};
+  p.samples = pixels(
+      50, 40, 4, [](uint32_t x, uint32_t y, int c) { return kColours[(x / 5 + y / 3) % 5][c]; });
+  const Bytes input = testing::write_picture(p);
+  const auto palette_layouts = layouts_of(input);
+  const PngLayout* palette = layout_with_type(palette_layouts, 3);
+  ASSERT_NE(palette, nullptr);
+  EXPECT_EQ(palette->header.bit_depth, 4);
+  expect_same_pixels(input, *palette);
+  const auto plte = chunk_data(file_of(*palette), "PLTE");
+  ASSERT_TRUE(plte);
+  EXPECT_EQ(plte->size(), 15u);
+  const auto trns = chunk_data(file_of(*palette), "tRNS");
+  ASSERT_TRUE(trns);
+  EXPECT_EQ(trns->size(), 2u) << "translucent entries first, opaque ones left out of tRNS";
+
+  const Outcome o = optimize(input, reducing());
+  ASSERT_TRUE(o.replaced()) << o.message;
+  EXPECT_EQ(testing::decode_rgba16(o.bytes), testing::decode_rgba16(input));
+}
+
+TEST(PngReduce, UnusedPaletteEntriesGoAndTheDepthFollows) {
+  PngPicture p = picture(33, 17, PNG_COLOR_TYPE_PALETTE, 8);
+  for (int i = 0; i < 200; ++i) p.palette.push_back({png_byte(i), png_byte(255 - i), 7});
+  p.palette_alpha = {255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 40};
+  p.background = {150};
+  p.samples = pixels(33, 17, 1, [](uint32_t x, uint32_t y, int) { return (x + y) % 2 ? 3 : 10; });
+  const Bytes input = testing::write_picture(p);
+  const auto palette_layouts = layouts_of(input);
+  const PngLayout* palette = layout_with_type(palette_layouts, 3);
+  ASSERT_NE(palette, nullptr);
+  EXPECT_EQ(palette->header.bit_depth, 2);
+  expect_same_pixels(input, *palette);
+  const Bytes output = file_of(*palette);
+  // Entries 3, 10 and 150 (the background) in their order; 10 keeps its alpha.
+  EXPECT_EQ(chunk_data(output, "PLTE"), (Bytes{3, 252, 7, 10, 245, 7, 150, 105, 7}));
+  EXPECT_EQ(chunk_data(output, "tRNS"), (Bytes{255, 40}));
+  EXPECT_EQ(chunk_data(output, "bKGD"), (Bytes{2}));
+}
+
+TEST(PngReduce, RefusedWhenAChunkCannotFollow) {
+  PngPicture p = picture(40, 30, PNG_COLOR_TYPE_RGBA, 8);
+  p.samples = pixels(40, 30, 4, [](uint32_t x, uint32_t y, int c) {
+    return c == 3 ? 255 : many_colours(x, y, c);
+  });
+  const Bytes plain = testing::write_picture(p);
+  ASSERT_FALSE(layouts_of(plain).empty());
+  const uint8_t four[4] = {1, 2, 3, 4};
+  // An unknown chunk that is not safe to copy depends on the image data.
+  EXPECT_TRUE(layouts_of(testing::with_chunk_after_header(plain, "prVW", four)).empty());
+  // pCAL maps raw sample values: a new depth would change its meaning.
+  EXPECT_TRUE(layouts_of(testing::with_chunk_after_header(plain, "pCAL", four)).empty());
+  // A safe-to-copy one is kept as it is.
+  const Bytes safe = testing::with_chunk_after_header(plain, "vpAg", four);
+  const auto layouts = layouts_of(safe);
+  ASSERT_FALSE(layouts.empty());
+  EXPECT_EQ(chunk_data(file_of(layouts[0]), "vpAg"), Bytes(four, four + 4));
+}
+
+TEST(PngReduce, OffByDefaultLeavesColourTypeAndDepth) {
+  PngPicture p = picture(40, 30, PNG_COLOR_TYPE_RGBA, 16);
+  p.samples = pixels(40, 30, 4, [](uint32_t x, uint32_t y, int c) {
+    return c == 3 ? 0xFFFF : ((x / 8 + y / 8) % 3) * 0x4242;
+  });
+  const Bytes input = testing::write_picture(p);
+  const Outcome kept_form = optimize(input, Policy{});
+  ASSERT_TRUE(kept_form.replaced()) << kept_form.message;
+  EXPECT_EQ(read_png_chunks(kept_form.bytes).header.color_type, 6);
+  EXPECT_EQ(read_png_chunks(kept_form.bytes).header.bit_depth, 16);
+  const Outcome reduced = optimize(input, reducing());
+  ASSERT_TRUE(reduced.replaced()) << reduced.message;
+  EXPECT_LT(reduced.bytes.size(), kept_form.bytes.size());
+  EXPECT_NE(read_png_chunks(reduced.bytes).header.color_type, 6);
+}
+
+TEST(PngReduce, VerifierWantsThePolicyForANewForm) {
+  PngPicture p = picture(40, 30, PNG_COLOR_TYPE_RGBA, 8);
+  p.samples = pixels(40, 30, 4, [](uint32_t x, uint32_t y, int c) {
+    return c == 3 ? 255 : many_colours(x, y, c);
+  });
+  const Bytes input = testing::write_picture(p);
+  const auto layouts = layouts_of(input);
+  const Bytes output = file_of(*layout_with_type(layouts, 2));
+  struct FixedContext final : Context {
+    Policy p;
+    const Policy& policy() const override { return p; }
+    unsigned depth() const override { return 0; }
+    bool out_of_time() const override { return false; }
+    Outcome optimize_embedded(ByteView, std::string_view) override { return {}; }
+    Verdict verify_embedded(ByteView, ByteView) override { return {}; }
+  } context;
+  EXPECT_FALSE(verify_png(input, output, context).ok);
+  context.p.png_reduce = true;
+  EXPECT_TRUE(verify_png(input, output, context).ok);
+  // A changed pixel is caught in RGBA16 form too.
+  PngLayout damaged = *layout_with_type(layouts, 2);
+  damaged.raw[10] ^= 1;
+  EXPECT_FALSE(verify_png(input, file_of(damaged), context).ok);
+}
+
+// Every reduction end to end: smaller, same pixels, other chunks kept, nothing more on a re-run.
+TEST(PngReduce, OutputsAreSmallerSamePixelsAndIdempotent) {
+  std::vector<PngPicture> pictures;
+  PngPicture rgba = picture(48, 40, PNG_COLOR_TYPE_RGBA, 8, true);
+  rgba.samples = pixels(48, 40, 4, [](uint32_t x, uint32_t y, int c) {
+    return c == 3 ? 255 : many_colours(x, y, c);
+  });
+  pictures.push_back(rgba);
+  PngPicture grey16 = picture(48, 40, PNG_COLOR_TYPE_GRAY_ALPHA, 16);
+  grey16.samples = pixels(
+      48, 40, 2, [](uint32_t x, uint32_t y, int c) { return c ? 0xFFFF : ((x + y) % 3) * 0x5555; });
+  pictures.push_back(grey16);
+  PngPicture keyed = picture(48, 40, PNG_COLOR_TYPE_RGB, 8);
+  keyed.samples = pixels(
+      48, 40, 3, [](uint32_t x, uint32_t y, int c) { return ((x / 6 + y / 5) % 3) * 60 + c; });
+  keyed.colour_key = {60, 61, 62};
+  keyed.background = {0, 1, 2};
+  pictures.push_back(keyed);
+  for (const PngPicture& p : pictures) {
+    SCOPED_TRACE(std::to_string(p.color_type) + "/" + std::to_string(p.bit_depth));
+    const Bytes input = testing::write_picture(p);
+    const Outcome o = optimize(input, reducing());
+    ASSERT_TRUE(o.replaced()) << o.message;
+    EXPECT_LT(o.bytes.size(), input.size());
+    EXPECT_TRUE(o.quality.pixels_identical);
+    EXPECT_EQ(testing::decode_rgba16(o.bytes), testing::decode_rgba16(input));
+    EXPECT_EQ(chunk_data(o.bytes, "tEXt"), chunk_data(input, "tEXt"));
+    EXPECT_FALSE(optimize(o.bytes, reducing()).replaced()) << "a second pass must find nothing";
+  }
+}
+
+TEST(PngReduceCorpus, EveryPngKeepsItsPixelsInRgba16) {
+  auto files = testing::corpus_files("png");
+  LIGHTEN_REQUIRE_CORPUS(files, "png");
+  for (const auto& b : testing::corpus_files("broken"))
+    if (b.filename().string().starts_with("png_")) files.push_back(b);
+  uint64_t before = 0, after = 0;
+  for (const auto& f : files) {
+    SCOPED_TRACE(f.filename().string());
+    const Bytes input = testing::read_file(f);
+    const Outcome o = optimize(input, reducing());
+    before += input.size();
+    after += o.replaced() ? o.bytes.size() : input.size();
+    if (!o.replaced()) {
+      EXPECT_FALSE(o.message.empty());
+      continue;
+    }
+    EXPECT_LT(o.bytes.size(), input.size());
+    EXPECT_TRUE(o.quality.pixels_identical);
+    EXPECT_EQ(testing::decode_rgba16(o.bytes), testing::decode_rgba16(input));
+    EXPECT_EQ(chunk_data(o.bytes, "iCCP"), chunk_data(input, "iCCP"));
+    EXPECT_EQ(chunk_data(o.bytes, "eXIf"), chunk_data(input, "eXIf"));
+    EXPECT_FALSE(optimize(o.bytes, reducing()).replaced()) << "a second pass must find nothing";
+  }
+  std::printf("png --png-reduce: %llu -> %llu bytes (%.2f%% saved)\n", (unsigned long long)before,
+              (unsigned long long)after, 100.0 * double(before - after) / double(before));
+}
+
+}  // namespace
+}  // namespace lighten
