@@ -158,6 +158,12 @@ Outcome EngineContext::run(ByteView bytes) {
   Verdict verdict;
   try {
     verdict = format->verify(bytes, o.bytes, *this);
+  } catch (const FormatError& e) {
+    // Out of time is the budget's verdict, not a fault of the output.
+    if (e.reason() == Reason::kLimitExceeded)
+      return finish(keep(std::move(o), Reason::kLimitExceeded,
+                         std::string("verification ran out of time: ") + e.what()));
+    verdict = {false, std::string("verification could not decode the output: ") + e.what(), {}};
   } catch (const std::exception& e) {
     verdict = {false, std::string("verification could not decode the output: ") + e.what(), {}};
   }

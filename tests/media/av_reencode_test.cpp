@@ -157,10 +157,82 @@ TEST_F(Reencode, Mpeg4AviKeepsItsFramesAndAudio) {
   EXPECT_EQ(audio_hashes(out), audio_hashes(in));
 }
 
+// The marker of a re-encoded AVI rides in its software tag (the AVI muxer writes no other free
+// text) after the tag the file had, and probe_video reads it back.
+TEST_F(Reencode, AviMarkerFollowsTheSoftwareTag) {
+  const fs::path in = clip("in.avi", "-c:v mpeg4 -q:v 2 -c:a pcm_s16le");
+  ASSERT_FALSE(in.empty());
+  const Bytes input = testing::read_file(in);
+  EXPECT_EQ(probe_video(input).marker, "");
+  EncoderChoice choice = *same_codec_encoder("mpeg4", 5);
+  choice.marker = "mpeg4 qscale 5";
+  const Bytes output = reencode_video(input, choice);
+  EXPECT_EQ(probe_video(output).marker, "mpeg4 qscale 5");
+  const fs::path out = dir_ / "out.avi";
+  testing::write_file(out, output);
+  const std::string before =
+      run_text("ffprobe -v error -show_entries format_tags=software -of csv=p=0 " + in.string());
+  const std::string after =
+      run_text("ffprobe -v error -show_entries format_tags=software -of csv=p=0 " + out.string());
+  ASSERT_FALSE(before.empty());
+  EXPECT_EQ(after, before.substr(0, before.size() - 1) + "; lighten: mpeg4 qscale 5\n");
+}
+
+TEST_F(Reencode, Mpeg4AviBecomesH264InAvi) {
+  const fs::path in = clip("in.avi", "-c:v mpeg4 -vtag XVID -q:v 2 -c:a pcm_s16le");
+  ASSERT_FALSE(in.empty());
+  const Bytes output = reencode_video(testing::read_file(in), *encoder_for("mpeg4", true, 23));
+  const fs::path out = dir_ / "out.avi";
+  testing::write_file(out, output);
+  std::string expected = shape(in);
+  expected.replace(expected.find("codec_name=mpeg4"), 16, "codec_name=h264");
+  EXPECT_EQ(shape(out), expected);
+  EXPECT_EQ(audio_hashes(out), audio_hashes(in));
+  EXPECT_EQ(run_text("ffmpeg -nostdin -v error -i " + out.string() + " -f null - 2>&1"), "");
+  EXPECT_LT(output.size(), fs::file_size(in));
+}
+
+TEST_F(Reencode, DivX3AviKeepsItsTag) {
+  const fs::path in = clip("in.avi", "-c:v msmpeg4 -vtag DIV3 -q:v 2 -c:a pcm_s16le");
+  ASSERT_FALSE(in.empty());
+  const Bytes output = reencode_video(testing::read_file(in), *same_codec_encoder("msmpeg4v3", 6));
+  const fs::path out = dir_ / "out.avi";
+  testing::write_file(out, output);
+  EXPECT_EQ(shape(out), shape(in));
+  EXPECT_EQ(run_text("ffprobe -v error -select_streams v -show_entries stream=codec_tag_string -of "
+                     "csv=p=0 " +
+                     out.string()),
+            "DIV3\n");
+  EXPECT_LT(output.size(), fs::file_size(in));
+}
+
+// MPEG-4 part 2 decoders tag each frame with its quantiser; the chosen qscale must win over it.
+TEST_F(Reencode, QscaleSetsTheSize) {
+  const fs::path in = clip("in.avi", "-c:v mpeg4 -q:v 2 -c:a pcm_s16le");
+  ASSERT_FALSE(in.empty());
+  const Bytes input = testing::read_file(in);
+  const Bytes fine = reencode_video(input, *same_codec_encoder("mpeg4", 2));
+  const Bytes coarse = reencode_video(input, *same_codec_encoder("mpeg4", 10));
+  EXPECT_LT(double(coarse.size()), 0.6 * double(fine.size()));
+}
+
 TEST(ReencodeInput, OnlyKnownCodecsHaveAnEncoder) {
   EXPECT_TRUE(same_codec_encoder("hevc", 24).has_value());
+  EXPECT_EQ(same_codec_encoder("msmpeg4v3", 4)->encoder, "msmpeg4");
   EXPECT_FALSE(same_codec_encoder("mjpeg", 24).has_value());
   EXPECT_FALSE(same_codec_encoder("cinepak", 24).has_value());
+}
+
+TEST(ReencodeInput, TheH264PolicyConvertsOnlyOlderCodecs) {
+  EXPECT_EQ(encoder_for("mpeg4", true, 23)->encoder, "libx264");
+  EXPECT_EQ(encoder_for("msmpeg4v3", true, 23)->knob, "crf");
+  // Their own encoders exist, but the policy does not use them (see encoder_for).
+  EXPECT_EQ(same_codec_encoder("mpeg4", 4)->encoder, "mpeg4");
+  EXPECT_FALSE(encoder_for("mpeg4", false, 4).has_value());
+  EXPECT_FALSE(encoder_for("msmpeg4v3", false, 4).has_value());
+  EXPECT_EQ(encoder_for("hevc", true, 23)->encoder, "libx265");  // never downgraded
+  EXPECT_FALSE(encoder_for("cinepak", true, 23).has_value());    // RGB frames: see media_format
+  EXPECT_FALSE(encoder_for("mjpeg", true, 23).has_value());      // formats/video's job
 }
 
 TEST(ReencodeInput, MalformedInputGetsAFormatError) {

@@ -62,6 +62,25 @@ struct MemoryInput {
   }
 };
 
+// Where lighten marks a file it re-encoded (av_reencode.h): the container tag "lighten" in
+// MP4/MOV/3GP; in AVI, whose muxer writes only the RIFF INFO tags it knows, appended to the
+// software tag (ISFT, which the AVI demuxer reads as "software") after this prefix.
+inline constexpr const char* kMarkerKey = "lighten";
+inline constexpr const char* kAviMarkerPrefix = "lighten: ";
+
+// The marker of an earlier re-encode, or "" when the file has none.
+inline std::string marker_of(const AVFormatContext* format) {
+  if (const AVDictionaryEntry* e = av_dict_get(format->metadata, kMarkerKey, nullptr, 0))
+    return e->value;
+  for (const char* key : {"software", "encoder"}) {
+    const AVDictionaryEntry* e = av_dict_get(format->metadata, key, nullptr, 0);
+    const std::string text = e ? e->value : "";
+    const size_t at = text.find(kAviMarkerPrefix);
+    if (at != std::string::npos) return text.substr(at + std::strlen(kAviMarkerPrefix));
+  }
+  return "";
+}
+
 // An opened demuxer over a buffer and the index of its first video stream; frees all on exit.
 class Demuxer {
  public:

@@ -48,8 +48,7 @@ void describe(const Demuxer& demuxer, VideoFrames& out) {
       out.encrypted = out.encrypted || s->side_data[k].type == AV_PKT_DATA_ENCRYPTION_INIT_INFO;
   }
   if (f->duration != AV_NOPTS_VALUE) out.duration_s = double(f->duration) / AV_TIME_BASE;
-  if (const AVDictionaryEntry* e = av_dict_get(f->metadata, "lighten", nullptr, 0))
-    out.marker = e->value;
+  out.marker = marker_of(f);
   const AVCodecParameters* p = demuxer.parameters();
   out.codec = avcodec_get_name(p->codec_id);
   out.width = uint32_t(std::max(p->width, 0));
@@ -219,6 +218,7 @@ GateResult frame_gate(ByteView reference, ByteView candidate, double floor, uint
   const int64_t step = samples == 0 ? 1 : std::max<int64_t>(1, (packets + samples - 1) / samples);
   FrameReader ref(reference, context), cand(candidate, context);
   int64_t worst_tile_frame = -1;
+  double score_sum = 0;
   std::string problem;
   for (int64_t n = 0;; ++n) {
     const AVFrame* a = ref.next();
@@ -245,11 +245,13 @@ GateResult frame_gate(ByteView reference, ByteView candidate, double floor, uint
     }
     const Ssimulacra2Result s = ssimulacra2(ref.rgb(a), cand.rgb(b));
     ++result.compared;
+    score_sum += s.score;
     if (s.score < result.worst) result.worst = s.score, result.worst_frame = n;
     if (s.worst_tile_score < result.worst_tile)
       result.worst_tile = s.worst_tile_score, worst_tile_frame = n;
   }
   if (problem.empty() && result.compared == 0) problem = "no frame to compare";
+  if (result.compared) result.mean = score_sum / double(result.compared);
   // Every sampled frame is measured, so that the figures name the worst one, not the first.
   if (problem.empty() && result.worst < floor)
     problem = fmt_score("frame", result.worst_frame, result.worst, floor);

@@ -47,6 +47,7 @@ VideoFrames decode_frames(ByteView file, uint32_t step, uint32_t max_samples,
 struct GateResult {
   bool passes = false;
   double worst = 100;  // lowest whole-frame SSIMULACRA2 of the compared frames
+  double mean = 100;   // their mean
   double worst_tile = 100;
   int64_t worst_frame = -1;
   size_t compared = 0;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <vector>
@@ -29,6 +30,21 @@ std::vector<int> candidate_values(const std::string& knob) {
   return {2, 3, 4, 5, 6, 8, 10};
 }
 
+bool to_h264(const Policy& policy) { return policy.video_codec == VideoCodecPolicy::kH264; }
+
+// Why a codec is left alone: cinepak and other RGB codecs get the reason the H.264 flag does
+// not change (their RGB frames would become YUV 4:2:0, another colour representation).
+std::string not_reencoded(const VideoFrames& probe) {
+  const std::string known =
+      "H.264 and HEVC are re-encoded with their own codec; MPEG-4 part 2 and MS-MPEG4 only into "
+      "H.264, with --video-codec h264";
+  if (probe.pixel_format.find("rgb") != std::string::npos ||
+      probe.pixel_format.find("pal8") != std::string::npos)
+    return probe.codec + " video is not re-encoded: its frames are " + probe.pixel_format +
+           ", which H.264 would store as YUV 4:2:0, another colour representation (" + known + ")";
+  return probe.codec + " video is not re-encoded (" + known + ")";
+}
+
 VideoFrames checked_probe(ByteView input, const Policy& policy) {
   if (policy.mode == Mode::kLossless)
     throw FormatError(Reason::kUnsupportedVariant, 0,
@@ -40,9 +56,8 @@ VideoFrames checked_probe(ByteView input, const Policy& policy) {
     throw FormatError(Reason::kAlreadyOptimized, 0,
                       "re-encoded by lighten already (" + probe.marker +
                           "): a second re-encode would lose quality again");
-  if (!same_codec_encoder(probe.codec, 0))
-    throw FormatError(Reason::kUnsupportedVariant, 0,
-                      probe.codec + " video is not re-encoded (H.264, HEVC and MPEG-4 part 2 are)");
+  if (!encoder_for(probe.codec, to_h264(policy), 0))
+    throw FormatError(Reason::kUnsupportedVariant, 0, not_reencoded(probe));
   return probe;
 }
 
@@ -58,7 +73,7 @@ Outcome optimize_media(ByteView input, Context& context) {
   const Policy& policy = context.policy();
   const VideoFrames probe = checked_probe(input, policy);
   const double floor = quality_floor(policy);
-  const EncoderChoice base = *same_codec_encoder(probe.codec, 0);
+  const EncoderChoice base = *encoder_for(probe.codec, to_h264(policy), 0);
   const std::vector<int> values = candidate_values(base.knob);
 
   // Binary search for the coarsest setting whose sampled frames all meet the floor; coarser
@@ -66,11 +81,12 @@ Outcome optimize_media(ByteView input, Context& context) {
   // the choice is scored, and finer settings are taken while one falls short.
   std::optional<Candidate> best;
   size_t tried = 0;
+  std::string finest_problem;  // why the finest setting tried failed, for the message
   auto attempt = [&](int index, uint32_t samples) {
     if (context.out_of_time())
       throw FormatError(Reason::kLimitExceeded, 0, "the time budget ran out during the search");
     Candidate c{values[size_t(index)], {}, {}};
-    EncoderChoice choice = *same_codec_encoder(probe.codec, c.value);
+    EncoderChoice choice = *encoder_for(probe.codec, to_h264(policy), c.value);
     if (policy.quality_marker == QualityMarker::kWrite)
       choice.marker = fmt::format("{} {} {}, SSIMULACRA2 floor {:.1f}", choice.encoder, choice.knob,
                                   choice.value, floor);
@@ -88,23 +104,47 @@ Outcome optimize_media(ByteView input, Context& context) {
       chosen = mid;
       lo = mid + 1;
     } else {
+      finest_problem = c.gate.problem;
       hi = mid - 1;
     }
   }
+  // Finer settings are only larger: once a setting that passes is no smaller than the input,
+  // the search ends, before every frame of it is scored when it is the sampled search's choice.
+  size_t larger_bytes = 0;
+  int larger_value = 0;
+  auto give_up_if_larger = [&] {
+    if (!best || best->bytes.size() < input.size()) return false;
+    larger_bytes = best->bytes.size(), larger_value = best->value;
+    best.reset();
+    return true;
+  };
   for (; best && chosen >= 0; --chosen) {
+    if (give_up_if_larger()) break;
     if (best->value != values[size_t(chosen)] || best->gate.compared < size_t(probe.packets))
       best = attempt(chosen, kEveryFrame);
     if (best->gate.passes) break;
+    finest_problem = best->gate.problem;
     if (chosen == 0) best.reset();
   }
+  give_up_if_larger();
   Outcome outcome;
   outcome.bytes_in = input.size();
+  if (!best && larger_bytes) {
+    outcome.action = Action::kKept;
+    outcome.reason = Reason::kNoGain;
+    outcome.message = fmt::format(
+        "the coarsest setting that keeps the sampled frames at SSIMULACRA2 {:.1f}, {} {} {}, "
+        "gives {} bytes, not fewer than the input's {} ({} tries)",
+        floor, base.encoder, base.knob, larger_value, larger_bytes, input.size(), tried);
+    return outcome;
+  }
   if (!best) {
     outcome.action = Action::kKept;
     outcome.reason = Reason::kNoGain;
     outcome.message = fmt::format(
-        "no {} {} from {} to {} keeps every sampled frame at SSIMULACRA2 {:.1f} ({} tries)",
-        base.encoder, base.knob, values.front(), values.back(), floor, tried);
+        "no {} {} from {} to {} keeps every sampled frame at SSIMULACRA2 {:.1f} ({} tries; the "
+        "finest tried: {})",
+        base.encoder, base.knob, values.front(), values.back(), floor, tried, finest_problem);
     return outcome;
   }
   outcome.action = Action::kReplaced;
@@ -112,10 +152,10 @@ Outcome optimize_media(ByteView input, Context& context) {
   outcome.bytes_out = outcome.bytes.size();
   outcome.quality.ssimulacra2 = best->gate.worst;
   outcome.detail = fmt::format(
-      "{} re-encoded with {} {} {}: SSIMULACRA2 of all {} frames min {:.1f} (frame {}), {} "
-      "tries; other streams copied",
+      "{} re-encoded with {} {} {}: SSIMULACRA2 of all {} frames min {:.1f} (frame {}), mean "
+      "{:.1f}, {} tries; other streams copied",
       probe.codec, base.encoder, base.knob, best->value, best->gate.compared, best->gate.worst,
-      best->gate.worst_frame, tried);
+      best->gate.worst_frame, best->gate.mean, tried);
   return outcome;
 }
 
@@ -123,7 +163,15 @@ Verdict verify_media(ByteView input, ByteView output, Context& context) {
   const Policy& policy = context.policy();
   const VideoFrames a = probe_video(input);
   const VideoFrames b = probe_video(output);
-  if (a.streams != b.streams)
+  std::vector<std::string> expected = a.streams;
+  if (b.codec != a.codec && b.codec == "h264" && to_h264(policy) && converts_to_h264(a.codec)) {
+    // The one codec change the policy allows: the video stream now says h264.
+    const std::string from = "video " + a.codec + " ";
+    const auto video = std::find_if(expected.begin(), expected.end(),
+                                    [&](const std::string& s) { return s.rfind(from, 0) == 0; });
+    if (video != expected.end()) video->replace(0, from.size(), "video h264 ");
+  }
+  if (expected != b.streams)
     return {false, "the streams changed: " + fmt::format("{}", fmt::join(b.streams, ", ")), {}};
   if (a.pixel_format != b.pixel_format) return {false, "the pixel format changed", {}};
   const GateResult gate =
@@ -151,6 +199,8 @@ void describe_media(ByteView input, FileInfo& info) {
       "video", fmt::format("{} {}, {} packets{}", v.codec, v.pixel_format, v.packets,
                            same_codec_encoder(v.codec, 0)
                                ? " (perceptual modes re-encode it with the same codec)"
+                           : converts_to_h264(v.codec)
+                               ? " (perceptual modes re-encode it with --video-codec h264)"
                                : " (left as it is in every mode)"));
   if (v.encrypted) info.properties.emplace_back("encrypted", "yes (left as it is)");
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/media/media_format.h"
 #include "formats/video/avi_file.h"
 #include "formats/video/avi_index.h"
 #include "formats/video/mjpeg.h"
@@ -186,6 +187,11 @@ std::string describe_streams(const AviFile& avi) {
   return s;
 }
 
+bool has_mjpeg(const AviFile& avi) {
+  return std::any_of(avi.streams.begin(), avi.streams.end(),
+                     [](const AviStream& s) { return s.mjpeg; });
+}
+
 bool same_bytes(ByteView a, ByteView b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end());
 }
@@ -194,15 +200,18 @@ bool same_bytes(ByteView a, ByteView b) {
 
 Outcome optimize_avi(ByteView input, Context& context) {
   const AviFile avi = parse_avi(input);
-  const bool any_mjpeg = std::any_of(avi.streams.begin(), avi.streams.end(),
-                                     [](const AviStream& s) { return s.mjpeg; });
-  if (!any_mjpeg)
-    throw FormatError(Reason::kUnsupportedVariant, 0,
-                      "no Motion-JPEG stream (" + describe_streams(avi) + "); " +
-                          (context.policy().mode == Mode::kLossless
-                               ? "lossless mode does not re-encode lossy video"
-                               : "only Motion-JPEG AVI frames are re-encoded so far"));
-  const std::vector<ResolvedIndex> indexes = resolve_all(input, avi);
+  const std::vector<ResolvedIndex> indexes = resolve_all(input, avi);  // throws when damaged
+  if (!has_mjpeg(avi)) {
+    if (context.policy().mode == Mode::kLossless)
+      throw FormatError(Reason::kUnsupportedVariant, 0,
+                        "no Motion-JPEG stream (" + describe_streams(avi) +
+                            "); lossless mode does not re-encode lossy video");
+    // Other codecs are re-encoded whole through libav (formats/media), once this parser has
+    // found the chunk tree and every index sound.
+    Outcome outcome = optimize_media(input, context);
+    outcome.kind = Kind::kAvi;
+    return outcome;
+  }
 
   Outcome outcome;
   outcome.kind = Kind::kAvi;
@@ -245,6 +254,11 @@ Outcome optimize_avi(ByteView input, Context& context) {
 Verdict verify_avi(ByteView input, ByteView output, Context& context) {
   const AviFile a = parse_avi(input);
   const AviFile b = parse_avi(output);
+  if (!has_mjpeg(a)) {  // re-encoded through libav: checked by frames, not by chunks
+    if (has_mjpeg(b)) return {false, "a stream became Motion-JPEG", {}};
+    (void)resolve_all(output, b);  // the muxer's indexes must be sound too
+    return verify_media(input, output, context);
+  }
   const auto& x = a.tree.chunks;
   const auto& y = b.tree.chunks;
   if (x.size() != y.size()) return {false, "the chunk count changed", {}};
@@ -313,6 +327,8 @@ void describe_avi(ByteView input, FileInfo& info) {
       text.append(" frames");
     }
     if (st.mjpeg) text += " (Motion-JPEG: every frame optimised as a JPEG image)";
+    if (st.type == fourcc("vids") && !st.mjpeg)
+      text += " (perceptual modes re-encode it through libav when its codec allows)";
     info.properties.emplace_back("stream " + std::to_string(s), text);
   }
   info.properties.emplace_back("chunks", std::to_string(avi.tree.chunks.size()));

@@ -1,5 +1,7 @@
-// AVI (RIFF): Motion-JPEG frames optimised losslessly one by one through the engine, every other
-// chunk kept byte for byte, idx1 and OpenDML indexes and all chunk sizes rewritten.
+// AVI (RIFF): Motion-JPEG frames optimised one by one through the engine, every other chunk kept
+// byte for byte, idx1 and OpenDML indexes and all chunk sizes rewritten. AVIs without a
+// Motion-JPEG stream (Xvid, DivX, H.264) are re-encoded whole by formats/media in the perceptual
+// modes, once the RIFF parser has found their chunk tree and indexes sound.
 #pragma once
 
 #include "core/format.h"
