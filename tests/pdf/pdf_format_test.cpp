@@ -273,25 +273,13 @@ TEST(PdfFormat, DescribeSaysWhatIsInside) {
   EXPECT_EQ(p["encrypted"], "no");
 }
 
-class PlainContext : public Context {
- public:
-  const Policy& policy() const override { return policy_; }
-  unsigned depth() const override { return 0; }
-  bool out_of_time() const override { return false; }
-  Outcome optimize_embedded(ByteView, std::string_view) override { return {}; }
-  Verdict verify_embedded(ByteView, ByteView) override { return {false, "not in this test", {}}; }
-
- private:
-  Policy policy_;
-};
-
 TEST(PdfFormat, VerifierNoticesChangedContent) {
   const Sample s;
   auto objects = s.objects();
   const auto a = as_bytes(make_pdf(objects));
   objects[6] = "<< /Type /Font /Subtype /Type1 /BaseFont /Courier >>";
   const auto b = as_bytes(make_pdf(objects));
-  PlainContext context;
+  testing::PdfTestContext context;
   EXPECT_TRUE(verify_pdf(a, a, context).ok);
   const Verdict v = verify_pdf(a, b, context);
   EXPECT_FALSE(v.ok);

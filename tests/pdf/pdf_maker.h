@@ -6,9 +6,27 @@
 
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "core/context.h"
+
 namespace lighten::testing {
+
+// A Context for calling the PDF optimiser and verifier directly: the policy given, no nesting,
+// no clock; embedded pictures are neither optimised nor verified here.
+class PdfTestContext : public Context {
+ public:
+  explicit PdfTestContext(Policy policy = {}) : policy_(std::move(policy)) {}
+  const Policy& policy() const override { return policy_; }
+  unsigned depth() const override { return 0; }
+  bool out_of_time() const override { return false; }
+  Outcome optimize_embedded(ByteView, std::string_view) override { return {}; }
+  Verdict verify_embedded(ByteView, ByteView) override { return {false, "not in this test", {}}; }
+
+ private:
+  Policy policy_;
+};
 
 inline std::string as_string(const std::vector<uint8_t>& bytes) {
   return std::string(bytes.begin(), bytes.end());

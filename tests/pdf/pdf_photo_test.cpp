@@ -83,19 +83,6 @@ std::string filter_of(QPDFObjectHandle image) {
   return image.getDict().getKey("/Filter").unparse();
 }
 
-class PolicyContext : public Context {
- public:
-  explicit PolicyContext(Policy policy) : policy_(policy) {}
-  const Policy& policy() const override { return policy_; }
-  unsigned depth() const override { return 0; }
-  bool out_of_time() const override { return false; }
-  Outcome optimize_embedded(ByteView, std::string_view) override { return {}; }
-  Verdict verify_embedded(ByteView, ByteView) override { return {false, "not in this test", {}}; }
-
- private:
-  Policy policy_;
-};
-
 Policy compact() {
   Policy p;
   p.mode = Mode::kCompact;
@@ -131,11 +118,11 @@ TEST(PdfPhoto, CompactModeTurnsPhotographsIntoJpegsWithinTheFloor) {
   EXPECT_EQ(again.detail.find("as JPEG"), std::string::npos) << again.detail;
 
   // The verifier takes the JPEGs only under the same policy.
-  EXPECT_TRUE(verify_pdf(input, o.bytes, *std::make_unique<PolicyContext>(compact())).ok);
+  EXPECT_TRUE(verify_pdf(input, o.bytes, *std::make_unique<testing::PdfTestContext>(compact())).ok);
   Policy high;
   high.mode = Mode::kHigh;
-  EXPECT_FALSE(verify_pdf(input, o.bytes, *std::make_unique<PolicyContext>(Policy{})).ok);
-  EXPECT_FALSE(verify_pdf(input, o.bytes, *std::make_unique<PolicyContext>(high)).ok);
+  EXPECT_FALSE(verify_pdf(input, o.bytes, *std::make_unique<testing::PdfTestContext>(Policy{})).ok);
+  EXPECT_FALSE(verify_pdf(input, o.bytes, *std::make_unique<testing::PdfTestContext>(high)).ok);
 }
 
 TEST(PdfPhoto, OtherModesAndExactImagesKeepTheirSamples) {

@@ -101,19 +101,6 @@ std::vector<std::string> two_pages(bool same) {
   };
 }
 
-class PlainContext : public Context {
- public:
-  explicit PlainContext(Policy policy = {}) : policy_(policy) {}
-  const Policy& policy() const override { return policy_; }
-  unsigned depth() const override { return 0; }
-  bool out_of_time() const override { return false; }
-  Outcome optimize_embedded(ByteView, std::string_view) override { return {}; }
-  Verdict verify_embedded(ByteView, ByteView) override { return {false, "not in this test", {}}; }
-
- private:
-  Policy policy_;
-};
-
 std::vector<uint8_t> qpdf_write(const std::vector<uint8_t>& pdf, bool linearize,
                                 qpdf_object_stream_e mode) {
   auto q = open(pdf);
@@ -182,7 +169,7 @@ TEST(PdfStructure, VersionIsRaisedOnlyWhenThePolicySays) {
   EXPECT_FALSE(optimize(raised.bytes, raise).replaced());
 
   // The verifier accepts the new version only under the same consent.
-  PlainContext keep_context, raise_context(raise);
+  testing::PdfTestContext keep_context, raise_context(raise);
   EXPECT_FALSE(verify_pdf(input, raised.bytes, keep_context).ok);
   EXPECT_TRUE(verify_pdf(input, raised.bytes, raise_context).ok);
   // Nor does it accept a version lowered.
@@ -235,7 +222,7 @@ TEST(PdfStructure, IdenticalStreamsBecomeOneObject) {
 }
 
 TEST(PdfStructure, VerifierAcceptsMergedStreamsOnlyWhenEqual) {
-  PlainContext context;
+  testing::PdfTestContext context;
   // Page 2 pointing at page 1's image: right when the images were equal, wrong otherwise.
   auto merged = two_pages(true);
   merged[6] =
@@ -306,7 +293,7 @@ TEST(PdfStructure, FlateImagesGetPngPredictorsWithTheSameSamples) {
   EXPECT_FALSE(optimize(o.bytes, Policy{}).replaced());
 
   // One changed sample in a predicted image is caught by the verifier.
-  PlainContext context;
+  testing::PdfTestContext context;
   EXPECT_TRUE(verify_pdf(input, o.bytes, context).ok);
   auto changed = objects;
   changed[4] = image_object(gradient_rgb(w, h).replace(500, 1, "\x01"), w, h);
