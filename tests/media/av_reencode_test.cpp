@@ -226,10 +226,7 @@ TEST(ReencodeInput, OnlyKnownCodecsHaveAnEncoder) {
 TEST(ReencodeInput, TheH264PolicyConvertsOnlyOlderCodecs) {
   EXPECT_EQ(encoder_for("mpeg4", true, 23)->encoder, "libx264");
   EXPECT_EQ(encoder_for("msmpeg4v3", true, 23)->knob, "crf");
-  // Their own encoders exist, but the policy does not use them (see encoder_for).
-  EXPECT_EQ(same_codec_encoder("mpeg4", 4)->encoder, "mpeg4");
-  EXPECT_FALSE(encoder_for("mpeg4", false, 4).has_value());
-  EXPECT_FALSE(encoder_for("msmpeg4v3", false, 4).has_value());
+  EXPECT_EQ(encoder_for("mpeg4", false, 4)->encoder, "mpeg4");
   EXPECT_EQ(encoder_for("hevc", true, 23)->encoder, "libx265");  // never downgraded
   EXPECT_FALSE(encoder_for("cinepak", true, 23).has_value());    // RGB frames: see media_format
   EXPECT_FALSE(encoder_for("mjpeg", true, 23).has_value());      // formats/video's job

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/bytes.h"
+#include "formats/media/frame_gate.h"
 #include "lighten/lighten.h"
 #include "support/corpus.h"
 
@@ -61,6 +62,31 @@ TEST_F(MediaFormat, CompactModeReencodesH264AtTheFloor) {
   const Outcome again = optimize(o.bytes, mode(Mode::kCompact));
   EXPECT_FALSE(again.replaced());
   EXPECT_EQ(again.reason, Reason::kAlreadyOptimized) << again.message;
+}
+
+// A full-range MPEG-4 part 2 clip (as mpeg4.mp4 of the corpus): libavcodec's MPEG-4 encoder
+// cannot say "full range", so readers would show its output with other colours; H.264 can.
+TEST_F(MediaFormat, FullRangeVideoKeepsItsRangeOrIsLeftAlone) {
+  const fs::path path = dir_ / "full.mp4";
+  const std::string cmd =
+      "ffmpeg -nostdin -v error -y -f lavfi -i mandelbrot=size=192x144:rate=25 -t 1 -c:v mpeg4 "
+      "-q:v 2 -pix_fmt yuv420p -color_range pc -colorspace smpte170m -movflags +write_colr " +
+      path.string();
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  const Bytes in = testing::read_file(path);
+  ASSERT_EQ(media::probe_video(in).full_range, true);
+  const Outcome own = optimize(in, mode(Mode::kCompact));
+  EXPECT_FALSE(own.replaced());
+  EXPECT_EQ(own.reason, Reason::kUnsupportedVariant) << own.message;
+  EXPECT_NE(own.message.find("full range"), std::string::npos) << own.message;
+  Policy h264 = mode(Mode::kCompact);
+  h264.video_codec = VideoCodecPolicy::kH264;
+  const Outcome o = optimize(in, h264);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  const media::VideoFrames out = media::probe_video(o.bytes);
+  EXPECT_EQ(out.codec, "h264");
+  EXPECT_TRUE(out.full_range);
+  EXPECT_EQ(out.pixel_format, "yuv420p");
 }
 
 TEST_F(MediaFormat, LosslessModeLeavesLossyVideoAlone) {

@@ -86,20 +86,26 @@ class AviLibav : public ::testing::Test {
 };
 
 // With B-frames, as Xvid writes them: AVI readers show every frame one frame late, and so must
-// they the output's (the gate compares every frame's time). Its own codec is not used (see
-// encoder_for); --video-codec h264 turns it into H.264 in the same AVI.
-TEST_F(AviLibav, XvidBecomesH264OnlyWhenAskedAndIsLeftAloneTheSecondTime) {
+// they the output's (the gate compares every frame's time). By default Xvid stays Xvid;
+// --video-codec h264 turns it into H.264 in the same AVI.
+TEST_F(AviLibav, XvidIsReencodedWithItsOwnCodecOrAsH264AndLeftAloneTheSecondTime) {
   const Bytes in = clip("xvid.avi", "-c:v mpeg4 -vtag XVID -bf 1 -q:v 2", "mandelbrot");
   ASSERT_FALSE(in.empty());
   ASSERT_EQ(sniff(in), Kind::kAvi);
   const Outcome own = optimize(in, perceptual(Mode::kCompact));
-  EXPECT_FALSE(own.replaced());
-  EXPECT_EQ(own.reason, Reason::kUnsupportedVariant) << own.message;
-  EXPECT_NE(own.message.find("--video-codec h264"), std::string::npos) << own.message;
+  ASSERT_TRUE(own.replaced()) << own.message;
+  EXPECT_EQ(sniff(own.bytes), Kind::kAvi);
+  EXPECT_LT(own.bytes.size(), in.size());
+  EXPECT_NE(own.detail.find("mpeg4 re-encoded with mpeg4 qscale"), std::string::npos) << own.detail;
+  EXPECT_EQ(streams(own.bytes), streams(in));
+  EXPECT_NE(streams(in).find("codec_tag_string=XVID"), std::string::npos) << streams(in);
+  EXPECT_EQ(audio_hashes(own.bytes), audio_hashes(in));
+  EXPECT_EQ(decode_errors(own.bytes), "");
+  EXPECT_NO_THROW(video::parse_avi(own.bytes));  // our own RIFF parser reads the muxer's file
+  EXPECT_EQ(optimize(own.bytes, perceptual(Mode::kCompact)).reason, Reason::kAlreadyOptimized);
 
   const Outcome o = optimize(in, perceptual(Mode::kCompact, VideoCodecPolicy::kH264));
   ASSERT_TRUE(o.replaced()) << o.message;
-  EXPECT_EQ(o.kind, Kind::kAvi);
   EXPECT_EQ(sniff(o.bytes), Kind::kAvi);
   EXPECT_LT(o.bytes.size(), in.size());
   ASSERT_TRUE(o.quality.ssimulacra2.has_value());
@@ -108,8 +114,7 @@ TEST_F(AviLibav, XvidBecomesH264OnlyWhenAskedAndIsLeftAloneTheSecondTime) {
   EXPECT_NE(streams(o.bytes).find("codec_name=h264"), std::string::npos) << streams(o.bytes);
   EXPECT_EQ(audio_hashes(o.bytes), audio_hashes(in));
   EXPECT_EQ(decode_errors(o.bytes), "");
-  EXPECT_NO_THROW(video::parse_avi(o.bytes));  // our own RIFF parser reads the muxer's file
-
+  EXPECT_NO_THROW(video::parse_avi(o.bytes));
   const Outcome again = optimize(o.bytes, perceptual(Mode::kCompact, VideoCodecPolicy::kH264));
   EXPECT_FALSE(again.replaced());
   EXPECT_EQ(again.reason, Reason::kAlreadyOptimized) << again.message;
@@ -135,12 +140,12 @@ TEST_F(AviLibav, H264PolicyTurnsDivX3IntoH264InAvi) {
   EXPECT_EQ(audio_hashes(o.bytes), audio_hashes(in));
   EXPECT_EQ(decode_errors(o.bytes), "");
 
-  // The H.264 file is not touched again; without the policy DivX 3 is left as it is.
+  // Kept codec: DivX 3 stays DivX 3 and the H.264 file is not touched again.
   const Outcome again = optimize(o.bytes, perceptual(Mode::kCompact, VideoCodecPolicy::kH264));
   EXPECT_EQ(again.reason, Reason::kAlreadyOptimized) << again.message;
   const Outcome kept = optimize(in, perceptual(Mode::kCompact));
-  EXPECT_FALSE(kept.replaced());
-  EXPECT_EQ(kept.reason, Reason::kUnsupportedVariant) << kept.message;
+  ASSERT_TRUE(kept.replaced()) << kept.message;
+  EXPECT_EQ(streams(kept.bytes), streams(in));
 }
 
 // H.264 in AVI with x264's B-pyramid: every frame shows two frames late, in the output too.

@@ -128,13 +128,8 @@ TEST(VideoCorpus, OtherCodecAvis) {
         continue;
       }
       if (file.filename().string().rfind("megamind", 0) == 0) {  // Xvid at about 800 kbit/s
-        // Its own codec is not used; as H.264 no setting at the floor is smaller.
-        if (codec == VideoCodecPolicy::kKeep) {
-          EXPECT_EQ(o.reason, Reason::kUnsupportedVariant) << o.message;
-        } else {
-          EXPECT_EQ(o.reason, Reason::kNoGain) << o.message;
-          EXPECT_NE(o.message.find("SSIMULACRA2 80.0"), std::string::npos) << o.message;
-        }
+        EXPECT_EQ(o.reason, Reason::kNoGain) << o.message;
+        EXPECT_NE(o.message.find("SSIMULACRA2 80.0"), std::string::npos) << o.message;
         continue;
       }
       if (!o.replaced()) {

@@ -136,11 +136,6 @@ bool converts_to_h264(std::string_view codec) {
 
 std::optional<EncoderChoice> encoder_for(std::string_view codec, bool to_h264, int value) {
   if (to_h264 && converts_to_h264(codec)) return EncoderChoice{"libx264", "crf", value, {}};
-  // MPEG-4 part 2 and MS-MPEG4 go only to H.264: on the corpus the frame gate scored
-  // libavcodec's own MPEG-4 part 2 re-encode of mpeg4.mp4 up to 12 points above what an
-  // independent ffmpeg decode of the written file scores (73.8 against 61.7 on frame 94), so the
-  // gate cannot vouch for those outputs until that is understood.
-  if (converts_to_h264(codec)) return std::nullopt;
   return same_codec_encoder(codec, value);
 }
 

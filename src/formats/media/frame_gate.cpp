@@ -55,9 +55,17 @@ void describe(const Demuxer& demuxer, VideoFrames& out) {
   out.height = uint32_t(std::max(p->height, 0));
   const char* name = av_get_pix_fmt_name(AVPixelFormat(p->format));
   out.pixel_format = name ? name : "unknown";
+  // Decoders say yuvj420p for a full-range stream that another file tags as yuv420p + pc.
+  out.full_range = p->color_range == AVCOL_RANGE_JPEG;
+  if (out.pixel_format.rfind("yuvj", 0) == 0) {
+    out.pixel_format.erase(3, 1);
+    out.full_range = true;
+  }
 }
 
-// Converts decoded frames to packed RGB as ffmpeg-based readers do (bicubic chroma scaling).
+// Converts decoded frames to packed RGB as ffmpeg-based readers do (bicubic chroma scaling,
+// the frame's own range and colour matrix): a file whose range or matrix tags changed shows
+// other colours in those readers, and must score so here.
 class RgbConverter {
  public:
   ImageRgb8 convert(const AVFrame* frame) {
@@ -69,6 +77,7 @@ class RgbConverter {
     if (!scale_)
       throw FormatError(Reason::kUnsupportedVariant, 0,
                         "libswscale cannot convert the frames to RGB");
+    use_frame_colours(frame);
     ImageRgb8 image;
     image.width = uint32_t(frame->width);
     image.height = uint32_t(frame->height);
@@ -84,6 +93,24 @@ class RgbConverter {
   }
 
  private:
+  // Full or limited range and the YUV matrix as the frame is tagged (untagged: BT.601, and the
+  // range the pixel format implies), like ffmpeg's scale filter; RGB out is full range.
+  void use_frame_colours(const AVFrame* frame) {
+    int* table = nullptr;
+    int* unused = nullptr;
+    int src_range = 0, dst_range = 0, brightness = 0, contrast = 0, saturation = 0;
+    if (sws_getColorspaceDetails(scale_.get(), &table, &src_range, &unused, &dst_range, &brightness,
+                                 &contrast, &saturation) < 0)
+      return;  // RGB or other non-YUV input: nothing to choose
+    const int space =
+        frame->colorspace == AVCOL_SPC_UNSPECIFIED ? SWS_CS_DEFAULT : int(frame->colorspace);
+    if (frame->color_range == AVCOL_RANGE_JPEG) src_range = 1;
+    if (frame->color_range == AVCOL_RANGE_MPEG) src_range = 0;
+    sws_setColorspaceDetails(scale_.get(), sws_getCoefficients(space), src_range,
+                             sws_getCoefficients(SWS_CS_DEFAULT), dst_range, brightness, contrast,
+                             saturation);
+  }
+
   static constexpr size_t kScalePadding = 64;
   std::unique_ptr<SwsContext, ScaleDeleter> scale_;
 };

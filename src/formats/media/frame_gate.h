@@ -21,7 +21,8 @@ namespace lighten::media {
 struct VideoFrames {
   std::string codec;  // libavcodec's name: "h264", "mjpeg", ...
   uint32_t width = 0, height = 0;
-  std::string pixel_format;  // "yuv420p", ...
+  std::string pixel_format;  // "yuv420p", ... ("yuvj420p" reads as "yuv420p" at full range)
+  bool full_range = false;   // samples use 0..255, not 16..235 (tagged, or a yuvj format)
   int64_t packets = 0;       // of the first video stream, as demuxed
   int64_t frames = 0;        // decoded
   // Every stream of the file, "video h264 568x320" / "audio aac" / "data none", in order.

@@ -36,8 +36,8 @@ bool to_h264(const Policy& policy) { return policy.video_codec == VideoCodecPoli
 // not change (their RGB frames would become YUV 4:2:0, another colour representation).
 std::string not_reencoded(const VideoFrames& probe) {
   const std::string known =
-      "H.264 and HEVC are re-encoded with their own codec; MPEG-4 part 2 and MS-MPEG4 only into "
-      "H.264, with --video-codec h264";
+      "H.264, HEVC, MPEG-4 part 2 and MS-MPEG4 v2/v3 are; --video-codec h264 turns MPEG-4 part 2 "
+      "and MS-MPEG4 into H.264";
   if (probe.pixel_format.find("rgb") != std::string::npos ||
       probe.pixel_format.find("pal8") != std::string::npos)
     return probe.codec + " video is not re-encoded: its frames are " + probe.pixel_format +
@@ -91,6 +91,14 @@ Outcome optimize_media(ByteView input, Context& context) {
       choice.marker = fmt::format("{} {} {}, SSIMULACRA2 floor {:.1f}", choice.encoder, choice.knob,
                                   choice.value, floor);
     c.bytes = reencode_video(input, choice, &context);
+    // Readers would show other colours: no setting of this encoder can do better.
+    const VideoFrames written = probe_video(c.bytes);
+    if (written.pixel_format != probe.pixel_format || written.full_range != probe.full_range)
+      throw FormatError(
+          Reason::kUnsupportedVariant, 0,
+          fmt::format("the {} encoder writes {}{} where the video is {}{}", choice.encoder,
+                      written.pixel_format, written.full_range ? " full range" : "",
+                      probe.pixel_format, probe.full_range ? " full range" : ""));
     c.gate = frame_gate(input, c.bytes, floor, samples, kTileMargin, &context);
     ++tried;
     return c;
@@ -174,6 +182,7 @@ Verdict verify_media(ByteView input, ByteView output, Context& context) {
   if (expected != b.streams)
     return {false, "the streams changed: " + fmt::format("{}", fmt::join(b.streams, ", ")), {}};
   if (a.pixel_format != b.pixel_format) return {false, "the pixel format changed", {}};
+  if (a.full_range != b.full_range) return {false, "the colour range changed", {}};
   const GateResult gate =
       frame_gate(input, output, quality_floor(policy), kEveryFrame, kTileMargin, &context);
   if (!gate.passes) return {false, gate.problem, {}};
