@@ -266,7 +266,8 @@ TEST(PdfStructure, FlateImagesGetPngPredictorsWithTheSameSamples) {
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
       // Rows alike, neighbours in a row not: the TIFF predictor does badly, PNG's Up well.
-      gray.push_back(unsigned(x * x * x * 7919 + y * ((x * 13) % 7 + 1)) & 0xffff);
+      const unsigned ux = unsigned(x), uy = unsigned(y);  // wraps, by design
+      gray.push_back((ux * ux * ux * 7919u + uy * ((ux * 13u) % 7u + 1u)) & 0xffffu);
       tiff.push_back((gray.back() - (x ? gray[gray.size() - 2] : 0)) & 0xffff);
     }
   auto objects = two_pages(false);
