@@ -15,6 +15,7 @@
 #include "core/errors.h"
 #include "formats/media/av_reencode.h"
 #include "formats/media/frame_gate.h"
+#include "support/command.h"
 #include "support/corpus.h"
 
 namespace lighten::media {
@@ -22,16 +23,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string run_text(const std::string& cmd) {
-  std::string out;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
-  pclose(pipe);
-  return out;
-}
+using testing::command_output;
 
 class Reencode : public ::testing::Test {
  protected:
@@ -54,7 +46,7 @@ class Reencode : public ::testing::Test {
   // ffprobe's view of what must not change, one line per stream plus the file's tags. The MOV
   // muxer writes no language for "und" (undetermined), as ffmpeg -c copy does: not compared.
   static std::string shape(const fs::path& file) {
-    std::string s = run_text(
+    std::string s = command_output(
         "ffprobe -v error -count_frames -show_entries "
         "stream=codec_type,codec_name,width,height,pix_fmt,nb_read_frames,avg_frame_rate:"
         "stream_side_data=rotation:stream_tags:format_tags -of compact " +
@@ -78,8 +70,8 @@ class Reencode : public ::testing::Test {
   }
 
   static std::string audio_hashes(const fs::path& file) {
-    return run_text("ffmpeg -nostdin -v quiet -i " + file.string() +
-                    " -map 0:a -c copy -f framemd5 - | grep -v '^#'");
+    return command_output("ffmpeg -nostdin -v quiet -i " + file.string() +
+                          " -map 0:a -c copy -f framemd5 - | grep -v '^#'");
   }
 
   fs::path dir_;
@@ -99,7 +91,7 @@ TEST_F(Reencode, H264Mp4KeepsStreamsMetadataAndAudio) {
   EXPECT_EQ(shape(out), shape(in));
   EXPECT_NE(shape(in).find("title=Hello"), std::string::npos) << shape(in);
   EXPECT_EQ(audio_hashes(out), audio_hashes(in));
-  EXPECT_EQ(run_text("ffmpeg -nostdin -v error -i " + out.string() + " -f null - 2>&1"), "");
+  EXPECT_EQ(command_output("ffmpeg -nostdin -v error -i " + out.string() + " -f null - 2>&1"), "");
   const GateResult g = frame_gate(input, output, 50, 8, 20);
   EXPECT_TRUE(g.passes) << g.problem;
 }
@@ -141,10 +133,11 @@ TEST_F(Reencode, HevcMp4KeepsItsTagAndFrames) {
   testing::write_file(out, output);
   EXPECT_EQ(shape(out), shape(in));
   EXPECT_LT(output.size(), fs::file_size(in));
-  EXPECT_EQ(run_text("ffprobe -v error -select_streams v -show_entries stream=codec_tag_string -of "
+  EXPECT_EQ(
+      command_output("ffprobe -v error -select_streams v -show_entries stream=codec_tag_string -of "
                      "csv=p=0 " +
                      out.string()),
-            "hvc1\n");
+      "hvc1\n");
 }
 
 TEST_F(Reencode, Mpeg4AviKeepsItsFramesAndAudio) {
@@ -170,10 +163,10 @@ TEST_F(Reencode, AviMarkerFollowsTheSoftwareTag) {
   EXPECT_EQ(probe_video(output).marker, "mpeg4 qscale 5");
   const fs::path out = dir_ / "out.avi";
   testing::write_file(out, output);
-  const std::string before =
-      run_text("ffprobe -v error -show_entries format_tags=software -of csv=p=0 " + in.string());
-  const std::string after =
-      run_text("ffprobe -v error -show_entries format_tags=software -of csv=p=0 " + out.string());
+  const std::string before = command_output(
+      "ffprobe -v error -show_entries format_tags=software -of csv=p=0 " + in.string());
+  const std::string after = command_output(
+      "ffprobe -v error -show_entries format_tags=software -of csv=p=0 " + out.string());
   ASSERT_FALSE(before.empty());
   EXPECT_EQ(after, before.substr(0, before.size() - 1) + "; lighten: mpeg4 qscale 5\n");
 }
@@ -188,7 +181,7 @@ TEST_F(Reencode, Mpeg4AviBecomesH264InAvi) {
   expected.replace(expected.find("codec_name=mpeg4"), 16, "codec_name=h264");
   EXPECT_EQ(shape(out), expected);
   EXPECT_EQ(audio_hashes(out), audio_hashes(in));
-  EXPECT_EQ(run_text("ffmpeg -nostdin -v error -i " + out.string() + " -f null - 2>&1"), "");
+  EXPECT_EQ(command_output("ffmpeg -nostdin -v error -i " + out.string() + " -f null - 2>&1"), "");
   EXPECT_LT(output.size(), fs::file_size(in));
 }
 
@@ -199,10 +192,11 @@ TEST_F(Reencode, DivX3AviKeepsItsTag) {
   const fs::path out = dir_ / "out.avi";
   testing::write_file(out, output);
   EXPECT_EQ(shape(out), shape(in));
-  EXPECT_EQ(run_text("ffprobe -v error -select_streams v -show_entries stream=codec_tag_string -of "
+  EXPECT_EQ(
+      command_output("ffprobe -v error -select_streams v -show_entries stream=codec_tag_string -of "
                      "csv=p=0 " +
                      out.string()),
-            "DIV3\n");
+      "DIV3\n");
   EXPECT_LT(output.size(), fs::file_size(in));
 }
 

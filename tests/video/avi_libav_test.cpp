@@ -13,6 +13,7 @@
 
 #include "formats/video/avi_file.h"
 #include "lighten/lighten.h"
+#include "support/command.h"
 #include "support/corpus.h"
 
 namespace lighten {
@@ -20,16 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string run_text(const std::string& cmd) {
-  std::string out;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
-  pclose(pipe);
-  return out;
-}
+using testing::command_output;
 
 Policy perceptual(Mode mode, VideoCodecPolicy codec = VideoCodecPolicy::kKeep) {
   Policy p;
@@ -62,7 +54,7 @@ class AviLibav : public ::testing::Test {
   std::string streams(const Bytes& file) {
     const fs::path path = dir_ / "probe.avi";
     testing::write_file(path, file);
-    return run_text(
+    return command_output(
         "ffprobe -v error -count_frames -show_entries "
         "stream=codec_type,codec_name,codec_tag_string,width,height,pix_fmt,nb_read_frames,"
         "avg_frame_rate,sample_rate -of compact " +
@@ -72,14 +64,14 @@ class AviLibav : public ::testing::Test {
   std::string audio_hashes(const Bytes& file) {
     const fs::path path = dir_ / "audio.avi";
     testing::write_file(path, file);
-    return run_text("ffmpeg -nostdin -v quiet -i " + path.string() +
-                    " -map 0:a -c copy -f framemd5 - | grep -v '^#'");
+    return command_output("ffmpeg -nostdin -v quiet -i " + path.string() +
+                          " -map 0:a -c copy -f framemd5 - | grep -v '^#'");
   }
 
   std::string decode_errors(const Bytes& file) {
     const fs::path path = dir_ / "decode.avi";
     testing::write_file(path, file);
-    return run_text("ffmpeg -nostdin -v error -i " + path.string() + " -f null - 2>&1");
+    return command_output("ffmpeg -nostdin -v error -i " + path.string() + " -f null - 2>&1");
   }
 
   fs::path dir_;
