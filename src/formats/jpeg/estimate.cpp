@@ -1,9 +1,12 @@
 #include "formats/jpeg/estimate.h"
+#include "formats/jpeg/huffman_stats.h"
 #include "formats/jpeg/zigzag.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstdlib>
+#include <optional>
 
 namespace lighten::jpeg {
 namespace {
@@ -37,69 +40,16 @@ struct Gather {
 }  // namespace
 
 uint64_t huffman_bits(const uint32_t (&freq_in)[256], int* symbols) {
-  // jpeg_gen_optimal_table (jchuff.c), counting instead of building the table.
-  long freq[257];
-  int codesize[257] = {};
-  int others[257];
-  for (int i = 0; i < 256; ++i) freq[i] = freq_in[i];
-  freq[256] = 1;  // reserves one code point so no code is all ones
-  std::fill(std::begin(others), std::end(others), -1);
-  for (;;) {
-    int c1 = -1, c2 = -1;
-    long v = 1000000000L;
-    for (int i = 0; i <= 256; ++i)
-      if (freq[i] && freq[i] <= v) {
-        v = freq[i];
-        c1 = i;
-      }
-    v = 1000000000L;
-    for (int i = 0; i <= 256; ++i)
-      if (freq[i] && freq[i] <= v && i != c1) {
-        v = freq[i];
-        c2 = i;
-      }
-    if (c2 < 0) break;
-    freq[c1] += freq[c2];
-    freq[c2] = 0;
-    ++codesize[c1];
-    while (others[c1] >= 0) {
-      c1 = others[c1];
-      ++codesize[c1];
-    }
-    others[c1] = c2;
-    ++codesize[c2];
-    while (others[c2] >= 0) {
-      c2 = others[c2];
-      ++codesize[c2];
-    }
-  }
-  int bits[33] = {};
-  for (int i = 0; i <= 256; ++i)
-    if (codesize[i]) ++bits[std::min(codesize[i], 32)];
-  for (int i = 32; i > 16; --i) {
-    while (bits[i] > 0) {
-      int j = i - 2;
-      while (bits[j] == 0) --j;
-      bits[i] -= 2;
-      bits[i - 1] += 1;
-      bits[j + 1] += 2;
-      bits[j] -= 1;
-    }
-  }
-  int i = 16;
-  while (bits[i] == 0) --i;
-  bits[i] -= 1;  // the reserved code point
-  // Assign lengths to symbols by decreasing frequency, as the table build order implies.
-  int order[256];
-  int n = 0;
-  for (int s = 0; s < 256; ++s)
-    if (freq_in[s]) order[n++] = s;
-  std::stable_sort(order, order + n, [&](int a, int b) { return freq_in[a] > freq_in[b]; });
+  // The very table libjpeg builds for these counts (Annex K, as huffman_stats writes it).
+  std::array<uint64_t, 256> freq{};
+  for (size_t i = 0; i < 256; ++i) freq[i] = freq_in[i];
+  const std::optional<HuffmanCode> code = optimal_huffman_code(freq);
+  if (symbols) *symbols = code ? int(code->values.size()) : 0;
+  if (!code) return 0;
   uint64_t total = 0;
-  int k = 0;
-  for (int len = 1; len <= 16; ++len)
-    for (int c = 0; c < bits[len] && k < n; ++c) total += uint64_t(freq_in[order[k++]]) * len;
-  if (symbols) *symbols = n;
+  size_t k = 0;
+  for (size_t len = 1; len <= 16; ++len)
+    for (int c = 0; c < code->bits[len]; ++c, ++k) total += freq[code->values[k]] * len;
   return total;
 }
 

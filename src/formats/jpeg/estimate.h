@@ -34,8 +34,8 @@ class ComponentIndex {
   std::vector<uint64_t> masks_;  // kMaxAl masks per block: bit k set when |coef[zigzag k]| >> al
 };
 
-// Lengths of libjpeg's optimal Huffman code for `freq` (jpeg_gen_optimal_table: one reserved
-// code point, lengths limited to 16 bits); returns the total bits and the symbol count.
+// Bits of `freq`'s symbols under libjpeg's optimal Huffman code for them (optimal_huffman_code);
+// returns the total bits and the symbol count.
 uint64_t huffman_bits(const uint32_t (&freq)[256], int* symbols);
 
 }  // namespace lighten::jpeg
