@@ -102,13 +102,17 @@ class RgbConverter {
     if (sws_getColorspaceDetails(scale_.get(), &table, &src_range, &unused, &dst_range, &brightness,
                                  &contrast, &saturation) < 0)
       return;  // RGB or other non-YUV input: nothing to choose
+    const int current_range = src_range;
     const int space =
         frame->colorspace == AVCOL_SPC_UNSPECIFIED ? SWS_CS_DEFAULT : int(frame->colorspace);
     if (frame->color_range == AVCOL_RANGE_JPEG) src_range = 1;
     if (frame->color_range == AVCOL_RANGE_MPEG) src_range = 0;
-    sws_setColorspaceDetails(scale_.get(), sws_getCoefficients(space), src_range,
-                             sws_getCoefficients(SWS_CS_DEFAULT), dst_range, brightness, contrast,
-                             saturation);
+    const int* wanted = sws_getCoefficients(space);
+    // Setting the details rebuilds libswscale's tables: only when the context holds others
+    // (it keeps a copy of the four coefficients).
+    if (table && std::equal(wanted, wanted + 4, table) && src_range == current_range) return;
+    sws_setColorspaceDetails(scale_.get(), wanted, src_range, sws_getCoefficients(SWS_CS_DEFAULT),
+                             dst_range, brightness, contrast, saturation);
   }
 
   static constexpr size_t kScalePadding = 64;
