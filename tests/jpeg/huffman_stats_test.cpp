@@ -8,6 +8,10 @@
 #include <jpeglib.h>
 // clang-format on
 
+// libjpeg's Annex K table builder: exported by libjpeg-turbo, declared only in its private
+// jchuff.h.
+extern "C" void jpeg_gen_optimal_table(j_compress_ptr cinfo, JHUFF_TBL* htbl, long freq[]);
+
 #include <array>
 #include <cstdlib>
 #include <cstring>
@@ -138,6 +142,37 @@ TEST(HuffmanStats, OptimalCodeFollowsAnnexK) {
   EXPECT_EQ(symbols, 40u);
   EXPECT_EQ(skewed->values.size(), 40u);
   EXPECT_LE(kraft, 1.0 - 1.0 / 65536 + 1e-12);
+}
+
+TEST(HuffmanStats, OptimalCodeBreaksTiesAsLibjpeg) {
+  // Many equal frequencies make the order of merging decide the code; libjpeg's own table
+  // builder (exported as jpeg_gen_optimal_table) is the reference.
+  jpeg_compress_struct c{};
+  jpeg_error_mgr err{};
+  c.err = jpeg_std_error(&err);
+  jpeg_create_compress(&c);
+  uint32_t state = 12345;
+  auto next = [&] { return state = state * 1103515245u + 12345u, state >> 16; };
+  for (int round = 0; round < 300; ++round) {
+    std::array<uint64_t, 256> freq{};
+    long theirs[257] = {};
+    const unsigned range = round % 3 == 0 ? 3 : round % 3 == 1 ? 50 : 100000;
+    const unsigned used = 1 + next() % 256;
+    for (unsigned i = 0; i < used; ++i) {
+      const size_t s = next() % 256;
+      freq[s] = 1 + next() % range;
+      theirs[s] = long(freq[s]);
+    }
+    JHUFF_TBL table{};
+    jpeg_gen_optimal_table(&c, &table, theirs);
+    const auto ours = optimal_huffman_code(freq);
+    ASSERT_TRUE(ours.has_value());
+    for (int len = 1; len <= 16; ++len)
+      EXPECT_EQ(ours->bits[size_t(len)], table.bits[len]) << round;
+    for (size_t k = 0; k < ours->values.size(); ++k)
+      EXPECT_EQ(ours->values[k], table.huffval[k]) << round << " value " << k;
+  }
+  jpeg_destroy_compress(&c);
 }
 
 }  // namespace

@@ -360,10 +360,13 @@ Bytes write_coefficients(CoefficientImage& image, const WriteOptions& options) {
   std::memset(&w->info, 0, sizeof(w->info));
   init_error_mgr(w->err);
   w->info.err = &w->err.pub;
-  std::optional<SymbolCounts> counts;
-  if (options.scans == WriteOptions::Scans::kSequential)
-    counts = count_sequential_symbols(image, options.restart_interval);
-  bool ok = write_raw(w.get(), image.state(), &options, counts ? &*counts : nullptr);
+  std::optional<SymbolCounts> counted;
+  const SymbolCounts* counts = nullptr;
+  if (options.scans == WriteOptions::Scans::kSequential) {
+    if (!options.counts) counted = count_sequential_symbols(image, options.restart_interval);
+    counts = options.counts ? options.counts : counted ? &*counted : nullptr;
+  }
+  bool ok = write_raw(w.get(), image.state(), &options, counts);
   Bytes out;
   if (ok) out.assign(w->dest.buffer, w->dest.buffer + w->dest.size);
   if (w->created) jpeg_destroy_compress(&w->info);

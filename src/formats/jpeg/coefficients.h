@@ -61,11 +61,15 @@ class CoefficientImage {
 // fingerprints decode to the same pixels.
 DecodedFingerprint fingerprint_coefficients(CoefficientImage& image);
 
+struct SymbolCounts;  // huffman_stats.h
+
 struct WriteOptions {
   enum class Scans { kSequential, kSimpleProgressive, kScript };
   Scans scans = Scans::kSequential;
   std::vector<jpeg_scan_info> script;  // for kScript
   unsigned restart_interval = 0;       // in MCUs; 0 = none
+  // kSequential: symbol counts already made with this restart interval (else counted here).
+  const SymbolCounts* counts = nullptr;
 };
 
 // Writes the coefficients as a JPEG with optimal Huffman tables and no markers of libjpeg's own

@@ -35,7 +35,33 @@ struct Gather {
     eobrun = 0;
     be = 0;
   }
+  // `count` blocks with nothing in the band, as that many EOB-run increments (a run is sent
+  // whenever it reaches its longest, 0x7FFF).
+  void add_empty_blocks(uint64_t count) {
+    uint64_t total = eobrun + count;
+    while (total >= kLongestEobRun) {
+      eobrun = kLongestEobRun;
+      emit_eobrun();
+      total -= kLongestEobRun;
+    }
+    eobrun = uint32_t(total);
+  }
+  static constexpr uint32_t kLongestEobRun = 0x7FFF;
 };
+
+// Bytes of one scan from its statistics: entropy data scaled from the sampled rows to all,
+// restart markers, and the DHT and SOS segments.
+size_t scan_bytes(const uint32_t (&freq)[256], uint64_t raw_bits, uint64_t restarts, double scale) {
+  int symbols = 0;
+  const uint64_t bits = huffman_bits(freq, &symbols) + raw_bits;
+  // Data and restarts scale with the rows sampled; the table and header do not.
+  double data = double((bits + 7) / 8) * (1 + 1.0 / 256);  // about one stuffed zero per 0xFF
+  data += double(restarts) * 2.5;                          // RST markers and padding bits
+  size_t bytes = size_t(data * scale);
+  if (symbols) bytes += 4 + 1 + 16 + size_t(symbols);  // DHT
+  bytes += 10;                                         // SOS with one component
+  return bytes;
+}
 
 }  // namespace
 
@@ -161,14 +187,89 @@ size_t ComponentIndex::estimate(const ScanBand& band, unsigned restart_interval)
     }
   }
   g.emit_eobrun();
-  int symbols = 0;
-  const uint64_t bits = huffman_bits(g.freq, &symbols) + g.raw_bits;
-  // Data and restarts scale with the rows sampled; the table and header do not.
-  double data = double((bits + 7) / 8) * (1 + 1.0 / 256);  // about one stuffed zero per 0xFF
-  data += double(restarts) * 2.5;                          // RST markers and padding bits
-  size_t bytes = size_t(data * scale_);
-  if (symbols) bytes += 4 + 1 + 16 + size_t(symbols);  // DHT
-  bytes += 10;                                         // SOS with one component
+  return scan_bytes(g.freq, g.raw_bits, restarts, scale_);
+}
+
+std::vector<size_t> ComponentIndex::estimate_first_scans(int ss, const std::vector<int>& ends,
+                                                         int al, unsigned restart_interval) const {
+  const size_t n = ends.size();
+  if (n == 0) return {};
+  if (al >= kMaxAl || ss < 1 || ends.back() > 63 || !std::is_sorted(ends.begin(), ends.end()) ||
+      ends.front() < ss)
+    return std::vector<size_t>(n, SIZE_MAX);
+  // A band ss..ends[j] sends what ss..ends[j-1] sends plus the symbols of coefficients past
+  // ends[j-1]: symbols are counted once, in the segment of their coefficient, and summed per
+  // end at the close. EOB runs differ per end and are kept per end.
+  std::array<uint8_t, 64> segment{};  // the first end at or after each position
+  for (int k = ss, j = 0; k <= ends.back(); ++k) {
+    while (ends[size_t(j)] < k) ++j;
+    segment[size_t(k)] = uint8_t(j);
+  }
+  std::vector<Gather> end_state(n);
+  std::vector<Gather> segment_symbols(n);  // freq and raw_bits only
+  const uint64_t in_band = band_mask(ss, ends.back());
+  uint64_t empty = 0;  // blocks empty for every end, not yet added to the runs
+  auto settle_empty = [&] {
+    if (empty == 0) return;
+    for (Gather& g : end_state) g.add_empty_blocks(empty);
+    empty = 0;
+  };
+  unsigned to_go = restart_interval;
+  uint64_t restarts = 0;
+  const uint64_t* m = masks_.data();
+  for (JDIMENSION r = 0; r < height_; ++r) {
+    const JBLOCK* row = rows_[r];
+    for (JDIMENSION b = 0; b < width_; ++b, m += kMaxAl) {
+      if (restart_interval) {
+        if (to_go == 0) {
+          settle_empty();
+          for (Gather& g : end_state) g.emit_eobrun();
+          ++restarts;
+          to_go = restart_interval;
+        }
+        --to_go;
+      }
+      uint64_t nonzero = m[al] & in_band;
+      if (!nonzero) {
+        ++empty;
+        continue;
+      }
+      settle_empty();
+      const size_t first = segment[size_t(std::countr_zero(nonzero))];
+      for (size_t j = 0; j < first; ++j) end_state[j].add_empty_blocks(1);
+      for (size_t j = first; j < n; ++j) {
+        end_state[j].emit_eobrun();  // the block's first symbol follows
+        if (!(nonzero >> ends[j] & 1)) end_state[j].add_empty_blocks(1);  // its EOB
+      }
+      const JCOEF* block = row[b];
+      int prev = ss - 1;
+      while (nonzero) {
+        int k = std::countr_zero(nonzero);
+        nonzero &= nonzero - 1;
+        int run = k - prev - 1;
+        prev = k;
+        Gather& g = segment_symbols[segment[size_t(k)]];
+        for (; run > 15; run -= 16) ++g.freq[0xF0];
+        int nbits = bit_length(unsigned(std::abs(block[kZigzag[k]])) >> al);
+        ++g.freq[(run << 4) + nbits];
+        g.raw_bits += unsigned(nbits);
+      }
+    }
+  }
+  settle_empty();
+  std::vector<size_t> bytes(n);
+  uint32_t freq[256] = {};
+  uint64_t raw_bits = 0;
+  for (size_t j = 0; j < n; ++j) {
+    Gather& g = end_state[j];
+    g.emit_eobrun();
+    raw_bits += segment_symbols[j].raw_bits;
+    for (int s = 0; s < 256; ++s) {
+      freq[s] += segment_symbols[j].freq[s];
+      g.freq[s] += freq[s];
+    }
+    bytes[j] = scan_bytes(g.freq, g.raw_bits + raw_bits, restarts, scale_);
+  }
   return bytes;
 }
 

@@ -25,6 +25,10 @@ class ComponentIndex {
   // Bytes a single-component AC scan would take: entropy data, its DHT segment, the SOS
   // header and restart markers. `restart_interval` is in MCUs (one block per MCU here).
   size_t estimate(const ScanBand& band, unsigned restart_interval) const;
+  // estimate({ss, ends[j], 0, al}) for every end (ascending, ss..63) in one pass over the
+  // blocks: the band search costs every split of a progression this way.
+  std::vector<size_t> estimate_first_scans(int ss, const std::vector<int>& ends, int al,
+                                           unsigned restart_interval) const;
 
  private:
   static constexpr int kMaxAl = 4;

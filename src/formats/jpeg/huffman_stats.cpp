@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdlib>
+#include <utility>
 
 #include "formats/jpeg/zigzag.h"
 
@@ -178,32 +180,58 @@ std::optional<SymbolCounts> count_sequential_symbols(CoefficientImage& image,
   return counts;
 }
 
+uint64_t sequential_bytes_lower_bound(const SymbolCounts& counts) {
+  // Shannon's bound per component: a table shared by several components costs at least the
+  // sum of their own entropies.
+  auto entropy_bits = [](const std::array<uint64_t, 256>& freq) {
+    uint64_t total = 0;
+    for (uint64_t f : freq) total += f;
+    double bits = 0;
+    for (uint64_t f : freq)
+      if (f) bits += double(f) * std::log2(double(total) / double(f));
+    return bits;
+  };
+  double bits = 0;
+  for (size_t ci = 0; ci < counts.dc.size(); ++ci) {
+    bits += entropy_bits(counts.dc[ci]) + entropy_bits(counts.ac[ci]);
+    for (size_t s = 0; s < 256; ++s)  // a DC category or an AC symbol's low nibble: extra bits
+      bits += double(counts.dc[ci][s] * (s & 15) + counts.ac[ci][s] * (s & 15));
+  }
+  const double bytes = bits / 8 * (1 - 1e-9);  // rounding of the sum must not lift the bound
+  return bytes > 0 ? uint64_t(bytes) : 0;
+}
+
 std::optional<HuffmanCode> optimal_huffman_code(const std::array<uint64_t, 256>& frequencies) {
   // Symbol 256 is the reserved code point: it takes the longest code, which is then dropped.
   constexpr int kSymbols = 257;
   constexpr int kMaxLength = 32;
-  std::array<uint64_t, kSymbols> freq{};
-  bool any = false;
-  for (int i = 0; i < 256; ++i) {
-    freq[size_t(i)] = frequencies[size_t(i)];
-    any = any || freq[size_t(i)] != 0;
-  }
-  if (!any) return std::nullopt;
-  freq[256] = 1;
+  // Live subtrees by (frequency, symbol): the two least frequent come first, and among equals
+  // the higher symbol, as Annex K.2 and libjpeg choose (so the tables, and the bytes, match
+  // libjpeg's own optimisation). A heap finds them in log time where libjpeg scans all 257.
+  using Subtree = std::pair<uint64_t, int>;
+  auto later = [](const Subtree& a, const Subtree& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  };
+  std::array<Subtree, kSymbols> heap;
+  size_t live = 0;
+  for (int i = 0; i < 256; ++i)
+    if (frequencies[size_t(i)]) heap[live++] = {frequencies[size_t(i)], i};
+  if (live == 0) return std::nullopt;
+  heap[live++] = {1, 256};
+  std::make_heap(heap.begin(), heap.begin() + std::ptrdiff_t(live), later);
+  auto pop = [&] {
+    std::pop_heap(heap.begin(), heap.begin() + std::ptrdiff_t(live), later);
+    return heap[--live];
+  };
   std::array<int, kSymbols> length{};
   std::array<int, kSymbols> next_in_tree;  // the symbols merged into one subtree, as a chain
   next_in_tree.fill(-1);
-  for (;;) {
-    // The two least frequent subtrees; among equals the higher symbol (as Annex K.2 and libjpeg
-    // do, so the tables, and the bytes, match libjpeg's own optimisation).
-    int c1 = -1, c2 = -1;
-    for (int i = 0; i < kSymbols; ++i)
-      if (freq[size_t(i)] && (c1 < 0 || freq[size_t(i)] <= freq[size_t(c1)])) c1 = i;
-    for (int i = 0; i < kSymbols; ++i)
-      if (freq[size_t(i)] && i != c1 && (c2 < 0 || freq[size_t(i)] <= freq[size_t(c2)])) c2 = i;
-    if (c2 < 0) break;
-    freq[size_t(c1)] += freq[size_t(c2)];
-    freq[size_t(c2)] = 0;
+  while (live > 1) {
+    const auto [f1, first] = pop();
+    const auto [f2, second] = pop();
+    heap[live++] = {f1 + f2, first};
+    std::push_heap(heap.begin(), heap.begin() + std::ptrdiff_t(live), later);
+    int c1 = first, c2 = second;
     ++length[size_t(c1)];
     while (next_in_tree[size_t(c1)] >= 0) {
       c1 = next_in_tree[size_t(c1)];
@@ -238,9 +266,13 @@ std::optional<HuffmanCode> optimal_huffman_code(const std::array<uint64_t, 256>&
   HuffmanCode code;
   for (int i = 1; i <= 16; ++i) code.bits[size_t(i)] = uint8_t(count[size_t(i)]);
   // Symbols in order of their unadjusted length, then value: the adjustment keeps that order.
-  for (int len = 1; len <= kMaxLength; ++len)
-    for (int s = 0; s < 256; ++s)
-      if (length[size_t(s)] == len) code.values.push_back(uint8_t(s));
+  std::array<std::pair<int, int>, 256> order;  // (length, symbol)
+  size_t used = 0;
+  for (int s = 0; s < 256; ++s)
+    if (length[size_t(s)]) order[used++] = {length[size_t(s)], s};
+  std::sort(order.begin(), order.begin() + std::ptrdiff_t(used));
+  code.values.reserve(used);
+  for (size_t i = 0; i < used; ++i) code.values.push_back(uint8_t(order[i].second));
   return code;
 }
 

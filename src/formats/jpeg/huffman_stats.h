@@ -26,6 +26,11 @@ struct SymbolCounts {
 std::optional<SymbolCounts> count_sequential_symbols(CoefficientImage& image,
                                                      unsigned restart_interval);
 
+// Fewest bytes any Huffman tables can code these counts in (the symbols' entropy plus their
+// extra bits), whatever components share a table: the written scan is never smaller. Lets the
+// scan search drop a baseline candidate that cannot win without writing it.
+uint64_t sequential_bytes_lower_bound(const SymbolCounts& counts);
+
 // A Huffman code as a DHT segment holds it: codes per length (bits[1..16]) and symbols in code
 // order.
 struct HuffmanCode {

@@ -11,6 +11,7 @@
 #include "core/context.h"
 #include "core/errors.h"
 #include "formats/jpeg/estimate.h"
+#include "formats/jpeg/huffman_stats.h"
 #include "formats/jpeg/markers.h"
 #include "formats/jpeg/restarts.h"
 
@@ -161,8 +162,9 @@ struct Best {
   std::string detail;
   bool progressive = false;
   bool have = false;
-  void offer(Bytes&& bytes, std::string what, bool prog) {
-    if (have && bytes.size() >= jpeg.size()) return;  // ties keep the earlier candidate
+  // Ties keep the earlier candidate, unless this one `wins_ties` (baseline does).
+  void offer(Bytes&& bytes, std::string what, bool prog, bool wins_ties = false) {
+    if (have && (wins_ties ? bytes.size() > jpeg.size() : bytes.size() >= jpeg.size())) return;
     jpeg = std::move(bytes);
     detail = std::move(what);
     progressive = prog;
@@ -179,10 +181,12 @@ ScanResult finish(Best&& best) {
 // Al, the best split of AC 1..63 into first scans (boundaries from kFirstPoints) plus the best
 // split of each refinement pass (kRefinePoints). Scans are costed independently, so each
 // pass is a shortest path over its boundaries.
+constexpr int kFirstPoints[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
+                                12, 14, 16, 18, 20, 23, 26, 30, 35, 42, 64};
+constexpr int kMaxFirstAl = 3;
+
 template <class CostFn>
 std::pair<size_t, AcPlan> best_partitioned_plan(CostFn& cost_of) {
-  static constexpr int kFirstPoints[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
-                                         12, 14, 16, 18, 20, 23, 26, 30, 35, 42, 64};
   static constexpr int kRefinePoints[] = {1, 2, 3, 4, 6, 9, 12, 16, 24, 32, 64};
   auto split = [&](const int* points, int count, int ah, int al) {
     std::vector<size_t> best(size_t(count), SIZE_MAX);
@@ -203,7 +207,7 @@ std::pair<size_t, AcPlan> best_partitioned_plan(CostFn& cost_of) {
   };
   size_t best_cost = SIZE_MAX;
   AcPlan best_plan;
-  for (int al = 0; al <= 3; ++al) {
+  for (int al = 0; al <= kMaxFirstAl; ++al) {
     auto [cost, plan] = split(kFirstPoints, int(std::size(kFirstPoints)), 0, al);
     for (int level = al; level > 0; --level) {
       auto [c, bands] = split(kRefinePoints, int(std::size(kRefinePoints)), level, level - 1);
@@ -261,6 +265,16 @@ void estimated_search(CoefficientImage& image, size_t plan_count, bool partition
       }
     }
     if (partition) {
+      // Every first scan the band search may cost, one pass per start (see estimate.h).
+      for (int al = 0; al <= kMaxFirstAl; ++al)
+        for (size_t i = 0; i + 1 < std::size(kFirstPoints); ++i) {
+          std::vector<int> ends;
+          for (size_t j = i + 1; j < std::size(kFirstPoints); ++j)
+            ends.push_back(kFirstPoints[j] - 1);
+          const int ss = kFirstPoints[i];
+          const std::vector<size_t> costs = index.estimate_first_scans(ss, ends, al, band_restart);
+          for (size_t j = 0; j < ends.size(); ++j) memo.try_emplace({ss, ends[j], 0, al}, costs[j]);
+        }
       auto [cost, plan] = best_partitioned_plan(cost_of);
       if (cost < best_cost) {
         s.custom[ci] = std::move(plan);
@@ -296,34 +310,41 @@ void estimated_search(CoefficientImage& image, size_t plan_count, bool partition
 
 ScanResult choose_scans(CoefficientImage& image, ScanMode mode, int effort,
                         unsigned restart_interval, const Context* context) {
-  const bool input_progressive = image.info().progressive_mode;
   Best best;
   WriteOptions o;
   o.restart_interval = restart_interval;
-  if (mode == ScanMode::kBaseline || (mode == ScanMode::kKeep && !input_progressive) ||
-      mode == ScanMode::kSmallest) {
+  auto write_baseline = [&](const SymbolCounts* counts) {
     o.scans = WriteOptions::Scans::kSequential;
-    best.offer(write_coefficients(image, o), "huffman optimised, baseline", false);
-    if (mode != ScanMode::kSmallest) return finish(std::move(best));
+    o.counts = counts;
+    best.offer(write_coefficients(image, o), "huffman optimised, baseline", false, true);
+  };
+  auto write_simple_progressive = [&] {
+    o.scans = WriteOptions::Scans::kSimpleProgressive;
+    best.offer(write_coefficients(image, o), "huffman optimised, progressive", true);
+  };
+  if (mode == ScanMode::kBaseline || (mode == ScanMode::kKeep && !image.info().progressive_mode)) {
+    write_baseline(nullptr);
+    return finish(std::move(best));
   }
   if (mode == ScanMode::kKeep) {
-    o.scans = WriteOptions::Scans::kSimpleProgressive;
-    best.offer(write_coefficients(image, o), "huffman optimised, progressive", true);
+    write_simple_progressive();
     return finish(std::move(best));
   }
-  if (out_of_time(context) && best.have) return finish(std::move(best));
-  if (effort <= 2) {
-    o.scans = WriteOptions::Scans::kSimpleProgressive;
-    best.offer(write_coefficients(image, o), "huffman optimised, progressive", true);
-    return finish(std::move(best));
+  // Progressive or smallest. Smallest also weighs baseline, but writes it only where its
+  // symbol counts leave it a chance against the progressive candidates.
+  std::optional<SymbolCounts> counts;
+  if (mode == ScanMode::kSmallest) counts = count_sequential_symbols(image, restart_interval);
+  if (effort > 2) {
+    const SearchEffort level = search_effort(effort);
+    estimated_search(image, level.plans, level.partition, level.row_step, restart_interval, context,
+                     best);
   }
-  const SearchEffort level = search_effort(effort);
-  estimated_search(image, level.plans, level.partition, level.row_step, restart_interval, context,
-                   best);
-  if (!best.have) {  // no script fitted: fall back to libjpeg's own progression
-    o.scans = WriteOptions::Scans::kSimpleProgressive;
-    best.offer(write_coefficients(image, o), "huffman optimised, progressive", true);
-  }
+  // No script fitted (or effort asked for none): libjpeg's own progression.
+  if (!best.have && !(mode == ScanMode::kSmallest && out_of_time(context)))
+    write_simple_progressive();
+  if (mode == ScanMode::kSmallest &&
+      (!best.have || !counts || sequential_bytes_lower_bound(*counts) < best.jpeg.size()))
+    write_baseline(counts ? &*counts : nullptr);
   return finish(std::move(best));
 }
 
