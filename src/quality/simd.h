@@ -13,8 +13,11 @@
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
 #define LIGHTEN_MULTIVERSION __attribute__((target_clones("arch=x86-64-v3", "default")))
+// AVX2 registers without FMA, for code whose rounding must follow plain multiply and add.
+#define LIGHTEN_MULTIVERSION_NO_FMA __attribute__((target_clones("avx2", "default")))
 #else
 #define LIGHTEN_MULTIVERSION
+#define LIGHTEN_MULTIVERSION_NO_FMA
 #endif
 
 namespace lighten::simd {

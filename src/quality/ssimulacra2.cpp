@@ -351,8 +351,10 @@ class ScalePipeline {
   }
 
   // Computes the SSIM and edge maps of columns [x0, x1) of the current row and adds their sums
-  // and sums of 4th powers to `sums`. Deliberately not built for FMA: contracting the variance
-  // terms (s11 - mu1 * mu1) changes their rounding, and the reference computes them without.
+  // and sums of 4th powers to `sums`. AVX2 where the CPU has it, but deliberately not FMA:
+  // contracting the variance terms (s11 - mu1 * mu1) changes their rounding, and the reference
+  // computes them without.
+  LIGHTEN_MULTIVERSION_NO_FMA
   void pool_maps(int c, const float* img1, const float* img2, uint32_t x0, uint32_t x1,
                  double* sums) const {
     const float* mu1 = vertical_[0];
