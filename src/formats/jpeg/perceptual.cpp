@@ -25,9 +25,12 @@ int starting_quality(double floor) {
 constexpr double kPriorSlope = -6.0;
 
 // Aim a little above the floor: the model is a straight line, the metric is not. Further when
-// extrapolating than when interpolating inside a bracket.
-// The last evaluation aims higher still: a miss there leaves an earlier, larger candidate.
-constexpr double kAimInside = 0.3, kAimOutside = 1.0, kAimLast = 0.8;
+// extrapolating than when interpolating inside a bracket (a miss on the last evaluation leaves
+// an earlier, larger candidate; aiming that one higher cost more than its misses, measured).
+constexpr double kAimInside = 0.3, kAimOutside = 1.0;
+// How far above the floor the best candidate may land before the search spends one evaluation
+// beyond its budget.
+constexpr double kExtraEvaluationSlack = 0.4;
 
 // Search levels: four per quality (level 4q is quality q), higher is finer. Quarter steps
 // matter: at fine scales one step of whole qualities flips many table entries at once.
@@ -111,7 +114,9 @@ PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, c
     return result;
   }
   const int l_lo = kLevelsPerQuality * std::max(10, q_start - 30);
-  const int l_hi = kLevelsPerQuality * std::min(98, q_src);
+  // Up to a little finer than the source: tables never go finer than its own, and a target
+  // there changes only the entries where the shapes differ (a q83 source meets floor 85 there).
+  const int l_hi = kLevelsPerQuality * std::min(98, q_src + 6);
   if (l_hi <= l_lo) {
     result.detail = fmt::format("lossless only (source quality ~q{} already coarse)", q_src);
     return result;
@@ -150,7 +155,8 @@ PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, c
 
   int fail_q = l_lo - 1, pass_q = l_hi + 1;  // bracket: highest failing, lowest passing
   int q = std::clamp(kLevelsPerQuality * q_start, l_lo, l_hi);
-  const int budget = max_evaluations(policy.effort);
+  int budget = max_evaluations(policy.effort);
+  bool extended = false;
   for (int n = 0; n < budget; ++n) {
     if (context && context->out_of_time()) break;
     const Eval e = evaluate(q);
@@ -159,6 +165,17 @@ PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, c
     else
       fail_q = std::max(fail_q, q);
     if (pass_q - fail_q <= 1) break;
+    // A budget spent with the best candidate still well above the floor (scores jump where the
+    // new tables meet the source's) buys one more evaluation inside the bracket.
+    if (n + 1 == budget && !extended) {
+      double best_passing = 0;
+      for (const Eval& x : evals)
+        if (x.passes && x.quality == pass_q) best_passing = x.score;
+      if (best_passing > floor + kExtraEvaluationSlack) {
+        ++budget;
+        extended = true;
+      }
+    }
     // Model score = a + b ln D through the bracket, or else the two latest evaluations.
     const Eval* lo = nullptr;
     const Eval* hi = nullptr;
@@ -176,8 +193,7 @@ PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, c
     if (lo && hi && log_d[size_t(lo->quality)] != log_d[size_t(hi->quality)])
       slope = (hi->score - lo->score) / (log_d[size_t(hi->quality)] - log_d[size_t(lo->quality)]);
     if (!(slope < -1.0)) slope = kPriorSlope;
-    const bool last = n + 2 == budget;
-    const double target = floor + (!inside ? kAimOutside : last ? kAimLast : kAimInside);
+    const double target = floor + (inside ? kAimInside : kAimOutside);
     int next = -1;
     for (int c = fail_q + 1; c < pass_q && c <= l_hi; ++c) {
       const double predicted =
