@@ -92,6 +92,34 @@ TEST(Trellis, NeverGrowsAMagnitudeAndKeepsStrongBlocks) {
   }
 }
 
+TEST(Trellis, DroppingHopelessEndsChangesNothing) {
+  // A skewed rate model (cheap common symbols, dear rare ones) against the same model with a
+  // spread too wide for any end to be dropped: every block comes out the same.
+  uint32_t freq[256] = {};
+  for (int s = 0; s < 256; ++s) freq[s] = (s & 15) <= 2 ? 5000u / (1 + (s >> 4)) : 1u;
+  const RateModel pruned = RateModel::from_frequencies(freq);
+  RateModel full = pruned;
+  full.spread = 1e9f;
+  EXPECT_LE(pruned.spread, 16.0f);
+  uint16_t q_old[64], q_new[64];
+  for (int k = 0; k < 64; ++k) q_old[k] = uint16_t(1 + k / 16), q_new[k] = uint16_t(2 + k / 6);
+  uint32_t seed = 11;
+  for (int trial = 0; trial < 500; ++trial) {
+    JCOEF src[64], a[64], b[64];
+    for (int k = 0; k < 64; ++k) {
+      seed = seed * 1103515245u + 12345u;
+      const int range = k == 0 ? 900 : (trial % 4 + 1) * 90 / (1 + k / 3);
+      src[k] = JCOEF(int(seed >> 16) % (2 * range + 1) - range);
+    }
+    for (double strength : {0.25, 0.5, 2.0}) {
+      const double ea = requantize_block(src, q_old, q_new, &pruned, {strength}, a);
+      const double eb = requantize_block(src, q_old, q_new, &full, {strength}, b);
+      EXPECT_EQ(ea, eb) << trial;
+      for (int k = 0; k < 64; ++k) ASSERT_EQ(a[k], b[k]) << trial << " coefficient " << k;
+    }
+  }
+}
+
 TEST(Trellis, BusyBlocksHideMoreThanSmoothOnes) {
   // The same small coefficient, alone in a smooth block and among strong texture.
   uint16_t q[64];

@@ -35,6 +35,8 @@ int bit_size(int v) { return v ? 32 - std::countl_zero(unsigned(v)) : 0; }
 
 // Baseline limits on quantised magnitudes (8-bit samples): DC 11 bits, AC 10 bits.
 constexpr int kMaxDc = 2047, kMaxAc = 1023;
+// Slack for rounding when the trellis drops an end that can no longer win.
+constexpr double kPruneMargin = 1e-6;
 
 int round_div(int64_t num, int64_t den) {  // nearest, halves away from zero
   const int64_t q = (std::llabs(num) * 2 + den) / (2 * den);
@@ -105,6 +107,8 @@ RateModel RateModel::from_frequencies(const uint32_t (&freq)[256]) {
   }
   m.eob_bits = m.ac_bits[0x00];
   m.zrl_bits = m.ac_bits[0xF0];
+  const auto [lo, hi] = std::minmax_element(std::begin(m.ac_bits), std::end(m.ac_bits));
+  m.spread = *hi - *lo;
   return m;
 }
 
@@ -162,6 +166,14 @@ double requantize_block(const JCOEF* src, const uint16_t* q_old, const uint16_t*
         if (cost < best[i]) best[i] = cost, from[i] = j, value[i] = v;
       }
     }
+    // An end whose cost so far (less the zeroing cost it saved) exceeds the new end's by more
+    // than any symbol's price can differ never wins again: every later step from it runs
+    // longer, and the EOB costs both the same. Dropping it leaves the result as it was.
+    const double reach = best[i] - zero_cost[i] + rate->spread + kPruneMargin;
+    int kept = 0;
+    for (int e = 0; e < n_ends; ++e)
+      if (best[ends[e]] - zero_cost[ends[e]] <= reach) ends[kept++] = ends[e];
+    n_ends = kept;
     ends[n_ends++] = i;
   }
   int last = 0;

@@ -27,6 +27,7 @@ double estimate_quality(const QuantTable& table, bool chroma);
 struct RateModel {
   float ac_bits[256] = {};
   float eob_bits = 4, zrl_bits = 11;
+  float spread = 16;  // at least the largest ac_bits minus the smallest
   static RateModel from_frequencies(const uint32_t (&freq)[256]);
 };
 
