@@ -49,6 +49,24 @@ struct Gather {
   static constexpr uint32_t kLongestEobRun = 0x7FFF;
 };
 
+// Restart markers of a single-component scan, one MCU (block) at a time.
+struct RestartClock {
+  unsigned interval = 0;  // in blocks; 0 = no markers
+  unsigned to_go = interval;
+  uint64_t restarts = 0;
+  // Counts the block; true when a marker comes before it (an EOB run must end there).
+  bool marker_before_block() {
+    if (!interval) return false;
+    const bool marker = to_go == 0;
+    if (marker) {
+      ++restarts;
+      to_go = interval;
+    }
+    --to_go;
+    return marker;
+  }
+};
+
 // Bytes of one scan from its statistics: entropy data scaled from the sampled rows to all,
 // restart markers, and the DHT and SOS segments.
 size_t scan_bytes(const uint32_t (&freq)[256], uint64_t raw_bits, uint64_t restarts, double scale) {
@@ -113,20 +131,12 @@ size_t ComponentIndex::estimate(const ScanBand& band, unsigned restart_interval)
   const int al = band.al, ah = band.ah;
   if (al >= kMaxAl || ah >= kMaxAl) return SIZE_MAX;
   Gather g;
-  unsigned to_go = restart_interval;
-  uint64_t restarts = 0;
+  RestartClock clock{restart_interval};
   const uint64_t* m = masks_.data();
   for (JDIMENSION r = 0; r < height_; ++r) {
     const JBLOCK* row = rows_[r];
     for (JDIMENSION b = 0; b < width_; ++b, m += kMaxAl) {
-      if (restart_interval) {
-        if (to_go == 0) {
-          g.emit_eobrun();
-          ++restarts;
-          to_go = restart_interval;
-        }
-        --to_go;
-      }
+      if (clock.marker_before_block()) g.emit_eobrun();
       const JCOEF* block = row[b];
       uint64_t nonzero = m[al] & in_band;
       if (ah == 0) {  // first scan of this band (encode_mcu_AC_first)
@@ -187,7 +197,7 @@ size_t ComponentIndex::estimate(const ScanBand& band, unsigned restart_interval)
     }
   }
   g.emit_eobrun();
-  return scan_bytes(g.freq, g.raw_bits, restarts, scale_);
+  return scan_bytes(g.freq, g.raw_bits, clock.restarts, scale_);
 }
 
 std::vector<size_t> ComponentIndex::estimate_first_scans(int ss, const std::vector<int>& ends,
@@ -214,20 +224,14 @@ std::vector<size_t> ComponentIndex::estimate_first_scans(int ss, const std::vect
     for (Gather& g : end_state) g.add_empty_blocks(empty);
     empty = 0;
   };
-  unsigned to_go = restart_interval;
-  uint64_t restarts = 0;
+  RestartClock clock{restart_interval};
   const uint64_t* m = masks_.data();
   for (JDIMENSION r = 0; r < height_; ++r) {
     const JBLOCK* row = rows_[r];
     for (JDIMENSION b = 0; b < width_; ++b, m += kMaxAl) {
-      if (restart_interval) {
-        if (to_go == 0) {
-          settle_empty();
-          for (Gather& g : end_state) g.emit_eobrun();
-          ++restarts;
-          to_go = restart_interval;
-        }
-        --to_go;
+      if (clock.marker_before_block()) {
+        settle_empty();
+        for (Gather& g : end_state) g.emit_eobrun();
       }
       uint64_t nonzero = m[al] & in_band;
       if (!nonzero) {
@@ -268,7 +272,7 @@ std::vector<size_t> ComponentIndex::estimate_first_scans(int ss, const std::vect
       freq[s] += segment_symbols[j].freq[s];
       g.freq[s] += freq[s];
     }
-    bytes[j] = scan_bytes(g.freq, g.raw_bits + raw_bits, restarts, scale_);
+    bytes[j] = scan_bytes(g.freq, g.raw_bits + raw_bits, clock.restarts, scale_);
   }
   return bytes;
 }
