@@ -138,6 +138,12 @@ double requantize_block(const JCOEF* src, const uint16_t* q_old, const uint16_t*
   zero_cost[0] = 0;
   for (int i = 1; i < 64; ++i) {
     const int k = kZigzag[i];
+    if (src[k] == 0) {  // most of a block: nothing to divide, nothing to add
+      ax[i] = 0;
+      cand[i][0] = cand[i][1] = 0;
+      zero_cost[i] = zero_cost[i - 1];
+      continue;
+    }
     ax[i] = std::fabs(double(src[k]) * q_old[k] / q_new[k]);
     const int c = std::min(int(ax[i] + 0.5), kMaxAc);
     cand[i][0] = c;
@@ -188,7 +194,8 @@ double requantize_block(const JCOEF* src, const uint16_t* q_old, const uint16_t*
     const int k = kZigzag[i];
     dst[k] = JCOEF(src[k] < 0 ? -value[i] : value[i]);
   }
-  for (int i = 1; i < 64; ++i) sq_error += error_of(kZigzag[i], dst[kZigzag[i]]);
+  for (int i = 1; i < 64; ++i)
+    if (src[kZigzag[i]] != 0) sq_error += error_of(kZigzag[i], dst[kZigzag[i]]);
   return sq_error;
 }
 
