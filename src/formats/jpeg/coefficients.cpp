@@ -360,12 +360,12 @@ Bytes write_coefficients(CoefficientImage& image, const WriteOptions& options) {
   std::memset(&w->info, 0, sizeof(w->info));
   init_error_mgr(w->err);
   w->info.err = &w->err.pub;
+  const bool sequential = options.scans == WriteOptions::Scans::kSequential;
+  const SymbolCounts* counts = sequential ? options.counts : nullptr;
   std::optional<SymbolCounts> counted;
-  const SymbolCounts* counts = nullptr;
-  if (options.scans == WriteOptions::Scans::kSequential) {
-    if (!options.counts) counted = count_sequential_symbols(image, options.restart_interval);
-    counts = options.counts ? options.counts : counted ? &*counted : nullptr;
-  }
+  if (sequential && !counts &&
+      (counted = count_sequential_symbols(image, options.restart_interval)))
+    counts = &*counted;
   bool ok = write_raw(w.get(), image.state(), &options, counts);
   Bytes out;
   if (ok) out.assign(w->dest.buffer, w->dest.buffer + w->dest.size);

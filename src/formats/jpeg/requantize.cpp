@@ -150,10 +150,10 @@ double requantize_block(const JCOEF* src, const uint16_t* q_old, const uint16_t*
     cand[i][1] = c >= 2 ? c - 1 : 0;
     zero_cost[i] = zero_cost[i - 1] + w * ax[i] * ax[i];
   }
-  double best[64];
+  double best[64], standing[64];  // standing: best less the cost of zeroing up to there
   int from[64], value[64];
   int ends[64], n_ends = 0;
-  best[0] = 0;
+  best[0] = standing[0] = 0;
   ends[n_ends++] = 0;
   for (int i = 1; i < 64; ++i) {
     best[i] = std::numeric_limits<double>::infinity();
@@ -175,10 +175,11 @@ double requantize_block(const JCOEF* src, const uint16_t* q_old, const uint16_t*
     // An end whose cost so far (less the zeroing cost it saved) exceeds the new end's by more
     // than any symbol's price can differ never wins again: every later step from it runs
     // longer, and the EOB costs both the same. Dropping it leaves the result as it was.
-    const double reach = best[i] - zero_cost[i] + rate->spread + kPruneMargin;
+    standing[i] = best[i] - zero_cost[i];
+    const double reach = standing[i] + rate->spread + kPruneMargin;
     int kept = 0;
     for (int e = 0; e < n_ends; ++e)
-      if (best[ends[e]] - zero_cost[ends[e]] <= reach) ends[kept++] = ends[e];
+      if (standing[ends[e]] <= reach) ends[kept++] = ends[e];
     n_ends = kept;
     ends[n_ends++] = i;
   }

@@ -266,15 +266,16 @@ void estimated_search(CoefficientImage& image, size_t plan_count, bool partition
     }
     if (partition) {
       // Every first scan the band search may cost, one pass per start (see estimate.h).
-      for (int al = 0; al <= kMaxFirstAl; ++al)
-        for (size_t i = 0; i + 1 < std::size(kFirstPoints); ++i) {
-          std::vector<int> ends;
-          for (size_t j = i + 1; j < std::size(kFirstPoints); ++j)
-            ends.push_back(kFirstPoints[j] - 1);
-          const int ss = kFirstPoints[i];
+      for (size_t i = 0; i + 1 < std::size(kFirstPoints); ++i) {
+        const int ss = kFirstPoints[i];
+        std::vector<int> ends;
+        for (size_t j = i + 1; j < std::size(kFirstPoints); ++j)
+          ends.push_back(kFirstPoints[j] - 1);
+        for (int al = 0; al <= kMaxFirstAl; ++al) {
           const std::vector<size_t> costs = index.estimate_first_scans(ss, ends, al, band_restart);
           for (size_t j = 0; j < ends.size(); ++j) memo.try_emplace({ss, ends[j], 0, al}, costs[j]);
         }
+      }
       auto [cost, plan] = best_partitioned_plan(cost_of);
       if (cost < best_cost) {
         s.custom[ci] = std::move(plan);
