@@ -23,6 +23,26 @@ TEST(Requantize, IjgTablesAndQualityEstimate) {
   EXPECT_LE(ijg_table_scaled(31, false)[5], ijg_table(84, false)[5]);
 }
 
+// Quality 50 (permille 1000) is Robidoux's table itself except for the finer low frequencies.
+TEST(Requantize, TargetTablesKeepBlockMeansAndLowestFrequenciesFine) {
+  const QuantTable q50 = target_table(1000);
+  EXPECT_EQ(q50[0], 8);    // Robidoux 16, halved
+  EXPECT_EQ(q50[1], 13);   // 16 x 0.8 (u + v = 1)
+  EXPECT_EQ(q50[9], 13);   // 17 x 0.8 = 13.6, rounded at its dither offset (u + v = 2)
+  EXPECT_EQ(q50[3], 18);   // u + v = 3: Robidoux's own
+  EXPECT_EQ(q50[63], 255);  // 418, capped to 8 bits
+  QuantTable previous{};
+  for (int permille = 50; permille <= 5000; permille += 25) {
+    const QuantTable t = target_table(permille);
+    // Block means within half a grey level however coarse the rest, and never coarser than
+    // the first AC entries at fine levels either.
+    EXPECT_LE(t[0], 8) << permille;
+    EXPECT_LE(t[0], std::max<int>(1, (16 * permille / 2 + 500) / 1000)) << permille;
+    for (int k = 0; k < 64; ++k) EXPECT_GE(t[k], previous[k]) << permille << " entry " << k;
+    previous = t;
+  }
+}
+
 TEST(Requantize, SameTablesWithoutRdoChangeNothing) {
   JCOEF src[64], dst[64];
   uint16_t q[64];

@@ -6,7 +6,7 @@
 // carries it gets lossless treatment only. With --quality-marker omit, the tables decide: an
 // input whose tables are, entry by entry, at least as coarse as the ones lighten writes five
 // qualities above where the mode's search starts, or that are tables lighten writes (its
-// Robidoux-based table at some level in at least 48 of 64 entries and nowhere finer), is taken
+// Robidoux-shaped table at some level in at least 48 of 64 entries and nowhere finer), is taken
 // as already at its target and gets lossless treatment only. A camera file whose tables
 // happened to match would be left lossless too (the safe side). A source coarser than the
 // mode's search range stays lossless.
