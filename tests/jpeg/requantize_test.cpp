@@ -26,10 +26,10 @@ TEST(Requantize, IjgTablesAndQualityEstimate) {
 // Quality 50 (permille 1000) is Robidoux's table itself except for the finer low frequencies.
 TEST(Requantize, TargetTablesKeepBlockMeansAndLowestFrequenciesFine) {
   const QuantTable q50 = target_table(1000);
-  EXPECT_EQ(q50[0], 8);    // Robidoux 16, halved
-  EXPECT_EQ(q50[1], 13);   // 16 x 0.8 (u + v = 1)
-  EXPECT_EQ(q50[9], 13);   // 17 x 0.8 = 13.6, rounded at its dither offset (u + v = 2)
-  EXPECT_EQ(q50[3], 18);   // u + v = 3: Robidoux's own
+  EXPECT_EQ(q50[0], 8);     // Robidoux 16, halved
+  EXPECT_EQ(q50[1], 13);    // 16 x 0.8 (u + v = 1)
+  EXPECT_EQ(q50[9], 13);    // 17 x 0.8 = 13.6, rounded at its dither offset (u + v = 2)
+  EXPECT_EQ(q50[3], 18);    // u + v = 3: Robidoux's own
   EXPECT_EQ(q50[63], 255);  // 418, capped to 8 bits
   QuantTable previous{};
   for (int permille = 50; permille <= 5000; permille += 25) {

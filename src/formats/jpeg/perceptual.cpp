@@ -229,7 +229,8 @@ PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, c
   result.worst_tile = best->worst;
   result.fingerprint = best->fingerprint;
   result.detail = fmt::format(
-      "requantised q~{} -> q{:.2f} (Robidoux-shaped tables) with trellis, SSIMULACRA2 {:.2f} (worst tile "
+      "requantised q~{} -> q{:.2f} (Robidoux-shaped tables) with trellis, SSIMULACRA2 {:.2f} "
+      "(worst tile "
       "{:.1f}, floor {:.1f}, "
       "{} evaluations)",
       q_src, quality_of(best->quality), best->score, best->worst, floor, evals.size());
