@@ -9,6 +9,7 @@
 #include "formats/jpeg/jpeg_format.h"
 #include "formats/jpeg/markers.h"
 #include "formats/jpeg/metadata.h"
+#include "formats/jpeg/requantize.h"
 #include "lighten/lighten.h"
 #include "support/corpus.h"
 #include "test_support.h"
@@ -81,17 +82,38 @@ TEST(Perceptual, TargetScoreIsAFloorToo) {
 }
 
 TEST(Perceptual, MarkerOmittedWhenAsked) {
-  const auto jpeg = testing::make_jpeg({.width = 320, .height = 240, .quality = 97, .markers = {}});
-  Policy p;
-  p.mode = Mode::kCompact;
-  p.quality_marker = QualityMarker::kOmit;
-  const Outcome o = optimize(jpeg, p);
-  ASSERT_TRUE(o.replaced()) << o.message;
-  EXPECT_FALSE(o.quality.pixels_identical) << o.detail;
-  EXPECT_FALSE(has_quality_marker(parse_layout(o.bytes)));
-  // Without the marker the tables prove the output is at its target: no second requantisation.
-  const Outcome again = optimize(o.bytes, p);
-  EXPECT_FALSE(again.replaced() && !again.quality.pixels_identical) << again.detail;
+  // 4:2:0 (one shared scale) and 4:4:4 (chroma tables at another level than the luma's).
+  for (int samp : {2, 1}) {
+    const auto jpeg = testing::make_jpeg(
+        {.width = 320, .height = 240, .quality = 97, .markers = {}, .luma_sampling = samp});
+    Policy p;
+    p.mode = Mode::kCompact;
+    p.quality_marker = QualityMarker::kOmit;
+    const Outcome o = optimize(jpeg, p);
+    ASSERT_TRUE(o.replaced()) << o.message;
+    EXPECT_FALSE(o.quality.pixels_identical) << o.detail;
+    EXPECT_FALSE(has_quality_marker(parse_layout(o.bytes)));
+    // Without the marker the tables prove the output is at its target: no second requantisation.
+    const Outcome again = optimize(o.bytes, p);
+    EXPECT_FALSE(again.replaced() && !again.quality.pixels_identical) << samp << again.detail;
+  }
+}
+
+// A 4:4:4 source gets chroma tables at twice the luma's permille; subsampled chroma does not.
+TEST(Perceptual, FullResolutionChromaGetsCoarserTables) {
+  for (int samp : {1, 2}) {
+    CoefficientImage image(
+        testing::make_jpeg(
+            {.width = 64, .height = 64, .quality = 98, .markers = {}, .luma_sampling = samp}),
+        nullptr);
+    const Requantizer rq(image);
+    const std::vector<QuantTable> tables = rq.tables_for(600);
+    const int luma = image.info().comp_info[0].quant_tbl_no;
+    const int chroma = image.info().comp_info[1].quant_tbl_no;
+    ASSERT_NE(luma, chroma);
+    EXPECT_EQ(tables[size_t(luma)], target_table(600));
+    EXPECT_EQ(tables[size_t(chroma)], target_table(samp == 1 ? 1200 : 600)) << samp;
+  }
 }
 
 // The verifier takes the search's score only for an output that decodes to the very coefficients

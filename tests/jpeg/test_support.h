@@ -53,6 +53,7 @@ struct EncodeOptions {
   int quality = 90;
   unsigned restart_interval = 0;
   std::vector<std::pair<int, std::string>> markers;  // (marker code, payload) after SOI
+  int luma_sampling = 2;  // the first component's factors: 2 is 4:2:0 (libjpeg's default), 1 4:4:4
 };
 
 // Writes a small JPEG of a smooth pattern with noise, so that the coefficients are not trivial.
@@ -86,6 +87,8 @@ inline std::vector<uint8_t> make_jpeg(const EncodeOptions& o) {
   jpeg_set_defaults(&s.c);
   jpeg_set_quality(&s.c, o.quality, TRUE);
   s.c.restart_interval = o.restart_interval;
+  if (o.components == 3)
+    s.c.comp_info[0].h_samp_factor = s.c.comp_info[0].v_samp_factor = o.luma_sampling;
   if (o.progressive) jpeg_simple_progression(&s.c);
   jpeg_scan_info dc_scan{};
   if (o.dc_only) {

@@ -56,25 +56,34 @@ struct Eval {
 bool tables_at_most(const std::vector<QuantTable>& tables, const CoefficientImage& image,
                     int ceiling) {
   const auto& info = image.info();
-  // `min_equal` entries of every used table must equal the bound's, and none may be finer.
-  auto covered = [&](const QuantTable& bound, int min_equal) {
-    for (int ci = 0; ci < info.num_components; ++ci) {
-      const QuantTable& t = tables[size_t(info.comp_info[ci].quant_tbl_no)];
-      int equal = 0;
-      for (int k = 0; k < 64; ++k) {
-        if (t[size_t(k)] < bound[size_t(k)]) return false;
-        equal += t[size_t(k)] == bound[size_t(k)];
-      }
-      if (equal < min_equal) return false;
+  // Whether `table` is nowhere finer than `bound` and equals it in `min_equal` entries or more.
+  auto covered = [](const QuantTable& table, const QuantTable& bound, int min_equal) {
+    int equal = 0;
+    for (int k = 0; k < 64; ++k) {
+      if (table[size_t(k)] < bound[size_t(k)]) return false;
+      equal += table[size_t(k)] == bound[size_t(k)];
     }
+    return equal >= min_equal;
+  };
+  auto every_used_table = [&](auto&& holds) {
+    for (int ci = 0; ci < info.num_components; ++ci)
+      if (!holds(tables[size_t(info.comp_info[ci].quant_tbl_no)])) return false;
     return true;
   };
-  if (covered(target_table(permille_of(kLevelsPerQuality * ceiling)), 0)) return true;
-  // A table lighten wrote at any level (most entries exactly the target's, the rest capped by
-  // a coarser source): an output of a hard image that the search had to keep finer.
-  for (int l = kLevelsPerQuality * 10; l <= kLevelsPerQuality * 98; ++l)
-    if (covered(target_table(permille_of(l)), 48)) return true;
-  return false;
+  const QuantTable at_ceiling = target_table(permille_of(kLevelsPerQuality * ceiling));
+  if (every_used_table([&](const QuantTable& t) { return covered(t, at_ceiling, 0); })) return true;
+  // Tables lighten wrote, each at its own level (chroma of a 4:4:4 source sits coarser than the
+  // luma): most entries exactly the target's, the rest capped by a coarser source. An output of
+  // a hard image that the search had to keep finer.
+  return every_used_table([&](const QuantTable& t) {
+    for (int l = kLevelsPerQuality * 10; l <= kLevelsPerQuality * 98; ++l) {
+      const int permille = permille_of(l);
+      if (covered(t, target_table(permille), 48) ||
+          covered(t, target_table(int(std::lround(permille * kFullResolutionChromaScale))), 48))
+        return true;
+    }
+    return false;
+  });
 }
 
 }  // namespace

@@ -235,6 +235,12 @@ Requantizer::Requantizer(CoefficientImage& image) {
     components_.push_back(std::move(comp));
   }
   pixels_ = std::max<uint64_t>(uint64_t(info.image_width) * info.image_height, 1);
+  const bool full_resolution_chroma =
+      components_.size() == 3 &&
+      std::all_of(components_.begin() + 1, components_.end(), [&](const Component& c) {
+        return c.width == components_[0].width && c.height == components_[0].height;
+      });
+  if (full_resolution_chroma) chroma_scale_ = kFullResolutionChromaScale;
 }
 
 std::vector<QuantTable> Requantizer::tables_for(int permille) const {
@@ -243,7 +249,9 @@ std::vector<QuantTable> Requantizer::tables_for(int permille) const {
     bool used = false;
     for (const auto& c : components_) used |= size_t(c.slot) == slot;
     if (!used) continue;
-    const QuantTable target = target_table(permille);
+    const bool luma = size_t(components_.front().slot) == slot;
+    const QuantTable target =
+        target_table(luma ? permille : int(std::lround(permille * chroma_scale_)));
     for (int k = 0; k < 64; ++k) out[slot][k] = std::max(source_tables_[slot][k], target[k]);
   }
   return out;
