@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 
 #include "formats/jpeg/coefficients.h"
 #include "formats/jpeg/jpeg_format.h"
@@ -113,6 +114,43 @@ TEST(Perceptual, FullResolutionChromaGetsCoarserTables) {
     ASSERT_NE(luma, chroma);
     EXPECT_EQ(tables[size_t(luma)], target_table(600));
     EXPECT_EQ(tables[size_t(chroma)], target_table(samp == 1 ? 1200 : 600)) << samp;
+  }
+}
+
+// The search's cheap estimate, from magnitudes counted once, against a direct pass over the
+// sampled blocks with the same rounding and weights.
+TEST(Perceptual, DistortionEstimateMatchesADirectPass) {
+  CoefficientImage image(
+      testing::make_jpeg({.width = 200, .height = 120, .quality = 95, .markers = {}}), nullptr);
+  const Requantizer rq(image);
+  const auto& info = image.info();
+  for (unsigned row_step : {1u, 3u}) {
+    const Requantizer::DistortionEstimate estimate = rq.distortion_estimate(row_step);
+    for (int permille : {150, 600, 2500}) {
+      const std::vector<QuantTable> tables = rq.tables_for(permille);
+      double direct = 0;
+      for (int ci = 0; ci < info.num_components; ++ci) {
+        const jpeg_component_info& c = info.comp_info[ci];
+        const QuantTable& q_old = rq.source_tables()[size_t(c.quant_tbl_no)];
+        const QuantTable& q_new = tables[size_t(c.quant_tbl_no)];
+        const QuantTable annex_k = ijg_table(50, ci != 0);
+        double sum = 0;
+        unsigned sampled = 0;
+        for (JDIMENSION row = 0; row < c.height_in_blocks; row += row_step, ++sampled) {
+          const JBLOCK* blocks = image.block_row(ci, row);
+          for (JDIMENSION b = 0; b < c.width_in_blocks; ++b)
+            for (int k = 0; k < 64; ++k) {
+              const double x = double(blocks[b][k]) * q_old[size_t(k)];
+              const double e = x - std::round(x / q_new[size_t(k)]) * q_new[size_t(k)];
+              sum += e * e * 256.0 / (double(annex_k[size_t(k)]) * annex_k[size_t(k)]);
+            }
+        }
+        direct += sum * c.height_in_blocks / sampled;
+      }
+      direct /= double(info.image_width) * info.image_height;
+      EXPECT_NEAR(estimate(tables), direct, 1e-9 * direct) << row_step << " " << permille;
+      EXPECT_GT(direct, 0);
+    }
   }
 }
 

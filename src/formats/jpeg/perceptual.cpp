@@ -136,9 +136,9 @@ PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, c
   const unsigned rows = info.comp_info[0].height_in_blocks;
   const unsigned row_step = std::max(1u, rows / 24);
   std::vector<double> log_d(size_t(l_hi + 1), 0.0);
+  const Requantizer::DistortionEstimate distortion = rq.distortion_estimate(row_step);
   auto estimate = [&](int l) {
-    return std::log(
-        std::max(rq.estimate_distortion(rq.tables_for(permille_of(l)), row_step), 1e-6));
+    return std::log(std::max(distortion(rq.tables_for(permille_of(l))), 1e-6));
   };
   // Every other level measured, the ones between interpolated.
   for (int l = l_lo; l <= l_hi; l += 2) log_d[size_t(l)] = estimate(l);

@@ -262,32 +262,59 @@ double Requantizer::source_quality() const {
                              : estimate_quality(source_tables_[size_t(components_[0].slot)], false);
 }
 
-double Requantizer::estimate_distortion(const std::vector<QuantTable>& tables,
-                                        unsigned row_step) const {
-  double total = 0;
+Requantizer::DistortionEstimate Requantizer::distortion_estimate(unsigned row_step) const {
+  DistortionEstimate estimate;
+  estimate.source_tables_ = &source_tables_;
+  estimate.pixels_ = pixels_;
   row_step = std::max(row_step, 1u);
+  std::vector<uint16_t> values;
+  for (const Component& c : components_) {
+    DistortionEstimate::Component& out = estimate.components_.emplace_back();
+    out.slot = c.slot;
+    JDIMENSION rows = 0;
+    for (JDIMENSION row = 0; row < c.height; row += row_step) ++rows;
+    out.row_scale = rows ? double(c.height) / rows : 0;
+    for (int k = 0; k < 64; ++k) {
+      values.clear();
+      for (JDIMENSION row = 0; row < c.height; row += row_step) {
+        const JCOEF* block = c.coefs.data() + size_t(row) * c.width * 64;
+        for (JDIMENSION b = 0; b < c.width; ++b, block += 64)
+          if (block[k] != 0) values.push_back(uint16_t(std::abs(int(block[k]))));
+      }
+      std::sort(values.begin(), values.end());
+      auto& magnitudes = out.magnitudes[size_t(k)];
+      for (size_t at = 0; at < values.size();) {
+        size_t end = at;
+        while (end < values.size() && values[end] == values[at]) ++end;
+        magnitudes.push_back({values[at], uint32_t(end - at)});
+        at = end;
+      }
+    }
+  }
+  return estimate;
+}
+
+double Requantizer::DistortionEstimate::operator()(const std::vector<QuantTable>& tables) const {
+  double total = 0;
   for (size_t ci = 0; ci < components_.size(); ++ci) {
     const Component& c = components_[ci];
-    const uint16_t* q_old = source_tables_[size_t(c.slot)].data();
+    const uint16_t* q_old = (*source_tables_)[size_t(c.slot)].data();
     const uint16_t* q_new = tables[size_t(c.slot)].data();
     // Errors weighed by visibility: the Annex K tables are visibility thresholds per frequency.
     const uint16_t* base = ci == 0 ? kLuma : kChroma;
-    double weight[64];
-    for (int k = 0; k < 64; ++k) weight[k] = 256.0 / (double(base[k]) * base[k]);
     double sum = 0;
-    JDIMENSION rows = 0;
-    for (JDIMENSION row = 0; row < c.height; row += row_step, ++rows) {
-      const JCOEF* block = c.coefs.data() + size_t(row) * c.width * 64;
-      for (JDIMENSION b = 0; b < c.width; ++b, block += 64)
-        for (int k = 0; k < 64; ++k) {
-          if (q_new[k] == q_old[k] || block[k] == 0) continue;
-          const int64_t x = int64_t(block[k]) * q_old[k];
-          const double e = double(x) - double(round_div(x, q_new[k])) * q_new[k];
-          sum += e * e * weight[k];
-        }
+    for (int k = 0; k < 64; ++k) {
+      if (q_new[k] == q_old[k]) continue;
+      double frequency_sum = 0;
+      for (const Magnitude& m : c.magnitudes[size_t(k)]) {
+        // Rounding is symmetric about zero: a magnitude's error is its negative's, squared.
+        const int64_t x = int64_t(m.value) * q_old[k];
+        const double e = double(x) - double(round_div(x, q_new[k])) * q_new[k];
+        frequency_sum += e * e * m.count;
+      }
+      sum += frequency_sum * 256.0 / (double(base[k]) * base[k]);
     }
-    const double scale = rows ? double(c.height) / rows : 0;
-    total += sum * scale;
+    total += sum * c.row_scale;
   }
   return total / double(pixels_);
 }

@@ -63,9 +63,30 @@ class Requantizer {
   const std::vector<QuantTable>& source_tables() const { return source_tables_; }
   // Equivalent IJG quality of the source (its luma table).
   double source_quality() const;
-  // Squared error per pixel of plain rounding to `tables`, from every `row_step`-th block row:
-  // the cheap distortion estimate the search brackets with.
-  double estimate_distortion(const std::vector<QuantTable>& tables, unsigned row_step) const;
+  // Squared error per pixel of plain rounding to candidate tables, from every `row_step`-th
+  // block row: the cheap distortion estimate the search brackets with.
+  class DistortionEstimate {
+   public:
+    double operator()(const std::vector<QuantTable>& tables) const;
+
+   private:
+    friend class Requantizer;
+    struct Magnitude {
+      uint16_t value;  // |coefficient| in the source's steps
+      uint32_t count;
+    };
+    struct Component {
+      int slot = 0;
+      double row_scale = 0;                               // all block rows over the sampled ones
+      std::array<std::vector<Magnitude>, 64> magnitudes;  // per frequency, sorted, no zeros
+    };
+    std::vector<Component> components_;
+    const std::vector<QuantTable>* source_tables_ = nullptr;
+    uint64_t pixels_ = 1;
+  };
+  // The sample's magnitudes are counted once here, so that each candidate costs a pass over
+  // distinct values rather than over blocks.
+  DistortionEstimate distortion_estimate(unsigned row_step) const;
   // Writes the requantised coefficients into the image's arrays and sets its output tables.
   // Returns the total squared error (all components).
   double apply(CoefficientImage& image, const std::vector<QuantTable>& tables,
