@@ -239,9 +239,7 @@ PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, c
   result.fingerprint = best->fingerprint;
   result.detail = fmt::format(
       "requantised q~{} -> q{:.2f} (Robidoux-shaped tables) with trellis, SSIMULACRA2 {:.2f} "
-      "(worst tile "
-      "{:.1f}, floor {:.1f}, "
-      "{} evaluations)",
+      "(worst tile {:.1f}, floor {:.1f}, {} evaluations)",
       q_src, quality_of(best->quality), best->score, best->worst, floor, evals.size());
   return result;
 }
