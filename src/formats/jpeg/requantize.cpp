@@ -267,26 +267,27 @@ Requantizer::DistortionEstimate Requantizer::distortion_estimate(unsigned row_st
   estimate.source_tables_ = &source_tables_;
   estimate.pixels_ = pixels_;
   row_step = std::max(row_step, 1u);
-  std::vector<uint16_t> values;
+  std::array<std::vector<uint16_t>, 64> values;  // per frequency, one pass over the blocks
   for (const Component& c : components_) {
     DistortionEstimate::Component& out = estimate.components_.emplace_back();
     out.slot = c.slot;
     JDIMENSION rows = 0;
-    for (JDIMENSION row = 0; row < c.height; row += row_step) ++rows;
+    for (auto& v : values) v.clear();
+    for (JDIMENSION row = 0; row < c.height; row += row_step, ++rows) {
+      const JCOEF* block = c.coefs.data() + size_t(row) * c.width * 64;
+      for (JDIMENSION b = 0; b < c.width; ++b, block += 64)
+        for (int k = 0; k < 64; ++k)
+          if (block[k] != 0) values[size_t(k)].push_back(uint16_t(std::abs(int(block[k]))));
+    }
     out.row_scale = rows ? double(c.height) / rows : 0;
     for (int k = 0; k < 64; ++k) {
-      values.clear();
-      for (JDIMENSION row = 0; row < c.height; row += row_step) {
-        const JCOEF* block = c.coefs.data() + size_t(row) * c.width * 64;
-        for (JDIMENSION b = 0; b < c.width; ++b, block += 64)
-          if (block[k] != 0) values.push_back(uint16_t(std::abs(int(block[k]))));
-      }
-      std::sort(values.begin(), values.end());
+      std::vector<uint16_t>& v = values[size_t(k)];
+      std::sort(v.begin(), v.end());
       auto& magnitudes = out.magnitudes[size_t(k)];
-      for (size_t at = 0; at < values.size();) {
+      for (size_t at = 0; at < v.size();) {
         size_t end = at;
-        while (end < values.size() && values[end] == values[at]) ++end;
-        magnitudes.push_back({values[at], uint32_t(end - at)});
+        while (end < v.size() && v[end] == v[at]) ++end;
+        magnitudes.push_back({v[at], uint32_t(end - at)});
         at = end;
       }
     }
