@@ -10,7 +10,7 @@
 #include "formats/hwp/hwp_document.h"
 #include "formats/hwp/hwp_format.h"
 #include "hwp/hwp_maker.h"
-#include "hwp/hwp_test_context.h"
+#include "support/direct_context.h"
 #include "lighten/lighten.h"
 #include "support/corpus.h"
 #include "support/jpeg_maker.h"

@@ -7,7 +7,7 @@
 #include "formats/cfb/compound_file.h"
 #include "formats/hwp/hwp_document.h"
 #include "hwp/hwp_maker.h"
-#include "hwp/hwp_test_context.h"
+#include "support/direct_context.h"
 #include "support/jpeg_maker.h"
 #include "support/png_maker.h"
 

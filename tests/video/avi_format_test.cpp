@@ -2,10 +2,13 @@
 // chunk unchanged, indexes pointing at the right chunks; damaged files left alone with a reason.
 #include <gtest/gtest.h>
 
+#include "formats/media/frame_gate.h"
 #include "formats/video/avi_file.h"
+#include "formats/video/avi_format.h"
 #include "formats/video/avi_index.h"
 #include "formats/video/mjpeg.h"
 #include "lighten/lighten.h"
+#include "support/direct_context.h"
 #include "video/avi_checks.h"
 #include "video/avi_maker.h"
 
@@ -38,6 +41,67 @@ TEST(AviFormat, FramesWithoutHuffmanTablesGetTheStandardOnes) {
   ASSERT_TRUE(o.replaced()) << o.message;
   EXPECT_NE(o.detail.find("standard Huffman"), std::string::npos) << o.detail;
   expect_same_frames(in, o.bytes);
+}
+
+// ffmpeg's MJPEG decoder (OpenCV, decord) decodes an image without DHT with the tables of the
+// image before it, not with K.3's: once a frame was rewritten with tables of its own, a later
+// frame kept as it was must carry the standard tables (expect_same_frames checks every frame
+// has a DHT).
+TEST(AviFormat, KeptFramesAfterARewrittenOneCarryTheStandardTables) {
+  AviRecipe r;
+  r.strip_dht = true;
+  r.frames = 4;
+  r.width = 160, r.height = 120;
+  r.quality = 60;
+  r.fine_frame = 0;
+  const Bytes in = make_avi(r);
+  const AviFile a = parse_avi(in);
+  std::vector<Bytes> frames;
+  for (const RiffChunk& c : a.tree.chunks)
+    if (!c.is_list && a.is_mjpeg_frame(c)) frames.push_back(chunk_data(in, c));
+  ASSERT_EQ(frames.size(), 4u);
+  // Frame 2 alone gains less than tables of its own cost.
+  const auto spans = split_mjpeg_chunk(frames[2]);
+  ASSERT_EQ(spans.size(), 1u);
+  const Outcome alone = optimize(with_standard_huffman_tables(frames[2], spans[0]), Policy{});
+  ASSERT_TRUE(!alone.replaced() || alone.bytes.size() >= frames[2].size());
+
+  const Outcome o = run(in);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  EXPECT_NE(o.detail.find("3 kept images carry the standard tables"), std::string::npos)
+      << o.detail;
+  expect_same_frames(in, o.bytes);
+  testing::DirectContext context;
+  const Verdict v = verify_avi(in, o.bytes, context);
+  EXPECT_TRUE(v.ok) << v.problem;
+  // As libavcodec decodes the whole file, frame after frame: the same pixels.
+  std::vector<std::vector<uint8_t>> before, after;
+  media::decode_frames(in, 1, 99,
+                       [&](int64_t, const ImageRgb8& f) { before.push_back(f.samples); });
+  media::decode_frames(o.bytes, 1, 99,
+                       [&](int64_t, const ImageRgb8& f) { after.push_back(f.samples); });
+  EXPECT_EQ(before.size(), 4u);
+  EXPECT_TRUE(before == after);
+}
+
+// The verifier refuses an output in which a frame without DHT follows a rewritten image: that is
+// the first frame given tables of its own while the rest rely on the standard ones.
+TEST(AviFormat, VerifierRefusesFramesThatRelyOnCarriedOverTables) {
+  AviRecipe r;
+  r.strip_dht = true;
+  r.frames = 3;
+  const Bytes in = make_avi(r);
+  r.dht_kept_frame = 0;
+  const Bytes out = make_avi(r);
+  ASSERT_NE(in, out);
+  testing::DirectContext context;
+  const Verdict v = verify_avi(in, out, context);
+  EXPECT_FALSE(v.ok);
+  EXPECT_NE(v.problem.find("tables of the image before it"), std::string::npos) << v.problem;
+  // The same change in the last frame is sound: no frame follows it.
+  AviRecipe last = r;
+  last.dht_kept_frame = 2;
+  EXPECT_TRUE(verify_avi(in, make_avi(last), context).ok);
 }
 
 TEST(AviFormat, TwoFieldFramesAreOptimisedFieldByField) {

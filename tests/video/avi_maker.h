@@ -21,6 +21,10 @@ struct AviRecipe {
   bool idx1 = true;
   bool open_dml = false;  // indx super index in the video strl, ix00 at the end of movi
   bool absolute_idx1 = false;
+  // This frame is written at quality 100, where Huffman tables of its own pay off in small
+  // frames that at ordinary qualities gain less than the tables cost.
+  int fine_frame = -1;
+  int dht_kept_frame = -1;  // with strip_dht: this frame keeps its tables
 };
 
 class RiffBuilder {
@@ -72,8 +76,9 @@ inline std::vector<uint8_t> make_frame(const AviRecipe& r, int index) {
   j.width = r.width;
   j.height = r.two_fields ? r.height / 2 : r.height;
   j.quality = std::min(100, r.quality + index % 10);  // frames differ a little, as real ones do
+  if (index == r.fine_frame) j.quality = 100;
   std::vector<uint8_t> one = make_jpeg(j);
-  if (r.strip_dht) one = without_dht(one);
+  if (r.strip_dht && index != r.dht_kept_frame) one = without_dht(one);
   std::vector<uint8_t> frame = one;
   if (r.two_fields) frame.insert(frame.end(), one.begin(), one.end());
   return frame;

@@ -21,7 +21,7 @@ using namespace video;
 
 struct FrameTally {
   size_t frames = 0;              // MJPEG data chunks seen
-  size_t changed = 0;             // written smaller
+  size_t changed = 0;             // frames with an image written smaller
   size_t no_dht = 0;              // images that relied on the standard tables
   size_t not_jpeg = 0;            // chunks that do not parse as JPEG images (kept as they are)
   std::map<Reason, size_t> kept;  // images the JPEG optimiser left alone, by reason
@@ -30,6 +30,9 @@ struct FrameTally {
   double score_sum = 0;
   size_t scored = 0;
   size_t pixels_kept = 0;  // changed images whose pixels stayed identical
+  // An image was written differently: every later image must carry its own Huffman tables.
+  bool rewritten = false;
+  size_t tables_spelled_out = 0;  // kept images given the standard tables for that reason
 
   void note_score(const QualityFigures& q) {
     if (q.pixels_identical) ++pixels_kept;
@@ -41,7 +44,13 @@ struct FrameTally {
   }
 };
 
-// Optimises the JPEG images of one frame chunk; returns the new chunk data when it is smaller.
+// Optimises the JPEG images of one frame chunk into `out`; returns true when `out` differs from
+// the chunk (changed images count in `tally.changed`).
+//
+// ffmpeg's MJPEG decoder (OpenCV, decord, torchvision) decodes an image without DHT with the
+// tables of the image it decoded before, where libjpeg assumes the K.3 tables: once an image was
+// rewritten with tables of its own, every later image kept as it was gets K.3 spelled out, or
+// those readers would decode it with the wrong codes.
 bool optimize_frame(ByteView chunk, Context& context, const std::string& name, FrameTally& tally,
                     Bytes& out) {
   const std::vector<JpegImageSpan> images = split_mjpeg_chunk(chunk);
@@ -50,7 +59,7 @@ bool optimize_frame(ByteView chunk, Context& context, const std::string& name, F
     return false;
   }
   out.clear();
-  bool changed = false;
+  bool optimised = false, differs = false;
   for (const JpegImageSpan& span : images) {
     const ByteView original = chunk.subspan(span.begin, span.end - span.begin);
     // Decoders use the K.3 tables when a frame has none; the optimiser gets them spelled out
@@ -65,14 +74,21 @@ bool optimize_frame(ByteView chunk, Context& context, const std::string& name, F
     if (item.replaced() && item.bytes.size() < original.size()) {
       tally.note_score(item.quality);
       out.insert(out.end(), item.bytes.begin(), item.bytes.end());
-      changed = true;
+      optimised = differs = tally.rewritten = true;
+      continue;
+    }
+    if (!item.replaced()) ++tally.kept[item.reason];
+    if (!span.has_dht && tally.rewritten) {
+      out.insert(out.end(), completed.begin(), completed.end());
+      ++tally.tables_spelled_out;
+      differs = true;
     } else {
-      if (!item.replaced()) ++tally.kept[item.reason];
       out.insert(out.end(), original.begin(), original.end());
     }
   }
   out.insert(out.end(), chunk.begin() + images.back().end, chunk.end());
-  return changed && out.size() < chunk.size();
+  tally.changed += optimised;
+  return differs;
 }
 
 // Copies the tree into `out`, frames optimised, sizes of lists recomputed; fills the moves.
@@ -126,7 +142,6 @@ class AviWriter {
       const std::string name = "frame " + std::to_string(tally_.frames) + " (" + fourcc_text(c.id) +
                                " at byte " + std::to_string(c.offset) + ")";
       if (optimize_frame(data, context_, name, tally_, frame_)) {
-        ++tally_.changed;
         put32(c.id);
         put32(uint32_t(frame_.size()));
         out_.insert(out_.end(), frame_.begin(), frame_.end());
@@ -240,6 +255,12 @@ Outcome optimize_avi(ByteView input, Context& context) {
   if (tally.scored && tally.pixels_kept)
     outcome.detail += fmt::format(", {} images optimised losslessly only", tally.pixels_kept);
   if (tally.no_dht) outcome.detail += ", standard Huffman tables spelled out";
+  if (tally.tables_spelled_out)
+    outcome.detail += fmt::format(
+        ", {} kept image{} the standard tables (ffmpeg would decode {} "
+        "with the tables of the image before)",
+        tally.tables_spelled_out, tally.tables_spelled_out == 1 ? " carries" : "s carry",
+        tally.tables_spelled_out == 1 ? "it" : "them");
   if (!indexes.empty())
     outcome.detail.append(", ").append(std::to_string(indexes.size())).append(" indexes rewritten");
   if (tally.not_jpeg)
@@ -266,6 +287,7 @@ Verdict verify_avi(ByteView input, ByteView output, Context& context) {
     return {false, "the bytes after the RIFF chunks changed", {}};
   bool pixels_identical = true;
   std::optional<double> worst_score;  // the lowest SSIMULACRA2 of any changed frame image
+  bool rewritten = false;  // an earlier frame image was written differently (see optimize_frame)
   for (size_t i = 0; i < x.size(); ++i) {
     const RiffChunk& p = x[i];
     const RiffChunk& q = y[i];
@@ -285,10 +307,18 @@ Verdict verify_avi(ByteView input, ByteView output, Context& context) {
         return {false, where + ": an index entry points at another chunk", {}};
       continue;
     }
-    if (same_bytes(before, after)) continue;
-    if (!a.is_mjpeg_frame(p)) return {false, where + " changed", {}};
+    const bool frame = a.is_mjpeg_frame(p);
+    if (same_bytes(before, after) && !(frame && rewritten)) continue;
+    if (!frame) return {false, where + " changed", {}};
     const auto from = split_mjpeg_chunk(before);
     const auto to = split_mjpeg_chunk(after);
+    if (rewritten && std::any_of(to.begin(), to.end(), [](auto& s) { return !s.has_dht; }))
+      return {false,
+              where +
+                  " has no Huffman tables after a rewritten image: ffmpeg would "
+                  "decode it with the tables of the image before it",
+              {}};
+    if (same_bytes(before, after)) continue;
     if (from.empty() || from.size() != to.size())
       return {false, where + ": the frame's JPEG images differ in number", {}};
     if (!same_bytes(before.subspan(from.back().end), after.subspan(to.back().end)))
@@ -297,6 +327,7 @@ Verdict verify_avi(ByteView input, ByteView output, Context& context) {
       const ByteView u = before.subspan(from[k].begin, from[k].end - from[k].begin);
       const ByteView v = after.subspan(to[k].begin, to[k].end - to[k].begin);
       if (same_bytes(u, v)) continue;
+      rewritten = true;
       // Checked against the frame as stored: libjpeg supplies the K.3 tables itself when a
       // frame has none, so this does not rely on the tables the optimiser was handed.
       const Verdict item = context.verify_embedded(u, v);

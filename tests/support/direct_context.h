@@ -1,4 +1,4 @@
-// A Context for calling the HWP optimiser directly: embedded items go through the public
+// A Context for calling an optimiser or verifier directly: embedded items go through the public
 // optimize() (the engine, with its own verification), and are verified with the registry's
 // verifier of their kind, as the engine's own Context does.
 #pragma once
