@@ -45,7 +45,13 @@ class Context {
   virtual bool out_of_time() const = 0;
   // Optimises an embedded item exactly as a file on disk would be, one level deeper, within
   // the depth, size and time budgets. `name` is for messages ("ppt/media/image1.jpeg").
-  virtual Outcome optimize_embedded(ByteView bytes, std::string_view name) = 0;
+  Outcome optimize_embedded(ByteView bytes, std::string_view name) {
+    return optimize_embedded_under(bytes, name, policy());
+  }
+  // The same under another policy: a container whose readers decode an item otherwise than the
+  // item's own gate assumes asks again with a raised floor (AVI frames as ffmpeg decodes them).
+  virtual Outcome optimize_embedded_under(ByteView bytes, std::string_view name,
+                                          const Policy& policy) = 0;
   // Checks an embedded item's output against its original with the verifier of its kind, as
   // the engine does for files on disk.
   virtual Verdict verify_embedded(ByteView original, ByteView output) = 0;

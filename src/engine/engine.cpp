@@ -75,7 +75,8 @@ std::optional<ScoredFingerprint> EngineContext::scored(ByteView input) const {
 
 bool EngineContext::out_of_time() const { return Clock::now() > budget_->deadline; }
 
-Outcome EngineContext::optimize_embedded(ByteView bytes, std::string_view name) {
+Outcome EngineContext::optimize_embedded_under(ByteView bytes, std::string_view name,
+                                               const Policy& policy) {
   Outcome o;
   o.bytes_in = o.bytes_out = bytes.size();
   o.kind = sniff(bytes);
@@ -87,7 +88,7 @@ Outcome EngineContext::optimize_embedded(ByteView bytes, std::string_view name) 
   if (total > policy_.limits.max_expanded_bytes)
     return keep(std::move(o), Reason::kLimitExceeded,
                 std::string(name) + ": the container expands past its size budget");
-  EngineContext child(policy_, depth_ + 1, budget_);
+  EngineContext child(policy, depth_ + 1, budget_);
   return child.run(bytes);
 }
 

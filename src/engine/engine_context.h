@@ -30,7 +30,8 @@ class EngineContext final : public Context {
   const Policy& policy() const override { return policy_; }
   unsigned depth() const override { return depth_; }
   bool out_of_time() const override;
-  Outcome optimize_embedded(ByteView bytes, std::string_view name) override;
+  Outcome optimize_embedded_under(ByteView bytes, std::string_view name,
+                                  const Policy& policy) override;
   Verdict verify_embedded(ByteView original, ByteView output) override;
   void note_fingerprint(ByteView input, const DecodedFingerprint& what) override;
   std::optional<DecodedFingerprint> fingerprint(ByteView input) const override;

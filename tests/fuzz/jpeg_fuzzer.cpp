@@ -17,7 +17,10 @@ class FuzzContext : public lighten::Context {
   const lighten::Policy& policy() const override { return policy_; }
   unsigned depth() const override { return 0; }
   bool out_of_time() const override { return false; }
-  lighten::Outcome optimize_embedded(lighten::ByteView, std::string_view) override { return {}; }
+  lighten::Outcome optimize_embedded_under(lighten::ByteView, std::string_view,
+                                           const lighten::Policy&) override {
+    return {};
+  }
   lighten::Verdict verify_embedded(lighten::ByteView, lighten::ByteView) override { return {}; }
 
  private:

@@ -25,7 +25,7 @@ class TestContext : public Context {
   const Policy& policy() const override { return policy_; }
   unsigned depth() const override { return 0; }
   bool out_of_time() const override { return false; }
-  Outcome optimize_embedded(ByteView, std::string_view) override { return {}; }
+  Outcome optimize_embedded_under(ByteView, std::string_view, const Policy&) override { return {}; }
   Verdict verify_embedded(ByteView, ByteView) override { return {}; }
   Policy& mutable_policy() { return policy_; }
 

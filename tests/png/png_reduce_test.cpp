@@ -272,7 +272,9 @@ TEST(PngReduce, VerifierWantsThePolicyForANewForm) {
     const Policy& policy() const override { return p; }
     unsigned depth() const override { return 0; }
     bool out_of_time() const override { return false; }
-    Outcome optimize_embedded(ByteView, std::string_view) override { return {}; }
+    Outcome optimize_embedded_under(ByteView, std::string_view, const Policy&) override {
+      return {};
+    }
     Verdict verify_embedded(ByteView, ByteView) override { return {}; }
   } context;
   EXPECT_FALSE(verify_png(input, output, context).ok);

@@ -15,9 +15,9 @@ class DirectContext final : public Context {
   const Policy& policy() const override { return policy_; }
   unsigned depth() const override { return 0; }
   bool out_of_time() const override { return false; }
-  Outcome optimize_embedded(ByteView bytes, std::string_view) override {
+  Outcome optimize_embedded_under(ByteView bytes, std::string_view, const Policy& p) override {
     ++embedded_calls;
-    return optimize(bytes, policy_);
+    return optimize(bytes, p);
   }
   Verdict verify_embedded(ByteView original, ByteView output) override {
     const FormatEntry* format = find_format(sniff(original));

@@ -11,85 +11,15 @@
 
 #include "formats/media/media_format.h"
 #include "formats/video/avi_file.h"
+#include "formats/video/avi_frames.h"
 #include "formats/video/avi_index.h"
 #include "formats/video/mjpeg.h"
+#include "formats/video/reader_gate.h"
 
 namespace lighten {
 namespace {
 
 using namespace video;
-
-struct FrameTally {
-  size_t frames = 0;              // MJPEG data chunks seen
-  size_t changed = 0;             // frames with an image written smaller
-  size_t no_dht = 0;              // images that relied on the standard tables
-  size_t not_jpeg = 0;            // chunks that do not parse as JPEG images (kept as they are)
-  std::map<Reason, size_t> kept;  // images the JPEG optimiser left alone, by reason
-  // Perceptual modes: the SSIMULACRA2 of every changed image, as its verification measured it.
-  std::optional<double> worst_score;
-  double score_sum = 0;
-  size_t scored = 0;
-  size_t pixels_kept = 0;  // changed images whose pixels stayed identical
-  // An image was written differently: every later image must carry its own Huffman tables.
-  bool rewritten = false;
-  size_t tables_spelled_out = 0;  // kept images given the standard tables for that reason
-
-  void note_score(const QualityFigures& q) {
-    if (q.pixels_identical) ++pixels_kept;
-    if (!q.ssimulacra2) return;
-    const double s = *q.ssimulacra2;
-    worst_score = worst_score ? std::min(*worst_score, s) : s;
-    score_sum += s;
-    ++scored;
-  }
-};
-
-// Optimises the JPEG images of one frame chunk into `out`; returns true when `out` differs from
-// the chunk (changed images count in `tally.changed`).
-//
-// ffmpeg's MJPEG decoder (OpenCV, decord, torchvision) decodes an image without DHT with the
-// tables of the image it decoded before, where libjpeg assumes the K.3 tables: once an image was
-// rewritten with tables of its own, every later image kept as it was gets K.3 spelled out, or
-// those readers would decode it with the wrong codes.
-bool optimize_frame(ByteView chunk, Context& context, const std::string& name, FrameTally& tally,
-                    Bytes& out) {
-  const std::vector<JpegImageSpan> images = split_mjpeg_chunk(chunk);
-  if (images.empty()) {
-    ++tally.not_jpeg;
-    return false;
-  }
-  out.clear();
-  bool optimised = false, differs = false;
-  for (const JpegImageSpan& span : images) {
-    const ByteView original = chunk.subspan(span.begin, span.end - span.begin);
-    // Decoders use the K.3 tables when a frame has none; the optimiser gets them spelled out
-    // so that the frame it writes carries the tables it needs.
-    Bytes completed;
-    if (!span.has_dht) {
-      completed = with_standard_huffman_tables(chunk, span);
-      ++tally.no_dht;
-    }
-    const ByteView candidate = span.has_dht ? original : ByteView(completed);
-    Outcome item = context.optimize_embedded(candidate, name);
-    if (item.replaced() && item.bytes.size() < original.size()) {
-      tally.note_score(item.quality);
-      out.insert(out.end(), item.bytes.begin(), item.bytes.end());
-      optimised = differs = tally.rewritten = true;
-      continue;
-    }
-    if (!item.replaced()) ++tally.kept[item.reason];
-    if (!span.has_dht && tally.rewritten) {
-      out.insert(out.end(), completed.begin(), completed.end());
-      ++tally.tables_spelled_out;
-      differs = true;
-    } else {
-      out.insert(out.end(), original.begin(), original.end());
-    }
-  }
-  out.insert(out.end(), chunk.begin() + images.back().end, chunk.end());
-  tally.changed += optimised;
-  return differs;
-}
 
 // Copies the tree into `out`, frames optimised, sizes of lists recomputed; fills the moves.
 class AviWriter {
@@ -141,7 +71,7 @@ class AviWriter {
       ++tally_.frames;
       const std::string name = "frame " + std::to_string(tally_.frames) + " (" + fourcc_text(c.id) +
                                " at byte " + std::to_string(c.offset) + ")";
-      if (optimize_frame(data, context_, name, tally_, frame_)) {
+      if (optimize_frame(data, context_, name, reader_gate(c, data), tally_, frame_)) {
         put32(c.id);
         put32(uint32_t(frame_.size()));
         out_.insert(out_.end(), frame_.begin(), frame_.end());
@@ -152,6 +82,17 @@ class AviWriter {
     }
     out_.insert(out_.end(), in_.begin() + c.offset, in_.begin() + c.offset + c.total_size());
     size_[i] = c.size;
+  }
+
+  // Perceptual modes: the stream's gate, having taken this chunk as its reference; nullptr in
+  // lossless mode.
+  ReaderGate* reader_gate(const RiffChunk& c, ByteView data) {
+    if (context_.policy().mode == Mode::kLossless) return nullptr;
+    const int stream = avi_.stream_of(c);
+    auto [it, added] = gates_.try_emplace(stream);
+    if (added) it->second = std::make_unique<ReaderGate>(avi_.streams[size_t(stream)]);
+    it->second->take_reference(data);
+    return it->second.get();
   }
 
   // Perceptual frames cost a search each: a long video that cannot finish within the time
@@ -182,6 +123,7 @@ class AviWriter {
   std::vector<uint64_t> offset_;
   std::vector<uint32_t> size_;
   FrameTally tally_;
+  std::map<int, std::unique_ptr<ReaderGate>> gates_;  // by stream number
 };
 
 // Every index of the file, resolved; throws when one is damaged.
@@ -254,6 +196,16 @@ Outcome optimize_avi(ByteView input, Context& context) {
                     *tally.worst_score, tally.score_sum / double(tally.scored));
   if (tally.scored && tally.pixels_kept)
     outcome.detail += fmt::format(", {} images optimised losslessly only", tally.pixels_kept);
+  if (tally.reader_scored)
+    outcome.detail +=
+        fmt::format("; requantised frames as ffmpeg decodes them: min {:.1f}, mean {:.1f}",
+                    *tally.reader_worst, tally.reader_sum / double(tally.reader_scored));
+  if (tally.raised)
+    outcome.detail += fmt::format(", {} of them done again at a raised floor", tally.raised);
+  if (tally.lossless)
+    outcome.detail += fmt::format(
+        "; {} frames optimised losslessly only (under the floor as ffmpeg decodes them)",
+        tally.lossless);
   if (tally.no_dht) outcome.detail += ", standard Huffman tables spelled out";
   if (tally.tables_spelled_out)
     outcome.detail += fmt::format(

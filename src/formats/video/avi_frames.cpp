@@ -1,0 +1,149 @@
+#include "formats/video/avi_frames.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "formats/jpeg/perceptual.h"
+#include "formats/video/mjpeg.h"
+
+namespace lighten::video {
+namespace {
+
+// One way of writing a frame chunk, under one policy.
+struct FrameAttempt {
+  Bytes bytes;
+  bool optimised = false;    // an image was written smaller
+  bool differs = false;      // the bytes are not the chunk's
+  bool requantised = false;  // an image's pixels changed
+  bool rewritten = false;    // FrameTally::rewritten after this frame
+  size_t no_dht = 0, tables_spelled_out = 0;
+  std::map<Reason, size_t> kept;
+  std::vector<QualityFigures> scores;  // of the images written smaller
+};
+
+// ffmpeg's MJPEG decoder (OpenCV, decord, torchvision) decodes an image without DHT with the
+// tables of the image it decoded before, where libjpeg assumes the K.3 tables: once an image was
+// rewritten with tables of its own, every later image kept as it was gets K.3 spelled out, or
+// those readers would decode it with the wrong codes.
+FrameAttempt attempt_frame(ByteView chunk, const std::vector<JpegImageSpan>& images,
+                           Context& context, const Policy& policy, const std::string& name,
+                           bool rewritten) {
+  FrameAttempt a;
+  a.rewritten = rewritten;
+  for (const JpegImageSpan& span : images) {
+    const ByteView original = chunk.subspan(span.begin, span.end - span.begin);
+    // Decoders use the K.3 tables when a frame has none; the optimiser gets them spelled out
+    // so that the frame it writes carries the tables it needs.
+    Bytes completed;
+    if (!span.has_dht) {
+      completed = with_standard_huffman_tables(chunk, span);
+      ++a.no_dht;
+    }
+    const ByteView candidate = span.has_dht ? original : ByteView(completed);
+    Outcome item = context.optimize_embedded_under(candidate, name, policy);
+    if (item.replaced() && item.bytes.size() < original.size()) {
+      a.scores.push_back(item.quality);
+      a.requantised = a.requantised || !item.quality.pixels_identical;
+      a.bytes.insert(a.bytes.end(), item.bytes.begin(), item.bytes.end());
+      a.optimised = a.differs = a.rewritten = true;
+      continue;
+    }
+    if (!item.replaced()) ++a.kept[item.reason];
+    if (!span.has_dht && a.rewritten) {
+      a.bytes.insert(a.bytes.end(), completed.begin(), completed.end());
+      ++a.tables_spelled_out;
+      a.differs = true;
+    } else {
+      a.bytes.insert(a.bytes.end(), original.begin(), original.end());
+    }
+  }
+  a.bytes.insert(a.bytes.end(), chunk.begin() + images.back().end, chunk.end());
+  return a;
+}
+
+// Rounds at a raised floor before a frame falls back to lossless treatment.
+constexpr int kRaisedRounds = 2;
+// Raised floors aim this far above what the readers' view lacked (scores move unevenly with
+// the tables).
+constexpr double kRaiseSlack = 0.5;
+// Above this floor requantising saves too little to be worth another round.
+constexpr double kHighestRaisedFloor = 97.0;
+
+// How far a frame's readers' view falls short of the floor (<= 0: it passes).
+double shortfall(const Ssimulacra2Result& s, double floor) {
+  return std::max(floor - s.score, floor - jpeg::kWorstTileMargin - s.worst_tile_score);
+}
+
+// Checks a requantised attempt (made under `tried`) as libavcodec decodes it; tries raised
+// floors, then lossless treatment, until one passes. Returns the attempt to write.
+FrameAttempt gate_frame(ByteView chunk, const std::vector<JpegImageSpan>& images, Context& context,
+                        const std::string& name, ReaderGate& gate, FrameTally& tally,
+                        const Policy& tried, FrameAttempt first) {
+  const double floor = quality_floor(context.policy());
+  FrameAttempt a = std::move(first);
+  Policy raised = tried;
+  for (int round = 0; gate.has_reference(); ++round) {
+    std::optional<Ssimulacra2Result> s;
+    try {
+      s = gate.score(a.bytes);
+    } catch (const FormatError&) {
+      // A candidate libavcodec cannot decode fails; the next round or lossless treatment follows.
+    }
+    const double short_by = s ? shortfall(*s, floor) : INFINITY;
+    if (short_by <= 0) {
+      std::optional<double> jpeg_view;
+      for (const QualityFigures& q : a.scores)
+        if (q.ssimulacra2) jpeg_view = std::min(jpeg_view.value_or(100.0), *q.ssimulacra2);
+      if (jpeg_view) gate.note_gap(*jpeg_view, s->score);
+      tally.reader_worst = std::min(tally.reader_worst.value_or(100.0), s->score);
+      tally.reader_sum += s->score;
+      ++tally.reader_scored;
+      tally.raised += round > 0;
+      return a;
+    }
+    if (round == kRaisedRounds || !std::isfinite(short_by)) break;
+    raised.target_score = quality_floor(raised) + short_by + kRaiseSlack;
+    if (raised.target_score > kHighestRaisedFloor) break;
+    a = attempt_frame(chunk, images, context, raised, name, tally.rewritten);
+    if (!a.requantised) return a;  // pixels kept: nothing left for the gate to judge
+  }
+  ++tally.lossless;
+  Policy lossless = context.policy();
+  lossless.mode = Mode::kLossless;
+  lossless.target_score = 0;
+  return attempt_frame(chunk, images, context, lossless, name, tally.rewritten);
+}
+
+}  // namespace
+
+bool optimize_frame(ByteView chunk, Context& context, const std::string& name, ReaderGate* gate,
+                    FrameTally& tally, Bytes& out) {
+  const std::vector<JpegImageSpan> images = split_mjpeg_chunk(chunk);
+  if (images.empty()) {
+    ++tally.not_jpeg;
+    return false;
+  }
+  Policy start = context.policy();
+  if (gate && start.mode != Mode::kLossless)
+    start.target_score = gate->first_floor(quality_floor(start));
+  FrameAttempt a = attempt_frame(chunk, images, context, start, name, tally.rewritten);
+  if (gate && a.requantised)
+    a = gate_frame(chunk, images, context, name, *gate, tally, start, std::move(a));
+  tally.no_dht += a.no_dht;
+  tally.tables_spelled_out += a.tables_spelled_out;
+  for (const auto& [reason, n] : a.kept) tally.kept[reason] += n;
+  for (const QualityFigures& q : a.scores) {
+    if (q.pixels_identical) ++tally.pixels_kept;
+    if (!q.ssimulacra2) continue;
+    tally.worst_score = std::min(tally.worst_score.value_or(100.0), *q.ssimulacra2);
+    tally.score_sum += *q.ssimulacra2;
+    ++tally.scored;
+  }
+  tally.changed += a.optimised;
+  tally.rewritten = a.rewritten;
+  out = std::move(a.bytes);
+  return a.differs;
+}
+
+}  // namespace lighten::video

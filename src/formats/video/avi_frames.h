@@ -1,0 +1,45 @@
+// One Motion-JPEG frame chunk of an AVI through the JPEG optimiser: its images (one per field)
+// optimised, written frames carrying the tables they need, and in the perceptual modes the
+// frame checked as ffmpeg-based readers decode it.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "core/bytes.h"
+#include "core/context.h"
+#include "formats/video/reader_gate.h"
+
+namespace lighten::video {
+
+// What the frames of one file came to, for the Outcome's detail and warnings.
+struct FrameTally {
+  size_t frames = 0;              // MJPEG data chunks seen
+  size_t changed = 0;             // frames with an image written smaller
+  size_t no_dht = 0;              // images that relied on the standard tables
+  size_t not_jpeg = 0;            // chunks that do not parse as JPEG images (kept as they are)
+  std::map<Reason, size_t> kept;  // images the JPEG optimiser left alone, by reason
+  // Perceptual modes: the SSIMULACRA2 of every changed image, as its verification measured it.
+  std::optional<double> worst_score;
+  double score_sum = 0;
+  size_t scored = 0;
+  size_t pixels_kept = 0;  // changed images whose pixels stayed identical
+  // An image was written differently: every later image must carry its own Huffman tables.
+  bool rewritten = false;
+  size_t tables_spelled_out = 0;  // kept images given the standard tables for that reason
+  // Perceptual modes, requantised frames as libavcodec decodes them (ReaderGate).
+  std::optional<double> reader_worst;
+  double reader_sum = 0;
+  size_t reader_scored = 0;
+  size_t raised = 0;    // frames done again at a raised floor to pass the readers' view
+  size_t lossless = 0;  // frames that passed only with their pixels kept
+};
+
+// Optimises the JPEG images of one frame chunk into `out`; returns true when `out` differs from
+// the chunk. `gate` (perceptual modes; nullptr otherwise) has taken this chunk as its reference.
+bool optimize_frame(ByteView chunk, Context& context, const std::string& name, ReaderGate* gate,
+                    FrameTally& tally, Bytes& out);
+
+}  // namespace lighten::video
