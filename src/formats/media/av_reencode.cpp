@@ -220,7 +220,12 @@ Bytes reencode_video(ByteView input, const EncoderChoice& choice, const Context*
   // unless asked to keep every metadata tag.
   AVDictionary* mux_options = nullptr;
   const bool avi = std::string(out->oformat->name) == "avi";
-  if (!avi) av_dict_set(&mux_options, "movflags", "use_metadata_tags", 0);
+  // A full-range video whose codec has no range flag of its own (MPEG-4 part 2) keeps the
+  // range only in MP4's colr atom, which the muxer writes when asked.
+  const bool full_range = in_video->codecpar->color_range == AVCOL_RANGE_JPEG;
+  if (!avi)
+    av_dict_set(&mux_options, "movflags",
+                full_range ? "use_metadata_tags+write_colr" : "use_metadata_tags", 0);
   int header = avformat_init_output(out, &mux_options);
   if (header >= 0) {
     // libavformat names itself the file's encoder: the file keeps the tag it had, or none.
