@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,7 +36,7 @@ enum class Reason : uint16_t {
 std::string_view reason_name(Reason reason);  // "no-gain", "corrupt", ...
 
 enum class Action : uint8_t {
-  kReplaced,  // `bytes` holds a verified, smaller output
+  kReplaced,  // output() holds a verified, smaller output
   kKept,      // the input stays as it is; `reason` says why
 };
 
@@ -50,13 +52,22 @@ struct Timings {
   double verify_ms = 0;
 };
 
+// Where an output too large to hold in memory lives (a multi-GB video written to a file-backed
+// mapping; see Limits::large_output_bytes): read it through Outcome::output().
+class OutputStorage {
+ public:
+  virtual ~OutputStorage() = default;
+  virtual std::span<const uint8_t> view() const = 0;
+};
+
 struct Outcome {
   Kind kind = Kind::kUnknown;
   Action action = Action::kKept;
   Reason reason = Reason::kNoGain;
   std::string message;         // one sentence for people; empty when optimised
   std::string detail;          // what was done, e.g. "huffman optimised, progressive"
-  std::vector<uint8_t> bytes;  // the new file when action == kReplaced
+  std::vector<uint8_t> bytes;  // the new file when action == kReplaced (unless large_output)
+  std::shared_ptr<const OutputStorage> large_output;  // set instead of `bytes` for large outputs
   uint64_t bytes_in = 0;
   uint64_t bytes_out = 0;  // == bytes_in when kept
   QualityFigures quality;
@@ -64,6 +75,10 @@ struct Outcome {
   std::vector<std::string> warnings;
 
   bool replaced() const { return action == Action::kReplaced; }
+  // The new file, wherever it is held.
+  std::span<const uint8_t> output() const {
+    return large_output ? large_output->view() : std::span<const uint8_t>(bytes);
+  }
 };
 
 }  // namespace lighten

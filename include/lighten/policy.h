@@ -63,6 +63,9 @@ struct Limits {
   uint64_t max_expanded_bytes = 8ull << 30;  // what a container may expand to in total
   double max_expansion_ratio = 200.0;        // expanded / compressed, per container
   double time_budget_s = 300.0;              // per top-level file
+  // Outputs of inputs larger than this (long videos) are written to an unlinked temporary file
+  // mapped into memory ($TMPDIR) rather than held in memory (Outcome::large_output).
+  uint64_t large_output_bytes = 256ull << 20;
 };
 
 struct Policy {

@@ -2,13 +2,17 @@
 
 #include <xxhash.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <memory>
 #include <new>
 #include <vector>
 
+#include "core/errors.h"
+#include "core/file_backed_buffer.h"
 #include "lighten/lighten.h"
 
 namespace lighten::batch {
@@ -111,11 +115,26 @@ class FileJob {
       return;
     }
 
-    std::vector<uint8_t> bytes;
-    if (auto s = ctx_.store.read(entry_.path, bytes, read_stat_); !s.ok()) {
-      set_io_error(result_, s);
+    // A file larger than the large-output limit (a long video) is read into a file-backed
+    // buffer, not into memory; its output goes to one too.
+    std::vector<uint8_t> memory;
+    std::unique_ptr<FileBackedBuffer> large;
+    IoStatus read_status;
+    if (entry_.stat.size > policy.limits.large_output_bytes) {
+      try {
+        large = std::make_unique<FileBackedBuffer>(entry_.stat.size);
+        read_status = ctx_.store.read_into(entry_.path, *large, read_stat_);
+      } catch (const FormatError& e) {
+        read_status = IoStatus::fail(std::string("read into ") + e.what(), entry_.path, ENOSPC);
+      }
+    } else {
+      read_status = ctx_.store.read(entry_.path, memory, read_stat_);
+    }
+    if (!read_status.ok()) {
+      set_io_error(result_, read_status);
       return;
     }
+    const std::span<const uint8_t> bytes = large ? large->view() : std::span<const uint8_t>(memory);
     read_ = true;
     result_.bytes_in = result_.bytes_out = bytes.size();
     hash_ = hex64(XXH3_64bits(bytes.data(), bytes.size()));
@@ -134,13 +153,14 @@ class FileJob {
     result_.message = outcome.message;
     result_.detail = outcome.detail;
     // Never larger, whatever the optimiser says.
-    if (outcome.replaced() && (outcome.bytes.empty() || outcome.bytes.size() >= bytes.size())) {
+    if (outcome.replaced() &&
+        (outcome.output().empty() || outcome.output().size() >= bytes.size())) {
       result_.action = Action::kKept;
       result_.reason = Reason::kNoGain;
       result_.message = "the output was not smaller";
     }
     bool replace = result_.action == Action::kReplaced;
-    result_.bytes_out = replace ? outcome.bytes.size() : bytes.size();
+    result_.bytes_out = replace ? outcome.output().size() : bytes.size();
     if (options_.dry_run) return;
 
     IoStatus s;
@@ -148,14 +168,14 @@ class FileJob {
       s = ctx_.store.make_dirs(parent_of(out_path_));
       if (s.ok()) {
         if (replace)
-          s = ctx_.store.write_atomic(out_path_, outcome.bytes, entry_.path, &read_stat_);
+          s = ctx_.store.write_atomic(out_path_, outcome.output(), entry_.path, &read_stat_);
         else if (options_.unchanged == UnchangedFiles::kHardlink)
           s = ctx_.store.link_or_copy(out_path_, entry_.path);
         else
           s = ctx_.store.write_atomic(out_path_, bytes, entry_.path, &read_stat_);
       }
     } else if (options_.in_place && replace) {
-      s = ctx_.store.write_atomic(entry_.path, outcome.bytes, entry_.path, &read_stat_);
+      s = ctx_.store.write_atomic(entry_.path, outcome.output(), entry_.path, &read_stat_);
     }
     if (!s.ok()) {
       set_io_error(result_, s);

@@ -12,6 +12,9 @@
 #include <system_error>
 #include <vector>
 
+#include "core/errors.h"
+#include "core/file_backed_buffer.h"
+
 namespace lighten::batch {
 namespace {
 
@@ -127,6 +130,23 @@ IoStatus make_temp(const std::string& target, std::string& temp, Fd& fd) {
   return {};
 }
 
+// Opens `path` for reading without touching its atime, fills `st` from the opened file and hands
+// the descriptor and size to `fill`.
+template <typename Fill>
+IoStatus read_whole(const std::string& path, FileStat& st, Fill&& fill) {
+  // O_NOATIME: reading must not change the atime that the output is to keep.
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOATIME));
+  if (fd.get() < 0 && errno == EPERM)
+    fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+  if (fd.get() < 0) return IoStatus::fail("open", path, errno);
+  struct stat s;
+  if (::fstat(fd.get(), &s) != 0) return IoStatus::fail("stat", path, errno);
+  st = from_stat(s);
+  return fill(fd.get(), st.size);
+}
+
+constexpr size_t kReadChunk = 1 << 20;
+
 class LocalStore final : public Store {
  public:
   IoStatus stat(const std::string& path, bool follow_links, FileStat& out) override {
@@ -171,27 +191,44 @@ class LocalStore final : public Store {
   }
 
   IoStatus read(const std::string& path, std::vector<uint8_t>& bytes, FileStat& st) override {
-    // O_NOATIME: reading must not change the atime that the output is to keep.
-    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOATIME));
-    if (fd.get() < 0 && errno == EPERM)
-      fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
-    if (fd.get() < 0) return IoStatus::fail("open", path, errno);
-    struct stat s;
-    if (::fstat(fd.get(), &s) != 0) return IoStatus::fail("stat", path, errno);
-    st = from_stat(s);
-    bytes.resize(st.size);
-    size_t got = 0;
-    while (got < bytes.size()) {
-      ssize_t n = ::read(fd.get(), bytes.data() + got, bytes.size() - got);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return IoStatus::fail("read", path, errno);
+    return read_whole(path, st, [&](int fd, uint64_t size) -> IoStatus {
+      bytes.resize(size);
+      size_t got = 0;
+      while (got < bytes.size()) {
+        ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
+        if (n < 0) {
+          if (errno == EINTR) continue;
+          return IoStatus::fail("read", path, errno);
+        }
+        if (n == 0) break;
+        got += size_t(n);
       }
-      if (n == 0) break;
-      got += size_t(n);
-    }
-    if (got != bytes.size()) return IoStatus::fail("read (file shrank while reading)", path, EIO);
-    return {};
+      if (got != bytes.size()) return IoStatus::fail("read (file shrank while reading)", path, EIO);
+      return {};
+    });
+  }
+
+  IoStatus read_into(const std::string& path, FileBackedBuffer& buffer, FileStat& st) override {
+    return read_whole(path, st, [&](int fd, uint64_t size) -> IoStatus {
+      std::vector<uint8_t> chunk(kReadChunk);
+      uint64_t got = 0;
+      while (got < size) {
+        ssize_t n = ::read(fd, chunk.data(), size_t(std::min<uint64_t>(chunk.size(), size - got)));
+        if (n < 0) {
+          if (errno == EINTR) continue;
+          return IoStatus::fail("read", path, errno);
+        }
+        if (n == 0) break;
+        try {
+          buffer.append(ByteView(chunk.data(), size_t(n)));
+        } catch (const FormatError& e) {
+          return IoStatus::fail(std::string("read into ") + e.what(), path, ENOSPC);
+        }
+        got += uint64_t(n);
+      }
+      if (got != size) return IoStatus::fail("read (file shrank while reading)", path, EIO);
+      return {};
+    });
   }
 
   IoStatus write_atomic(const std::string& target, std::span<const uint8_t> bytes,

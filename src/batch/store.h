@@ -10,6 +10,10 @@
 #include <string_view>
 #include <vector>
 
+namespace lighten {
+class FileBackedBuffer;
+}
+
 namespace lighten::batch {
 
 struct FileStat {
@@ -50,6 +54,8 @@ class Store {
   virtual IoStatus list(const std::string& dir, std::vector<DirEntry>& out) = 0;
   // Reads the whole file; `st` is the state of the opened file, so size and mtime match bytes.
   virtual IoStatus read(const std::string& path, std::vector<uint8_t>& bytes, FileStat& st) = 0;
+  // The same into a file-backed buffer: for inputs too large to hold in memory (long videos).
+  virtual IoStatus read_into(const std::string& path, FileBackedBuffer& buffer, FileStat& st) = 0;
   // Writes `target` atomically: temp file beside it, data, metadata of `source` (mode, owner
   // when root, extended attributes, atime and mtime), fsync, rename, fsync of the directory.
   // With `expected`, the source must still have that size and mtime just before the rename.

@@ -23,6 +23,7 @@ Outcome keep(Outcome o, Reason reason, std::string message) {
   o.message = std::move(message);
   o.bytes.clear();
   o.bytes.shrink_to_fit();
+  o.large_output.reset();
   o.bytes_out = o.bytes_in;
   return o;
 }
@@ -145,7 +146,7 @@ Outcome EngineContext::run(ByteView bytes) {
     std::string message = o.message;
     return finish(keep(std::move(o), reason, std::move(message)));
   }
-  o.bytes_out = o.bytes.size();
+  o.bytes_out = o.output().size();
   if (!worth_keeping(o.bytes_in, o.bytes_out, policy_)) {
     const std::string message =
         o.bytes_out >= o.bytes_in
@@ -158,7 +159,7 @@ Outcome EngineContext::run(ByteView bytes) {
   const auto verify_start = Clock::now();
   Verdict verdict;
   try {
-    verdict = format->verify(bytes, o.bytes, *this);
+    verdict = format->verify(bytes, o.output(), *this);
   } catch (const FormatError& e) {
     // Out of time is the budget's verdict, not a fault of the output.
     if (e.reason() == Reason::kLimitExceeded)

@@ -6,6 +6,7 @@
 
 #include "batch/test_support.h"
 #include "lighten/batch.h"
+#include "video/avi_maker.h"
 
 namespace lighten::testing {
 namespace {
@@ -136,6 +137,28 @@ TEST_F(RunBatch, LimitExceededFilesAreNotReadAndStillMirrored) {
   EXPECT_EQ(s.total.replaced, 0u);
   EXPECT_EQ(s.total.kept[Reason::kLimitExceeded], s.total.files - 1);  // notes.txt is 2 bytes
   EXPECT_EQ(snapshot(dir_ / "out").size(), s.total.files + 1);         // + the journal
+}
+
+// Inputs over Limits::large_output_bytes are read into file-backed buffers instead of memory,
+// and an AVI's output is written to one: the mirror holds the same bytes either way.
+TEST_F(RunBatch, LargeInputsGoThroughFileBackedBuffers) {
+  AviRecipe r;
+  r.strip_dht = true;
+  r.width = 320, r.height = 240;
+  write_file(dir_ / "in" / "clip.avi", make_avi(r));
+  auto o = options();
+  o.output_dir = (dir_ / "memory").string();
+  o.journal_path = (dir_ / "memory.sqlite").string();  // journals outside the mirrors
+  Recorder a, b;
+  run_batch(o, a);
+  o.output_dir = (dir_ / "mapped").string();
+  o.journal_path = (dir_ / "mapped.sqlite").string();
+  o.policy.limits.large_output_bytes = 1000;
+  const auto s = run_batch(o, b);
+  EXPECT_EQ(s.io_errors, 0u);
+  EXPECT_GE(s.total.replaced, 2u);  // the AVI and at least one JPEG
+  EXPECT_EQ(snapshot(dir_ / "mapped"), snapshot(dir_ / "memory"));
+  EXPECT_LT(fs::file_size(dir_ / "mapped" / "clip.avi"), fs::file_size(dir_ / "in" / "clip.avi"));
 }
 
 TEST_F(RunBatch, UnwritableMirrorEndsAsIoErrorsNotAnException) {

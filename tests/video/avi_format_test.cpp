@@ -104,6 +104,27 @@ TEST(AviFormat, VerifierRefusesFramesThatRelyOnCarriedOverTables) {
   EXPECT_TRUE(verify_avi(in, make_avi(last), context).ok);
 }
 
+// A video larger than Limits::large_output_bytes is written to a file-backed buffer (and read
+// back from it by the verifier): the same bytes as in memory.
+TEST(AviFormat, LongVideosAreWrittenToAFileBackedBuffer) {
+  AviRecipe r;
+  r.open_dml = true;
+  r.frames = 6;
+  const Bytes in = make_avi(r);
+  const Outcome memory = run(in);
+  ASSERT_TRUE(memory.replaced()) << memory.message;
+  EXPECT_FALSE(memory.large_output);
+  Policy p;
+  p.limits.large_output_bytes = in.size() / 2;
+  const Outcome large = optimize(in, p);
+  ASSERT_TRUE(large.replaced()) << large.message;
+  ASSERT_TRUE(large.large_output);
+  EXPECT_TRUE(large.bytes.empty());
+  EXPECT_EQ(large.bytes_out, large.output().size());
+  const Bytes written(large.output().begin(), large.output().end());
+  EXPECT_EQ(written, memory.bytes);
+}
+
 TEST(AviFormat, TwoFieldFramesAreOptimisedFieldByField) {
   AviRecipe r;
   r.two_fields = true;

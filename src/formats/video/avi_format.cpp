@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/file_backed_buffer.h"
 #include "formats/media/media_format.h"
 #include "formats/video/avi_file.h"
 #include "formats/video/avi_frames.h"
@@ -21,10 +22,31 @@ namespace {
 
 using namespace video;
 
+// Where the writer puts the output: memory, or for a long video a file-backed buffer.
+class OutputSink {
+ public:
+  explicit OutputSink(Bytes& memory) : memory_(&memory) {}
+  explicit OutputSink(FileBackedBuffer& file) : file_(&file) {}
+  void append(ByteView b) {
+    if (memory_)
+      memory_->insert(memory_->end(), b.begin(), b.end());
+    else
+      file_->append(b);
+  }
+  size_t size() const { return memory_ ? memory_->size() : file_->size(); }
+  std::span<uint8_t> span() {
+    return memory_ ? std::span<uint8_t>(*memory_) : std::span<uint8_t>(file_->data(), size());
+  }
+
+ private:
+  Bytes* memory_ = nullptr;
+  FileBackedBuffer* file_ = nullptr;
+};
+
 // Copies the tree into `out`, frames optimised, sizes of lists recomputed; fills the moves.
 class AviWriter {
  public:
-  AviWriter(ByteView in, const AviFile& avi, Context& context, Bytes& out)
+  AviWriter(ByteView in, const AviFile& avi, Context& context, OutputSink& out)
       : in_(in), avi_(avi), context_(context), out_(out), start_(Clock::now()) {
     offset_.resize(avi.tree.chunks.size());
     size_.resize(avi.tree.chunks.size());
@@ -33,9 +55,8 @@ class AviWriter {
 
   void write() {
     const auto& chunks = avi_.tree.chunks;
-    out_.reserve(in_.size());
     for (size_t i = 0; i < chunks.size(); i = chunks[i].end) write_chunk(i, false);
-    out_.insert(out_.end(), in_.begin() + avi_.tree.trailing_offset, in_.end());
+    out_.append(in_.subspan(avi_.tree.trailing_offset));
   }
 
   ChunkMoves moves() const { return {offset_, size_, avi_.movi}; }
@@ -45,7 +66,7 @@ class AviWriter {
   void put32(uint32_t v) {
     uint8_t b[4];
     store_le32(b, v);
-    out_.insert(out_.end(), b, b + 4);
+    out_.append(ByteView(b, 4));
   }
 
   void write_chunk(size_t i, bool in_movi) {
@@ -58,9 +79,9 @@ class AviWriter {
       const bool movi = in_movi || c.list_type == fourcc("movi");
       for (size_t j = i + 1; j < c.end; j = avi_.tree.chunks[j].end) write_chunk(j, movi);
       const uint64_t size = out_.size() - offset_[i] - 8;
-      store_le32(out_.data() + offset_[i] + 4, uint32_t(size));
+      store_le32(out_.span().data() + offset_[i] + 4, uint32_t(size));
       size_[i] = uint32_t(size);
-      if (size % 2 == 1 && (c.has_pad || c.size % 2 == 0)) out_.push_back(0);
+      if (size % 2 == 1 && (c.has_pad || c.size % 2 == 0)) out_.append(kPad);
       return;
     }
     const ByteView data = in_.subspan(c.data_offset(), c.size);
@@ -74,13 +95,13 @@ class AviWriter {
       if (optimize_frame(data, context_, name, reader_gate(c, data), tally_, frame_)) {
         put32(c.id);
         put32(uint32_t(frame_.size()));
-        out_.insert(out_.end(), frame_.begin(), frame_.end());
-        if (frame_.size() % 2 == 1) out_.push_back(0);
+        out_.append(frame_);
+        if (frame_.size() % 2 == 1) out_.append(kPad);
         size_[i] = uint32_t(frame_.size());
         return;
       }
     }
-    out_.insert(out_.end(), in_.begin() + c.offset, in_.begin() + c.offset + c.total_size());
+    out_.append(in_.subspan(c.offset, c.total_size()));
     size_[i] = c.size;
   }
 
@@ -109,6 +130,8 @@ class AviWriter {
                                   frames_total_, projected, tally_.frames, budget));
   }
 
+  static constexpr uint8_t kPadByte[1] = {0};
+  static constexpr ByteView kPad{kPadByte, 1};
   static constexpr size_t kFramesBeforeProjecting = 8;
   static constexpr double kSecondsBeforeProjecting = 2.0;
   using Clock = std::chrono::steady_clock;
@@ -116,7 +139,7 @@ class AviWriter {
   ByteView in_;
   const AviFile& avi_;
   Context& context_;
-  Bytes& out_;
+  OutputSink& out_;
   Clock::time_point start_;
   size_t frames_total_ = 0;
   Bytes frame_;  // reused for every frame
@@ -173,8 +196,15 @@ Outcome optimize_avi(ByteView input, Context& context) {
   Outcome outcome;
   outcome.kind = Kind::kAvi;
   outcome.bytes_in = input.size();
+  // A long video's output goes to a file-backed buffer; only a file on disk may hand one back
+  // (containers read their items' `bytes`).
   Bytes out;
-  AviWriter writer(input, avi, context, out);
+  std::shared_ptr<FileBackedBuffer> large;
+  if (context.depth() == 0 && input.size() > context.policy().limits.large_output_bytes)
+    large = std::make_shared<FileBackedBuffer>(input.size() + input.size() / 16);
+  OutputSink sink = large ? OutputSink(*large) : OutputSink(out);
+  if (!large) out.reserve(input.size());
+  AviWriter writer(input, avi, context, sink);
   writer.write();
   const FrameTally& tally = writer.tally();
   if (tally.changed == 0) {
@@ -184,9 +214,12 @@ Outcome optimize_avi(ByteView input, Context& context) {
         "no Motion-JPEG frame could be made smaller (" + std::to_string(tally.frames) + " frames)";
     return outcome;
   }
-  for (const ResolvedIndex& index : indexes) patch_index(avi, index, writer.moves(), out);
-  outcome.bytes = std::move(out);
-  outcome.bytes_out = outcome.bytes.size();
+  for (const ResolvedIndex& index : indexes) patch_index(avi, index, writer.moves(), sink.span());
+  outcome.bytes_out = sink.size();
+  if (large)
+    outcome.large_output = std::move(large);
+  else
+    outcome.bytes = std::move(out);
   outcome.action = Action::kReplaced;
   outcome.detail = std::to_string(tally.changed) + " of " + std::to_string(tally.frames) +
                    " MJPEG frames optimised";
