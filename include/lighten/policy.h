@@ -31,6 +31,11 @@ enum class RestartPolicy : uint8_t {
   kDrop,  // write no restart markers (smaller; loses resynchronisation after damage)
 };
 
+enum class SubsamplingPolicy : uint8_t {
+  kKeep,      // perceptual JPEG keeps the input's chroma sampling
+  kAllow420,  // a 4:4:4 photo may be re-encoded from its pixels as 4:2:0 when that is smaller
+};
+
 enum class QualityMarker : uint8_t {
   kWrite,  // perceptual outputs carry a small APP15 "lighten" segment: re-runs stay lossless
   kOmit,   // no marker; re-runs rely on the tables alone (see src/formats/jpeg/perceptual.h)
@@ -73,6 +78,7 @@ struct Policy {
   MetadataPolicy metadata = MetadataPolicy::kKeep;
   ScanMode jpeg_scans = ScanMode::kKeep;
   RestartPolicy jpeg_restarts = RestartPolicy::kKeep;
+  SubsamplingPolicy jpeg_subsampling = SubsamplingPolicy::kAllow420;
   VerifyLevel verify = VerifyLevel::kCoefficients;
   PlainZipPolicy plain_zip = PlainZipPolicy::kLeave;
   PdfVersionPolicy pdf_version = PdfVersionPolicy::kKeep;

@@ -180,6 +180,22 @@ const std::vector<OptionRow>& rows() {
            p.jpeg_restarts = static_cast<RestartPolicy>(parse_choice(spec, v, kRestartNames));
          },
          [](const Policy& p) { return std::string(kRestartNames[size_t(p.jpeg_restarts)]); }});
+    t.push_back({{"jpeg-subsampling",
+                  OptionType::kChoice,
+                  "420",
+                  {kSubsamplingNames.begin(), kSubsamplingNames.end()},
+                  0,
+                  0,
+                  "Perceptual JPEG: a 4:4:4 photo may also be re-encoded from its pixels with "
+                  "4:2:0 chroma under the same floor, the smaller output kept (420), or keep the "
+                  "input's sampling"},
+                 [](Policy& p, const OptionSpec& spec, std::string_view v) {
+                   p.jpeg_subsampling =
+                       static_cast<SubsamplingPolicy>(parse_choice(spec, v, kSubsamplingNames));
+                 },
+                 [](const Policy& p) {
+                   return std::string(kSubsamplingNames[size_t(p.jpeg_subsampling)]);
+                 }});
     t.push_back({{"verify",
                   OptionType::kChoice,
                   "coefficients",

@@ -10,6 +10,7 @@ const std::array<std::string_view, 4> kModeNames{"lossless", "visually-lossless"
 const std::array<std::string_view, 3> kMetadataNames{"keep", "safe", "strip"};
 const std::array<std::string_view, 4> kScanNames{"keep", "baseline", "progressive", "smallest"};
 const std::array<std::string_view, 2> kRestartNames{"keep", "drop"};
+const std::array<std::string_view, 2> kSubsamplingNames{"keep", "420"};
 const std::array<std::string_view, 2> kVerifyNames{"coefficients", "pixels"};
 const std::array<std::string_view, 2> kPlainZipNames{"leave", "optimize"};
 const std::array<std::string_view, 2> kPdfVersionNames{"keep", "raise"};

@@ -12,6 +12,7 @@ extern const std::array<std::string_view, 4> kModeNames;
 extern const std::array<std::string_view, 3> kMetadataNames;
 extern const std::array<std::string_view, 4> kScanNames;
 extern const std::array<std::string_view, 2> kRestartNames;
+extern const std::array<std::string_view, 2> kSubsamplingNames;
 extern const std::array<std::string_view, 2> kVerifyNames;
 extern const std::array<std::string_view, 2> kPlainZipNames;
 extern const std::array<std::string_view, 2> kPdfVersionNames;

@@ -10,7 +10,9 @@
 #include "formats/jpeg/jpeg_format.h"
 #include "formats/jpeg/markers.h"
 #include "formats/jpeg/metadata.h"
+#include "formats/jpeg/perceptual.h"
 #include "formats/jpeg/requantize.h"
+#include "lighten/compare.h"
 #include "lighten/lighten.h"
 #include "support/corpus.h"
 #include "test_support.h"
@@ -98,6 +100,50 @@ TEST(Perceptual, MarkerOmittedWhenAsked) {
     const Outcome again = optimize(o.bytes, p);
     EXPECT_FALSE(again.replaced() && !again.quality.pixels_identical) << samp << again.detail;
   }
+}
+
+// A 4:4:4 photo also searched as 4:2:0 from its pixels: the smaller output wins, scored against
+// the original by an independent decode; --jpeg-subsampling keep keeps the sampling; a second
+// run does no lossy work; the verifier takes the new sampling only where the policy allows it.
+TEST(Perceptual, FullResolutionChromaMayBecomeHalfResolution) {
+  const auto jpeg = testing::make_jpeg({.width = 320,
+                                        .height = 240,
+                                        .quality = 97,
+                                        .markers = {},
+                                        .luma_sampling = 1,
+                                        .smooth_chroma = true});
+  Policy p;
+  p.mode = Mode::kHigh;
+  const Outcome o = optimize(jpeg, p);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  CoefficientImage out(o.bytes, nullptr);
+  EXPECT_EQ(out.info().comp_info[0].h_samp_factor, 2) << o.detail;
+  EXPECT_EQ(out.info().comp_info[0].v_samp_factor, 2) << o.detail;
+  EXPECT_NE(o.detail.find("re-encoded from pixels as 4:2:0"), std::string::npos) << o.detail;
+  const ImageScores scores = compare_images(jpeg, o.bytes, false);
+  EXPECT_GE(scores.ssimulacra2, 80.0);
+  ASSERT_TRUE(o.quality.ssimulacra2.has_value());
+  EXPECT_NEAR(scores.ssimulacra2, *o.quality.ssimulacra2, 0.01);
+
+  Policy keep = p;
+  keep.jpeg_subsampling = SubsamplingPolicy::kKeep;
+  const Outcome k = optimize(jpeg, keep);
+  ASSERT_TRUE(k.replaced()) << k.message;
+  CoefficientImage kept(k.bytes, nullptr);
+  EXPECT_EQ(kept.info().comp_info[0].h_samp_factor, 1);
+  EXPECT_LT(o.bytes.size(), k.bytes.size());
+  EXPECT_FALSE(verify_jpeg(jpeg, o.bytes, keep, std::nullopt, std::nullopt).ok);
+  EXPECT_TRUE(verify_jpeg(jpeg, o.bytes, p, std::nullopt, std::nullopt).ok);
+
+  const Outcome again = optimize(o.bytes, p);
+  EXPECT_FALSE(again.replaced() && !again.quality.pixels_identical) << again.detail;
+}
+
+TEST(Perceptual, SubsamplingPlanFollowsTheHeadroom) {
+  EXPECT_EQ(plan_subsampling(84.0, 85.0), SubsamplingPlan::kFullOnly);
+  EXPECT_EQ(plan_subsampling(85.0 + kSubsampledHeadroom, 85.0), SubsamplingPlan::kBoth);
+  EXPECT_EQ(plan_subsampling(70.0 + kSubsampledOnlyHeadroom, 70.0),
+            SubsamplingPlan::kSubsampledOnly);
 }
 
 // A 4:4:4 source gets chroma tables at twice the luma's permille; subsampled chroma does not.

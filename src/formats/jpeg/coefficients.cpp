@@ -377,6 +377,66 @@ Bytes write_coefficients(CoefficientImage& image, const WriteOptions& options) {
 
 namespace {
 
+bool encode_raw(Writer* w, const ImageRgb8* rgb, const std::array<uint16_t, 64>* luma,
+                const std::array<uint16_t, 64>* chroma) {
+  if (setjmp(w->err.jump)) return false;
+  jpeg_create_compress(&w->info);
+  w->created = true;
+  w->info.mem->max_memory_to_use = kMaxLibjpegMemory;
+  w->dest.pub.init_destination = dest_init;
+  w->dest.pub.empty_output_buffer = dest_empty;
+  w->dest.pub.term_destination = dest_term;
+  w->info.dest = &w->dest.pub;
+  w->info.image_width = rgb->width;
+  w->info.image_height = rgb->height;
+  w->info.input_components = 3;
+  w->info.in_color_space = JCS_RGB;
+  jpeg_set_defaults(&w->info);  // YCbCr, luma 2x2 against chroma 1x1: 4:2:0
+  w->info.comp_info[0].h_samp_factor = w->info.comp_info[0].v_samp_factor = 2;
+  for (int ci = 1; ci < 3; ++ci)
+    w->info.comp_info[ci].h_samp_factor = w->info.comp_info[ci].v_samp_factor = 1;
+  unsigned int table[DCTSIZE2];
+  for (int k = 0; k < DCTSIZE2; ++k) table[k] = (*luma)[size_t(k)];
+  jpeg_add_quant_table(&w->info, 0, table, 100, TRUE);
+  for (int k = 0; k < DCTSIZE2; ++k) table[k] = (*chroma)[size_t(k)];
+  jpeg_add_quant_table(&w->info, 1, table, 100, TRUE);
+  w->info.dct_method = JDCT_ISLOW;
+  w->info.write_JFIF_header = FALSE;
+  w->info.write_Adobe_marker = FALSE;
+  w->info.optimize_coding = FALSE;
+  jpeg_start_compress(&w->info, TRUE);
+  const size_t stride = size_t(rgb->width) * 3;
+  while (w->info.next_scanline < w->info.image_height) {
+    JSAMPROW row = const_cast<JSAMPROW>(rgb->samples.data() + stride * w->info.next_scanline);
+    jpeg_write_scanlines(&w->info, &row, 1);
+  }
+  jpeg_finish_compress(&w->info);
+  return true;
+}
+
+}  // namespace
+
+Bytes encode_pixels_420(const ImageRgb8& rgb, const std::array<uint16_t, 64>& luma,
+                        const std::array<uint16_t, 64>& chroma) {
+  if (rgb.channels != 3 || rgb.width == 0 || rgb.height == 0 ||
+      rgb.samples.size() != size_t(rgb.width) * rgb.height * 3)
+    throw FormatError(Reason::kUnsupportedVariant, 0, "only RGB pixels are re-encoded as 4:2:0");
+  // Not on the stack of encode_raw: a longjmp must not skip a C++ destructor.
+  auto w = std::make_unique<Writer>();
+  std::memset(&w->info, 0, sizeof(w->info));
+  init_error_mgr(w->err);
+  w->info.err = &w->err.pub;
+  bool ok = encode_raw(w.get(), &rgb, &luma, &chroma);
+  Bytes out;
+  if (ok) out.assign(w->dest.buffer, w->dest.buffer + w->dest.size);
+  if (w->created) jpeg_destroy_compress(&w->info);
+  std::free(w->dest.buffer);
+  if (!ok) throw_error(w->err, "libjpeg while encoding");
+  return out;
+}
+
+namespace {
+
 struct Decoder {
   jpeg_decompress_struct info;
   ErrorMgr err;

@@ -15,6 +15,7 @@
 
 #include "core/bytes.h"
 #include "core/context.h"
+#include "quality/image.h"
 
 namespace lighten {
 class Context;
@@ -75,6 +76,12 @@ struct WriteOptions {
 // Writes the coefficients as a JPEG with optimal Huffman tables and no markers of libjpeg's own
 // (no JFIF, no Adobe): SOI, DQT, SOF, DHT/DRI/SOS..., EOI.
 Bytes write_coefficients(CoefficientImage& image, const WriteOptions& options);
+
+// Encodes 8-bit RGB pixels as a sequential YCbCr JPEG with 4:2:0 chroma and the given
+// quantisation tables (natural order), libjpeg's accurate DCT and no markers of its own: the
+// source of a pixel-domain re-encode. Throws FormatError.
+Bytes encode_pixels_420(const ImageRgb8& rgb, const std::array<uint16_t, 64>& luma,
+                        const std::array<uint16_t, 64>& chroma);
 
 // Decoded samples with libjpeg's default settings (RGB, gray or CMYK, interleaved).
 struct PixelImage {

@@ -1,5 +1,7 @@
 #include "formats/jpeg/jpeg_format.h"
 
+#include <fmt/format.h>
+
 #include <cstring>
 #include <optional>
 #include <string>
@@ -95,24 +97,64 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
   // Lossless outputs are checked against this, so the verifier need not decode the input again.
   if (policy.mode == Mode::kLossless && policy.verify == VerifyLevel::kCoefficients)
     context.note_fingerprint(input, fingerprint_coefficients(image));
-  PerceptualResult perceptual;
-  if (policy.mode != Mode::kLossless)
-    perceptual = requantize_for_floor(image, input, layout, policy, &context);
+  const unsigned restart =
+      policy.jpeg_restarts == RestartPolicy::kKeep ? image.info().restart_interval : 0;
+  // The output of one set of coefficients with the input's metadata (and, when requantised,
+  // the marker with its score).
+  auto write = [&](CoefficientImage& coefficients, ScanMode scan_mode,
+                   const PerceptualResult& chosen) {
+    MetadataPlan with_marker = plan;
+    if (chosen.requantized && policy.quality_marker == QualityMarker::kWrite)
+      with_marker.before_sof.push_back(
+          {quality_marker_segment(quality_floor(policy), chosen.score), SIZE_MAX});
+    ScanResult scans = choose_scans(coefficients, scan_mode, policy.effort, restart, &context);
+    return std::make_pair(
+        assemble(scans.jpeg, with_marker, layout.trailing(input), mpf, layout.image_end),
+        scans.detail);
+  };
+
+  // Perceptual: the input's coefficients requantised and, for a 4:4:4 photo whose 4:2:0
+  // re-encoding leaves room under the floor, that re-encoding searched too; the smaller wins.
+  PerceptualResult perceptual, subsampled;
+  std::optional<ImageRgb8> reference;  // the input's decode, shared by the searches
+  std::optional<SubsampledSource> source_420;
+  SubsamplingPlan subsampling = SubsamplingPlan::kFullOnly;
+  if (policy.mode != Mode::kLossless && policy.jpeg_subsampling == SubsamplingPolicy::kAllow420 &&
+      !has_quality_marker(layout) &&
+      (source_420 = subsampled_source(image, input, &context, reference)))
+    subsampling = plan_subsampling(source_420->score, quality_floor(policy));
+  if (subsampling != SubsamplingPlan::kFullOnly) {
+    subsampled =
+        requantize_for_floor(*source_420->image, input, layout, policy, &context, reference);
+    if (subsampled.requantized)
+      subsampled.detail = fmt::format("re-encoded from pixels as 4:2:0 (alone {:.1f}), {}",
+                                      source_420->score, subsampled.detail);
+  }
+  if (policy.mode != Mode::kLossless &&
+      (subsampling != SubsamplingPlan::kSubsampledOnly || !subsampled.requantized))
+    perceptual = requantize_for_floor(image, input, layout, policy, &context, reference);
+  auto [bytes, scan_detail] = write(image, policy.jpeg_scans, perceptual);
+  if (subsampled.requantized) {
+    // The re-encoding is sequential: the input's own scan mode is asked for by name.
+    const ScanMode mode = policy.jpeg_scans != ScanMode::kKeep ? policy.jpeg_scans
+                          : image.info().progressive_mode      ? ScanMode::kProgressive
+                                                               : ScanMode::kBaseline;
+    auto [other, other_detail] = write(*source_420->image, mode, subsampled);
+    if (other.size() < bytes.size()) {
+      bytes = std::move(other);
+      scan_detail = std::move(other_detail);
+      perceptual = subsampled;
+    }
+  }
   // The verifier may take this score for an output that decodes to the same coefficients.
   if (perceptual.requantized)
     context.note_scored(input, {perceptual.fingerprint, perceptual.score, perceptual.worst_tile});
-  if (perceptual.requantized && policy.quality_marker == QualityMarker::kWrite)
-    plan.before_sof.push_back(
-        {quality_marker_segment(quality_floor(policy), perceptual.score), SIZE_MAX});
-  const unsigned restart =
-      policy.jpeg_restarts == RestartPolicy::kKeep ? image.info().restart_interval : 0;
-  ScanResult scans = choose_scans(image, policy.jpeg_scans, policy.effort, restart, &context);
 
-  outcome.bytes = assemble(scans.jpeg, plan, layout.trailing(input), mpf, layout.image_end);
+  outcome.bytes = std::move(bytes);
   outcome.bytes_out = outcome.bytes.size();
   outcome.action = Action::kReplaced;
   outcome.reason = Reason::kOptimized;
-  outcome.detail = scans.detail;
+  outcome.detail = scan_detail;
   if (!perceptual.detail.empty()) outcome.detail = perceptual.detail + ", " + outcome.detail;
   if (perceptual.requantized) outcome.quality.ssimulacra2 = perceptual.score;
   if (image.info().arith_code) outcome.detail += ", from arithmetic coding";

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <memory>
 #include <vector>
 
 #include "core/context.h"
@@ -99,7 +101,8 @@ std::optional<ImageRgb8> to_metric_image(PixelImage pixels) {
 }
 
 PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, const Layout& layout,
-                                      const Policy& policy, const Context* context) {
+                                      const Policy& policy, const Context* context,
+                                      std::optional<ImageRgb8>& reference) {
   PerceptualResult result;
   const double floor = quality_floor(policy);
   const auto& info = image.info();
@@ -146,7 +149,7 @@ PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, c
   for (int l = l_lo + 1; l < l_hi; l += 2)
     log_d[size_t(l)] = 0.5 * (log_d[size_t(l - 1)] + log_d[size_t(l + 1)]);
 
-  std::optional<ImageRgb8> reference = to_metric_image(decode_pixels(input));
+  if (!reference) reference = to_metric_image(decode_pixels(input));
   if (!reference) return result;
   const RdoParams rdo{};
   std::vector<Eval> evals;
@@ -242,6 +245,43 @@ PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, c
       "(worst tile {:.1f}, floor {:.1f}, {} evaluations)",
       q_src, quality_of(best->quality), best->score, best->worst, floor, evals.size());
   return result;
+}
+
+bool has_full_resolution_chroma(const CoefficientImage& image) {
+  const auto& info = const_cast<CoefficientImage&>(image).info();
+  if (info.num_components != 3 || info.jpeg_color_space != JCS_YCbCr) return false;
+  for (int ci = 0; ci < 3; ++ci)
+    if (info.comp_info[ci].h_samp_factor != info.comp_info[0].h_samp_factor ||
+        info.comp_info[ci].v_samp_factor != info.comp_info[0].v_samp_factor)
+      return false;
+  return true;
+}
+
+std::optional<SubsampledSource> subsampled_source(CoefficientImage& source, ByteView input,
+                                                  const Context* context,
+                                                  std::optional<ImageRgb8>& reference) {
+  if (!has_full_resolution_chroma(source)) return std::nullopt;
+  if (!reference) reference = to_metric_image(decode_pixels(input));
+  if (!reference || reference->channels != 3) return std::nullopt;
+  const auto& info = source.info();
+  std::array<uint16_t, 64> luma{}, chroma{};
+  for (int k = 0; k < 64; ++k) {
+    luma[size_t(k)] = info.comp_info[0].quant_table->quantval[k];
+    chroma[size_t(k)] = info.comp_info[1].quant_table->quantval[k];
+  }
+  SubsampledSource out;
+  out.bytes = encode_pixels_420(*reference, luma, chroma);
+  out.image = std::make_unique<CoefficientImage>(out.bytes, context);
+  const std::optional<ImageRgb8> decoded = to_metric_image(decode_pixels(out.bytes));
+  if (!decoded) return std::nullopt;
+  out.score = ssimulacra2(*reference, *decoded).score;
+  return out;
+}
+
+SubsamplingPlan plan_subsampling(double score, double floor) {
+  if (score >= floor + kSubsampledOnlyHeadroom) return SubsamplingPlan::kSubsampledOnly;
+  if (score >= floor + kSubsampledHeadroom) return SubsamplingPlan::kBoth;
+  return SubsamplingPlan::kFullOnly;
 }
 
 }  // namespace lighten::jpeg

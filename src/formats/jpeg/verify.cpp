@@ -18,21 +18,32 @@ namespace {
 
 // The frame both outputs must keep: dimensions, components, colour space, sampling and block
 // grid. `check` adds what each mode asks of a component's table and coefficients.
+// True when `b` is the 4:2:0 re-encoding of 4:4:4 `a` (SubsamplingPolicy::kAllow420).
+bool subsampled_from_full_resolution(CoefficientImage& a, CoefficientImage& b) {
+  const auto& y = b.info();
+  return has_full_resolution_chroma(a) && y.num_components == 3 &&
+         y.comp_info[0].h_samp_factor == 2 && y.comp_info[0].v_samp_factor == 2 &&
+         y.comp_info[1].h_samp_factor == 1 && y.comp_info[1].v_samp_factor == 1 &&
+         y.comp_info[2].h_samp_factor == 1 && y.comp_info[2].v_samp_factor == 1;
+}
+
 template <typename ComponentCheck>
 std::optional<std::string> compare_frame(CoefficientImage& a, CoefficientImage& b,
-                                         ComponentCheck check) {
+                                         ComponentCheck check, bool allow_420 = false) {
   const auto& x = a.info();
   const auto& y = b.info();
   if (x.image_width != y.image_width || x.image_height != y.image_height)
     return "dimensions differ";
   if (x.num_components != y.num_components) return "component count differs";
   if (x.jpeg_color_space != y.jpeg_color_space) return "colour space differs";
+  const bool resampled = allow_420 && subsampled_from_full_resolution(a, b);
   for (int ci = 0; ci < x.num_components; ++ci) {
     const auto& p = x.comp_info[ci];
     const auto& q = y.comp_info[ci];
-    if (p.component_id != q.component_id || p.h_samp_factor != q.h_samp_factor ||
-        p.v_samp_factor != q.v_samp_factor || p.width_in_blocks != q.width_in_blocks ||
-        p.height_in_blocks != q.height_in_blocks)
+    if (p.component_id != q.component_id ||
+        (!resampled &&
+         (p.h_samp_factor != q.h_samp_factor || p.v_samp_factor != q.v_samp_factor ||
+          p.width_in_blocks != q.width_in_blocks || p.height_in_blocks != q.height_in_blocks)))
       return "component " + std::to_string(ci) + " differs";
     if (!p.quant_table || !q.quant_table) return "a quantisation table is missing";
     if (auto problem = check(ci, p, q)) return problem;
@@ -61,16 +72,19 @@ std::optional<std::string> compare_coefficients(CoefficientImage& a, Coefficient
 }
 
 // Perceptual outputs: tables never finer than the input's, entry by entry.
-std::optional<std::string> compare_structure(CoefficientImage& a, CoefficientImage& b) {
-  return compare_frame(a, b,
-                       [](int ci, const jpeg_component_info& p,
-                          const jpeg_component_info& q) -> std::optional<std::string> {
-                         for (int k = 0; k < DCTSIZE2; ++k)
-                           if (q.quant_table->quantval[k] < p.quant_table->quantval[k])
-                             return "quantisation table of component " + std::to_string(ci) +
-                                    " is finer than the input's";
-                         return std::nullopt;
-                       });
+std::optional<std::string> compare_structure(CoefficientImage& a, CoefficientImage& b,
+                                             bool allow_420) {
+  return compare_frame(
+      a, b,
+      [](int ci, const jpeg_component_info& p,
+         const jpeg_component_info& q) -> std::optional<std::string> {
+        for (int k = 0; k < DCTSIZE2; ++k)
+          if (q.quant_table->quantval[k] < p.quant_table->quantval[k])
+            return "quantisation table of component " + std::to_string(ci) +
+                   " is finer than the input's";
+        return std::nullopt;
+      },
+      allow_420);
 }
 
 // The MPF segment may differ only in the secondary images' offsets (which must point to the
@@ -186,7 +200,8 @@ Verdict verify_jpeg(ByteView input, ByteView output, const Policy& policy,
           v.problem = *why;
           return v;
         }
-        if (auto bad = compare_structure(a, b)) {
+        if (auto bad =
+                compare_structure(a, b, policy.jpeg_subsampling == SubsamplingPolicy::kAllow420)) {
           v.problem = *bad;
           return v;
         }
