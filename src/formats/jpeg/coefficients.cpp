@@ -316,9 +316,9 @@ bool install_optimal_tables(jpeg_compress_struct& info, const SymbolCounts& coun
   return true;
 }
 
-bool write_raw(Writer* w, CoefficientImage::State* src, const WriteOptions* o,
-               const SymbolCounts* counts) {
-  if (setjmp(w->err.jump)) return false;
+// Creates the compressor writing into `w`'s own buffer. Called after the caller's setjmp: libjpeg
+// may longjmp out of it, and it holds no C++ object.
+void start_writer(Writer* w) {
   jpeg_create_compress(&w->info);
   w->created = true;
   w->info.mem->max_memory_to_use = kMaxLibjpegMemory;
@@ -326,6 +326,29 @@ bool write_raw(Writer* w, CoefficientImage::State* src, const WriteOptions* o,
   w->dest.pub.empty_output_buffer = dest_empty;
   w->dest.pub.term_destination = dest_term;
   w->info.dest = &w->dest.pub;
+}
+
+// Runs one compression on a Writer of its own (not on the caller's stack: a longjmp must not skip
+// a C++ destructor) and returns its bytes; `compress` returns false after a libjpeg error.
+template <typename Compress>
+Bytes run_writer(Compress&& compress, const char* what) {
+  auto w = std::make_unique<Writer>();
+  std::memset(&w->info, 0, sizeof(w->info));
+  init_error_mgr(w->err);
+  w->info.err = &w->err.pub;
+  const bool ok = compress(w.get());
+  Bytes out;
+  if (ok) out.assign(w->dest.buffer, w->dest.buffer + w->dest.size);
+  if (w->created) jpeg_destroy_compress(&w->info);
+  std::free(w->dest.buffer);
+  if (!ok) throw_error(w->err, what);
+  return out;
+}
+
+bool write_raw(Writer* w, CoefficientImage::State* src, const WriteOptions* o,
+               const SymbolCounts* counts) {
+  if (setjmp(w->err.jump)) return false;
+  start_writer(w);
   jpeg_copy_critical_parameters(&src->info, &w->info);
   // Requantised coefficients go out with their own tables, slot for slot.
   for (size_t slot = 0; slot < src->output_tables.size() && slot < NUM_QUANT_TBLS; ++slot) {
@@ -355,24 +378,14 @@ bool write_raw(Writer* w, CoefficientImage::State* src, const WriteOptions* o,
 }  // namespace
 
 Bytes write_coefficients(CoefficientImage& image, const WriteOptions& options) {
-  // Not on the stack of write_raw: a longjmp must not skip a C++ destructor.
-  auto w = std::make_unique<Writer>();
-  std::memset(&w->info, 0, sizeof(w->info));
-  init_error_mgr(w->err);
-  w->info.err = &w->err.pub;
   const bool sequential = options.scans == WriteOptions::Scans::kSequential;
   const SymbolCounts* counts = sequential ? options.counts : nullptr;
   std::optional<SymbolCounts> counted;
   if (sequential && !counts &&
       (counted = count_sequential_symbols(image, options.restart_interval)))
     counts = &*counted;
-  bool ok = write_raw(w.get(), image.state(), &options, counts);
-  Bytes out;
-  if (ok) out.assign(w->dest.buffer, w->dest.buffer + w->dest.size);
-  if (w->created) jpeg_destroy_compress(&w->info);
-  std::free(w->dest.buffer);
-  if (!ok) throw_error(w->err, "libjpeg while writing");
-  return out;
+  return run_writer([&](Writer* w) { return write_raw(w, image.state(), &options, counts); },
+                    "libjpeg while writing");
 }
 
 namespace {
@@ -380,13 +393,7 @@ namespace {
 bool encode_raw(Writer* w, const ImageRgb8* rgb, const std::array<uint16_t, 64>* luma,
                 const std::array<uint16_t, 64>* chroma) {
   if (setjmp(w->err.jump)) return false;
-  jpeg_create_compress(&w->info);
-  w->created = true;
-  w->info.mem->max_memory_to_use = kMaxLibjpegMemory;
-  w->dest.pub.init_destination = dest_init;
-  w->dest.pub.empty_output_buffer = dest_empty;
-  w->dest.pub.term_destination = dest_term;
-  w->info.dest = &w->dest.pub;
+  start_writer(w);
   w->info.image_width = rgb->width;
   w->info.image_height = rgb->height;
   w->info.input_components = 3;
@@ -421,18 +428,8 @@ Bytes encode_pixels_420(const ImageRgb8& rgb, const std::array<uint16_t, 64>& lu
   if (rgb.channels != 3 || rgb.width == 0 || rgb.height == 0 ||
       rgb.samples.size() != size_t(rgb.width) * rgb.height * 3)
     throw FormatError(Reason::kUnsupportedVariant, 0, "only RGB pixels are re-encoded as 4:2:0");
-  // Not on the stack of encode_raw: a longjmp must not skip a C++ destructor.
-  auto w = std::make_unique<Writer>();
-  std::memset(&w->info, 0, sizeof(w->info));
-  init_error_mgr(w->err);
-  w->info.err = &w->err.pub;
-  bool ok = encode_raw(w.get(), &rgb, &luma, &chroma);
-  Bytes out;
-  if (ok) out.assign(w->dest.buffer, w->dest.buffer + w->dest.size);
-  if (w->created) jpeg_destroy_compress(&w->info);
-  std::free(w->dest.buffer);
-  if (!ok) throw_error(w->err, "libjpeg while encoding");
-  return out;
+  return run_writer([&](Writer* w) { return encode_raw(w, &rgb, &luma, &chroma); },
+                    "libjpeg while encoding");
 }
 
 namespace {
