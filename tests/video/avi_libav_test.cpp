@@ -97,6 +97,18 @@ TEST_F(AviLibav, MjpegFramesMeetTheFloorAsFfmpegDecodesThem) {
   EXPECT_LT(o.bytes.size(), in.size() * 3 / 4);
 }
 
+// 4:4:4 Motion-JPEG keeps its sampling in every frame (a photo may become 4:2:0, a frame may not:
+// decoders would reconfigure from frame to frame). Smooth gradients, where 4:2:0 would win.
+TEST_F(AviLibav, MjpegFramesKeepTheirSampling) {
+  const Bytes in =
+      clip("g444.avi", "-c:v mjpeg -q:v 2 -huffman default -pix_fmt yuvj444p", "gradients");
+  ASSERT_FALSE(in.empty());
+  const Outcome o = optimize(in, perceptual(Mode::kCompact));
+  ASSERT_TRUE(o.replaced()) << o.message;
+  EXPECT_EQ(media::probe_video(o.bytes).pixel_format, "yuv444p");
+  EXPECT_EQ(media::probe_video(in).pixel_format, "yuv444p");
+}
+
 // With B-frames, as Xvid writes them: AVI readers show every frame one frame late, and so must
 // they the output's (the gate compares every frame's time). By default Xvid stays Xvid;
 // --video-codec h264 turns it into H.264 in the same AVI.

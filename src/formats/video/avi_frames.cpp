@@ -125,6 +125,9 @@ bool optimize_frame(ByteView chunk, Context& context, const std::string& name, R
     return false;
   }
   Policy start = context.policy();
+  // Frames keep their sampling: a stream whose frames changed theirs one by one would make
+  // decoders reconfigure mid-stream.
+  start.jpeg_subsampling = SubsamplingPolicy::kKeep;
   if (gate && start.mode != Mode::kLossless)
     start.target_score = gate->first_floor(quality_floor(start));
   FrameAttempt a = attempt_frame(chunk, images, context, start, name, tally.rewritten);
