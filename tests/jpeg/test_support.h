@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "support/smooth_chroma.h"
+
 #include "core/context.h"
 
 namespace lighten::testing {
@@ -56,9 +58,7 @@ struct EncodeOptions {
   unsigned restart_interval = 0;
   std::vector<std::pair<int, std::string>> markers;  // (marker code, payload) after SOI
   int luma_sampling = 2;  // the first component's factors: 2 is 4:2:0 (libjpeg's default), 1 4:4:4
-  // Slow colour gradients under fine detail that is the same in every channel: sharp luma,
-  // smooth chroma, as in most photos (the default pattern has sharp chroma edges).
-  bool smooth_chroma = false;
+  bool smooth_chroma = false;  // smooth_chroma_pixels (the default pattern has sharp chroma edges)
 };
 
 // Writes a small JPEG of a smooth pattern with noise, so that the coefficients are not trivial.
@@ -76,17 +76,7 @@ inline std::vector<uint8_t> make_jpeg(const EncodeOptions& o) {
     size_t x = (i / o.components) % o.width, y = (i / o.components) / o.width;
     pixels[i] = uint8_t((x * 3 + y * 2 + (i % o.components) * 40 + (seed >> 27)) & 255);
   }
-  if (o.smooth_chroma) {
-    for (size_t p = 0; p * o.components < pixels.size(); ++p) {
-      seed = seed * 1103515245u + 12345u;
-      const int x = int(p % size_t(o.width)), y = int(p / size_t(o.width));
-      const int detail = int(seed >> 28) * 3 + ((x / 2 + y / 3) % 4) * 6 - 30;
-      for (int c = 0; c < o.components; ++c) {
-        const int base = 70 + (c == 0 ? x : c == 1 ? y : (x + y) / 2) * 110 / (o.width + o.height);
-        pixels[p * size_t(o.components) + size_t(c)] = uint8_t(std::clamp(base + detail, 0, 255));
-      }
-    }
-  }
+  if (o.smooth_chroma && o.components == 3) pixels = smooth_chroma_pixels(o.width, o.height);
   s.c.err = jpeg_std_error(&s.err.pub);
   s.err.pub.error_exit = test_error_exit;
   if (setjmp(s.err.jump)) {

@@ -134,6 +134,49 @@ TEST(PdfFormat, ShrinksImagesInPagesAndFormsAndStreams) {
   EXPECT_NE(text_of(o.bytes).find("/ObjStm"), std::string::npos);
 }
 
+// The luma sampling factor of a JPEG's first component (SOF byte 11 high nibble).
+int luma_sampling(const std::vector<uint8_t>& jpeg) {
+  for (size_t i = 2; i + 12 < jpeg.size(); ++i)
+    if (jpeg[i] == 0xFF && (jpeg[i + 1] == 0xC0 || jpeg[i + 1] == 0xC1 || jpeg[i + 1] == 0xC2))
+      return jpeg[i + 11] >> 4;
+  return 0;
+}
+
+// A 4:4:4 photo may become 4:2:0 in a perceptual mode, but not one whose DecodeParms set
+// /ColorTransform: its planes may not be what libjpeg decodes them as.
+TEST(PdfFormat, ColorTransformImagesKeepTheirSampling) {
+  const auto photo = testing::make_jpeg({.width = 320,
+                                         .height = 240,
+                                         .quality = 97,
+                                         .h_samp = 1,
+                                         .v_samp = 1,
+                                         .smooth_chroma = true});
+  const Sample s;
+  auto objects = s.objects();
+  const std::string image =
+      "/Type /XObject /Subtype /Image /Width 320 /Height 240 /ColorSpace "
+      "/DeviceRGB /BitsPerComponent 8 /Filter /DCTDecode";
+  objects[4] =
+      stream_object(image + " /DecodeParms << /ColorTransform 1 >>", testing::as_string(photo));
+  objects[7] = stream_object(image, testing::as_string(photo));
+  Policy p;
+  p.mode = Mode::kHigh;
+  const Outcome o = optimize(as_bytes(make_pdf(objects)), p);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  auto b = open(o.bytes);
+  QPDFObjectHandle page = QPDFPageDocumentHelper(*b).getAllPages()[0].getObjectHandle();
+  QPDFObjectHandle im0 = page.getKey("/Resources").getKey("/XObject").getKey("/Im0");
+  QPDFObjectHandle im1 = page.getKey("/Resources")
+                             .getKey("/XObject")
+                             .getKey("/Fm0")
+                             .getDict()
+                             .getKey("/Resources")
+                             .getKey("/XObject")
+                             .getKey("/Im1");
+  EXPECT_EQ(luma_sampling(data_of(im0, qpdf_dl_none)), 1);
+  EXPECT_EQ(luma_sampling(data_of(im1, qpdf_dl_none)), 2);
+}
+
 TEST(PdfFormat, SecondRunFindsNothing) {
   const Outcome first = optimize(as_bytes(Sample{}.pdf()), Policy{});
   ASSERT_TRUE(first.replaced());

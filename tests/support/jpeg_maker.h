@@ -1,6 +1,8 @@
 // Makes small JPEGs with libjpeg for tests, so tests need no files of their own.
 #pragma once
 
+#include <algorithm>
+
 #include <jpeglib.h>
 
 #include <csetjmp>
@@ -9,6 +11,8 @@
 #include <cstdlib>
 #include <memory>
 #include <vector>
+
+#include "support/smooth_chroma.h"
 
 namespace lighten::testing {
 
@@ -22,6 +26,7 @@ struct JpegRecipe {
   unsigned restart_interval = 0;
   // Sampling of the first component (the others are 1x1); 0 keeps libjpeg's default.
   int h_samp = 0, v_samp = 0;
+  bool smooth_chroma = false;  // smooth_chroma_pixels (3 components only)
 };
 
 // A smooth gradient with a little texture: realistic enough for Huffman statistics.
@@ -53,8 +58,16 @@ inline std::vector<uint8_t> make_jpeg(const JpegRecipe& recipe) {
   jpeg_start_compress(&cinfo, TRUE);
   std::vector<uint8_t> row(size_t(recipe.width) * size_t(recipe.components));
   uint32_t noise = 12345;
+  const std::vector<uint8_t> smooth = recipe.smooth_chroma && recipe.components == 3
+                                          ? smooth_chroma_pixels(recipe.width, recipe.height)
+                                          : std::vector<uint8_t>{};
   while (cinfo.next_scanline < cinfo.image_height) {
     const int y = int(cinfo.next_scanline);
+    if (!smooth.empty()) {
+      JSAMPROW rows[1] = {const_cast<JSAMPROW>(smooth.data() + size_t(y) * row.size())};
+      jpeg_write_scanlines(&cinfo, rows, 1);
+      continue;
+    }
     for (int x = 0; x < recipe.width; ++x) {
       for (int c = 0; c < recipe.components; ++c) {
         noise = noise * 1103515245u + 12345u;

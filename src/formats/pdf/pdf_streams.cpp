@@ -64,12 +64,27 @@ size_t StreamOptimizer::budget_left() const {
   return tally_.expanded >= max ? 0 : size_t(max - tally_.expanded);
 }
 
+namespace {
+
+// A /ColorTransform in the stream's DecodeParms overrides the colour transform the JPEG's own
+// markers imply, so the channels a viewer decodes may not be the ones libjpeg shows: such an
+// image keeps its chroma sampling (its planes may not be chroma at all).
+bool overrides_color_transform(QPDFObjectHandle stream) {
+  QPDFObjectHandle parms = stream.getDict().getKey("/DecodeParms");
+  if (parms.isArray() && parms.getArrayNItems() > 0) parms = parms.getArrayItem(0);
+  return parms.isDictionary() && parms.hasKey("/ColorTransform");
+}
+
+}  // namespace
+
 void StreamOptimizer::jpeg(QPDFObjectHandle stream) {
   const Bytes raw = raw_data(stream);
   if (sniff(raw) != Kind::kJpeg) return;
   charge(raw.size());
   const std::string name = name_of(stream);
-  Outcome item = context_.optimize_embedded(raw, name);
+  Policy policy = context_.policy();
+  if (overrides_color_transform(stream)) policy.jpeg_subsampling = SubsamplingPolicy::kKeep;
+  Outcome item = context_.optimize_embedded_under(raw, name, policy);
   for (auto& w : item.warnings) outcome_.warnings.push_back(name + ": " + w);
   if (!item.replaced() || item.bytes.size() >= raw.size()) return;
   replace(stream, item.bytes);
