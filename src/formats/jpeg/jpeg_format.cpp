@@ -133,19 +133,22 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
   if (policy.mode != Mode::kLossless &&
       (subsampling != SubsamplingPlan::kSubsampledOnly || !subsampled.requantized))
     perceptual = requantize_for_floor(image, input, layout, policy, &context, reference);
-  auto [bytes, scan_detail] = write(image, policy.jpeg_scans, perceptual);
+  // The input's own coefficients are written unless only the 4:2:0 search ran and passed.
+  std::pair<Bytes, std::string> written;
+  if (perceptual.requantized || !subsampled.requantized)
+    written = write(image, policy.jpeg_scans, perceptual);
   if (subsampled.requantized) {
     // The re-encoding is sequential: the input's own scan mode is asked for by name.
     const ScanMode mode = policy.jpeg_scans != ScanMode::kKeep ? policy.jpeg_scans
                           : image.info().progressive_mode      ? ScanMode::kProgressive
                                                                : ScanMode::kBaseline;
-    auto [other, other_detail] = write(*source_420->image, mode, subsampled);
-    if (other.size() < bytes.size()) {
-      bytes = std::move(other);
-      scan_detail = std::move(other_detail);
+    auto other = write(*source_420->image, mode, subsampled);
+    if (!perceptual.requantized || other.first.size() < written.first.size()) {
+      written = std::move(other);
       perceptual = subsampled;
     }
   }
+  auto& [bytes, scan_detail] = written;
   // The verifier may take this score for an output that decodes to the same coefficients.
   if (perceptual.requantized)
     context.note_scored(input, {perceptual.fingerprint, perceptual.score, perceptual.worst_tile});
