@@ -139,6 +139,46 @@ TEST(Perceptual, FullResolutionChromaMayBecomeHalfResolution) {
   EXPECT_FALSE(again.replaced() && !again.quality.pixels_identical) << again.detail;
 }
 
+// 4:2:2 (chroma at half width, full height) may become 4:2:0 as well; 4:2:0 never changes.
+TEST(Perceptual, HalfWidthChromaMayBecomeHalfHeightToo) {
+  const auto jpeg = testing::make_jpeg({.width = 320,
+                                        .height = 240,
+                                        .quality = 97,
+                                        .markers = {},
+                                        .luma_sampling = 2,
+                                        .luma_v_sampling = 1,
+                                        .smooth_chroma = true});
+  CoefficientImage source(jpeg, nullptr);
+  ASSERT_TRUE(chroma_finer_than_420(source));
+  EXPECT_FALSE(has_full_resolution_chroma(source));
+  Policy p;
+  p.mode = Mode::kHigh;
+  const Outcome o = optimize(jpeg, p);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  CoefficientImage out(o.bytes, nullptr);
+  EXPECT_EQ(out.info().comp_info[0].v_samp_factor, 2) << o.detail;
+  EXPECT_NE(o.detail.find("re-encoded from pixels as 4:2:0"), std::string::npos) << o.detail;
+  EXPECT_GE(compare_images(jpeg, o.bytes, false).ssimulacra2, 80.0);
+  Policy keep = p;
+  keep.jpeg_subsampling = SubsamplingPolicy::kKeep;
+  EXPECT_FALSE(verify_jpeg(jpeg, o.bytes, keep, std::nullopt, std::nullopt).ok);
+  EXPECT_TRUE(verify_jpeg(jpeg, o.bytes, p, std::nullopt, std::nullopt).ok);
+  EXPECT_FALSE(chroma_finer_than_420(out));
+}
+
+// Images of 3 MP and more are searched on a quarter of their rows and confirmed on the whole:
+// the floor holds on the final bytes all the same.
+TEST(Perceptual, LargeImagesAreSearchedOnASampleOfRows) {
+  const auto jpeg =
+      testing::make_jpeg({.width = 2048, .height = 1536, .quality = 95, .markers = {}});
+  Policy p;
+  p.mode = Mode::kCompact;
+  const Outcome o = optimize(jpeg, p);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  EXPECT_NE(o.detail.find("on a quarter of the rows"), std::string::npos) << o.detail;
+  EXPECT_GE(compare_images(jpeg, o.bytes, false).ssimulacra2, quality_floor(p)) << o.detail;
+}
+
 TEST(Perceptual, SubsamplingPlanFollowsTheHeadroom) {
   EXPECT_EQ(plan_subsampling(84.0, 85.0), SubsamplingPlan::kFullOnly);
   EXPECT_EQ(plan_subsampling(85.0 + kSubsampledHeadroom, 85.0), SubsamplingPlan::kBoth);

@@ -58,6 +58,7 @@ struct EncodeOptions {
   unsigned restart_interval = 0;
   std::vector<std::pair<int, std::string>> markers;  // (marker code, payload) after SOI
   int luma_sampling = 2;  // the first component's factors: 2 is 4:2:0 (libjpeg's default), 1 4:4:4
+  int luma_v_sampling = 0;     // its vertical factor when not luma_sampling (2 and 1: 4:2:2)
   bool smooth_chroma = false;  // smooth_chroma_pixels (the default pattern has sharp chroma edges)
 };
 
@@ -93,8 +94,10 @@ inline std::vector<uint8_t> make_jpeg(const EncodeOptions& o) {
   jpeg_set_defaults(&s.c);
   jpeg_set_quality(&s.c, o.quality, TRUE);
   s.c.restart_interval = o.restart_interval;
-  if (o.components == 3)
-    s.c.comp_info[0].h_samp_factor = s.c.comp_info[0].v_samp_factor = o.luma_sampling;
+  if (o.components == 3) {
+    s.c.comp_info[0].h_samp_factor = o.luma_sampling;
+    s.c.comp_info[0].v_samp_factor = o.luma_v_sampling ? o.luma_v_sampling : o.luma_sampling;
+  }
   if (o.progressive) jpeg_simple_progression(&s.c);
   jpeg_scan_info dc_scan{};
   if (o.dc_only) {

@@ -390,6 +390,64 @@ Bytes write_coefficients(CoefficientImage& image, const WriteOptions& options) {
 
 namespace {
 
+bool write_rows_raw(Writer* w, CoefficientImage::State* src, const std::vector<McuRows>* bands) {
+  if (setjmp(w->err.jump)) return false;
+  start_writer(w);
+  jpeg_decompress_struct& in = src->info;
+  jpeg_copy_critical_parameters(&in, &w->info);
+  JDIMENSION mcu_rows = 0;
+  for (const McuRows& b : *bands) mcu_rows += b.count;
+  w->info.image_height = mcu_rows * JDIMENSION(in.max_v_samp_factor * DCTSIZE);
+  w->info.write_JFIF_header = FALSE;
+  w->info.write_Adobe_marker = FALSE;
+  w->info.arith_code = FALSE;
+  w->info.optimize_coding = TRUE;
+  jvirt_barray_ptr arrays[MAX_COMPONENTS] = {};
+  auto* common = reinterpret_cast<j_common_ptr>(&w->info);
+  for (int ci = 0; ci < in.num_components; ++ci) {
+    const jpeg_component_info& c = in.comp_info[ci];
+    arrays[ci] = (*w->info.mem->request_virt_barray)(common, JPOOL_IMAGE, FALSE, c.width_in_blocks,
+                                                     mcu_rows * JDIMENSION(c.v_samp_factor),
+                                                     JDIMENSION(c.v_samp_factor));
+  }
+  (*w->info.mem->realize_virt_arrays)(common);
+  for (int ci = 0; ci < in.num_components; ++ci) {
+    const jpeg_component_info& c = in.comp_info[ci];
+    const JDIMENSION v = JDIMENSION(c.v_samp_factor);
+    JDIMENSION out_row = 0;
+    for (const McuRows& b : *bands) {
+      for (JDIMENSION row = b.first * v; row < (b.first + b.count) * v; ++row, ++out_row) {
+        JBLOCKARRAY from = (*in.mem->access_virt_barray)(reinterpret_cast<j_common_ptr>(&in),
+                                                         src->arrays[ci], row, 1, FALSE);
+        JBLOCKARRAY to = (*w->info.mem->access_virt_barray)(common, arrays[ci], out_row, 1, TRUE);
+        std::memcpy(to[0], from[0], sizeof(JBLOCK) * c.width_in_blocks);
+      }
+    }
+  }
+  jpeg_write_coefficients(&w->info, arrays);
+  jpeg_finish_compress(&w->info);
+  return true;
+}
+
+}  // namespace
+
+Bytes write_mcu_rows(CoefficientImage& image, const std::vector<McuRows>& bands) {
+  const jpeg_decompress_struct& info = image.info();
+  const JDIMENSION mcu_height = JDIMENSION(info.max_v_samp_factor * DCTSIZE);
+  const JDIMENSION whole_rows = info.image_height / mcu_height;
+  JDIMENSION total = 0;
+  for (const McuRows& b : bands) {
+    if (b.count == 0 || b.first > whole_rows || b.count > whole_rows - b.first)
+      throw FormatError(Reason::kInternalError, 0, "MCU rows outside the image");
+    total += b.count;
+  }
+  if (total == 0) throw FormatError(Reason::kInternalError, 0, "no MCU rows to write");
+  return run_writer([&](Writer* w) { return write_rows_raw(w, image.state(), &bands); },
+                    "libjpeg while writing rows");
+}
+
+namespace {
+
 bool encode_raw(Writer* w, const ImageRgb8* rgb, const std::array<uint16_t, 64>* luma,
                 const std::array<uint16_t, 64>* chroma) {
   if (setjmp(w->err.jump)) return false;

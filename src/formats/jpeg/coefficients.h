@@ -77,6 +77,16 @@ struct WriteOptions {
 // (no JFIF, no Adobe): SOI, DQT, SOF, DHT/DRI/SOS..., EOI.
 Bytes write_coefficients(CoefficientImage& image, const WriteOptions& options);
 
+// A run of whole MCU rows of the image (rows of `max_v_samp_factor` blocks of the luma).
+struct McuRows {
+  JDIMENSION first = 0, count = 0;
+};
+// Writes only the given MCU rows, stacked in order, as a JPEG of the same width, components,
+// sampling and tables (sequential, optimal Huffman tables, no markers): a sample of the image
+// that the perceptual search can score for a fraction of the cost. Every band must lie inside
+// the image's whole MCU rows (a partial last row is never taken).
+Bytes write_mcu_rows(CoefficientImage& image, const std::vector<McuRows>& bands);
+
 // Encodes 8-bit RGB pixels as a sequential YCbCr JPEG with 4:2:0 chroma and the given
 // quantisation tables (natural order), libjpeg's accurate DCT and no markers of its own: the
 // source of a pixel-domain re-encode. Throws FormatError.

@@ -113,7 +113,7 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
         scans.detail);
   };
 
-  // Perceptual: the input's coefficients requantised and, for a 4:4:4 photo whose 4:2:0
+  // Perceptual: the input's coefficients requantised and, for a 4:4:4 or 4:2:2 photo whose 4:2:0
   // re-encoding leaves room under the floor, that re-encoding searched too; the smaller wins.
   PerceptualResult perceptual, subsampled;
   std::optional<ImageRgb8> reference;  // the input's decode, shared by the searches

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/context.h"
+#include "formats/jpeg/level_search.h"
 #include "formats/jpeg/metadata.h"
 #include "formats/jpeg/requantize.h"
 #include "quality/ssimulacra2.h"
@@ -22,35 +23,50 @@ int starting_quality(double floor) {
   return int(std::lround(std::clamp(65.0 + (floor - 70.0) * 1.47, 20.0, 97.0)));
 }
 
-// SSIMULACRA2 falls about this much per unit of ln(squared DCT error) (-4.6 to -15 measured on
-// camera photos); used until two evaluations give the file's own slope.
-constexpr double kPriorSlope = -6.0;
-
-// Aim a little above the floor: the model is a straight line, the metric is not. Further when
-// extrapolating than when interpolating inside a bracket (a miss on the last evaluation leaves
-// an earlier, larger candidate; aiming that one higher cost more than its misses, measured).
-constexpr double kAimInside = 0.3, kAimOutside = 1.0;
-// How far above the floor the best candidate may land before the search spends one evaluation
-// beyond its budget.
-constexpr double kExtraEvaluationSlack = 0.4;
-
-// Search levels: four per quality (level 4q is quality q), higher is finer. Quarter steps
-// matter: at fine scales one step of whole qualities flips many table entries at once.
-constexpr int kLevelsPerQuality = 4;
-int permille_of(int level) { return level >= 200 ? 2000 - 5 * level : 200000 / std::max(level, 1); }
-double quality_of(int level) { return double(level) / kLevelsPerQuality; }
-
 int max_evaluations(int effort) {
   return effort <= 2 ? 2 : effort <= 4 ? 3 : effort <= 6 ? 4 : effort <= 8 ? 5 : 6;
 }
 
-struct Eval {
-  int quality = 0;
-  double score = 0, worst = 0;
-  size_t bytes = 0;
-  bool passes = false;
-  DecodedFingerprint fingerprint{};  // of the coefficients and tables that were scored
+// Large images are searched on a sample of their rows (search_with_sample): bands of a tile's
+// height (the metric's worst-tile unit), spread evenly, about a quarter of the image.
+constexpr double kSampleFraction = 0.25;
+constexpr unsigned kSampleBandPixels = 256;
+constexpr unsigned kMinSampledHeight = 4 * kSampleBandPixels;
+constexpr uint64_t kMinSampledPixels = 3'000'000;
+
+std::vector<McuRows> sample_bands(const jpeg_decompress_struct& info) {
+  if (info.image_height < kMinSampledHeight ||
+      uint64_t(info.image_width) * info.image_height < kMinSampledPixels)
+    return {};
+  const unsigned mcu_height = unsigned(info.max_v_samp_factor) * DCTSIZE;
+  const unsigned whole_rows = info.image_height / mcu_height;
+  const unsigned band = (kSampleBandPixels + mcu_height - 1) / mcu_height;
+  const unsigned count = std::max(2u, unsigned(std::lround(whole_rows * kSampleFraction / band)));
+  if (count * band * 2 > whole_rows) return {};
+  std::vector<McuRows> bands;
+  for (unsigned i = 0; i < count; ++i) {
+    const double centre = (i + 0.5) * whole_rows / count;
+    const unsigned first =
+        unsigned(std::clamp(std::lround(centre - band / 2.0), 0l, long(whole_rows - band)));
+    bands.push_back({first, band});
+  }
+  return bands;
+}
+
+// The sample of a large image the search scores its candidates on.
+struct RowSample {
+  std::unique_ptr<CoefficientImage> image;
+  ImageRgb8 reference;  // its decode at the source's coefficients
 };
+
+std::optional<RowSample> row_sample(CoefficientImage& image, const Context* context) {
+  const std::vector<McuRows> bands = sample_bands(image.info());
+  if (bands.empty()) return std::nullopt;
+  const Bytes bytes = write_mcu_rows(image, bands);
+  std::optional<ImageRgb8> reference = to_metric_image(decode_pixels(bytes));
+  if (!reference) return std::nullopt;
+  return RowSample{std::make_unique<CoefficientImage>(bytes, context), std::move(*reference)};
+}
 
 // Without a marker, the proof from the tables that the file is already at the mode's target
 // (requantising it would only lose more): every used table is, entry by entry, at least as
@@ -152,79 +168,35 @@ PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, c
   if (!reference) reference = to_metric_image(decode_pixels(input));
   if (!reference) return result;
   const RdoParams rdo{};
-  std::vector<Eval> evals;
-  auto evaluate = [&](int q) {
-    rq.apply(image, rq.tables_for(permille_of(q)), rdo);
-    const Bytes candidate = write_coefficients(image, WriteOptions{});
+  // One candidate: requantised, written, decoded and scored against `ref`.
+  auto score_candidate = [&](CoefficientImage& target, const Requantizer& r, const ImageRgb8& ref,
+                             int level, bool whole) {
+    r.apply(target, r.tables_for(permille_of(level)), rdo);
+    const Bytes candidate = write_coefficients(target, WriteOptions{});
     std::optional<ImageRgb8> decoded = to_metric_image(decode_pixels(candidate));
-    const Ssimulacra2Result r = ssimulacra2(*reference, *decoded);
-    Eval e{
-        q, r.score, r.worst_tile_score, candidate.size(), false, fingerprint_coefficients(image)};
-    e.passes = e.score >= floor && e.worst >= floor - kWorstTileMargin;
-    evals.push_back(e);
+    const Ssimulacra2Result m = ssimulacra2(ref, *decoded);
+    LevelEval e{level, m.score, m.worst_tile_score, candidate.size(), false, {}};
+    if (whole) e.fingerprint = fingerprint_coefficients(target);
     return e;
   };
+  auto evaluate = [&](int level) { return score_candidate(image, rq, *reference, level, true); };
 
-  int fail_q = l_lo - 1, pass_q = l_hi + 1;  // bracket: highest failing, lowest passing
-  int q = std::clamp(kLevelsPerQuality * q_start, l_lo, l_hi);
-  int budget = max_evaluations(policy.effort);
-  bool extended = false;
-  for (int n = 0; n < budget; ++n) {
-    if (context && context->out_of_time()) break;
-    const Eval e = evaluate(q);
-    if (e.passes)
-      pass_q = std::min(pass_q, q);
-    else
-      fail_q = std::max(fail_q, q);
-    if (pass_q - fail_q <= 1) break;
-    // A budget spent with the best candidate still well above the floor (scores jump where the
-    // new tables meet the source's) buys one more evaluation inside the bracket.
-    if (n + 1 == budget && !extended) {
-      double best_passing = 0;
-      for (const Eval& x : evals)
-        if (x.passes && x.quality == pass_q) best_passing = x.score;
-      if (best_passing > floor + kExtraEvaluationSlack) {
-        ++budget;
-        extended = true;
-      }
-    }
-    // Model score = a + b ln D through the bracket, or else the two latest evaluations.
-    const Eval* lo = nullptr;
-    const Eval* hi = nullptr;
-    for (const Eval& x : evals) {
-      if (x.quality == fail_q) lo = &x;
-      if (x.quality == pass_q) hi = &x;
-    }
-    const bool inside = lo && hi;
-    if (!inside && evals.size() >= 2) {
-      lo = &evals[evals.size() - 2];
-      hi = &evals.back();
-    }
-    double slope = kPriorSlope;
-    const Eval* anchor = &e;
-    if (lo && hi && log_d[size_t(lo->quality)] != log_d[size_t(hi->quality)])
-      slope = (hi->score - lo->score) / (log_d[size_t(hi->quality)] - log_d[size_t(lo->quality)]);
-    if (!(slope < -1.0)) slope = kPriorSlope;
-    const double target = floor + (inside ? kAimInside : kAimOutside);
-    int next = -1;
-    for (int c = fail_q + 1; c < pass_q && c <= l_hi; ++c) {
-      const double predicted =
-          anchor->score + slope * (log_d[size_t(c)] - log_d[size_t(anchor->quality)]);
-      if (predicted >= target) {
-        next = c;
-        break;
-      }
-    }
-    if (next < 0) next = std::min(pass_q - 1, l_hi);  // nothing predicted to pass: go finest
-    if (next <= fail_q || next >= pass_q) break;
-    // A local failure (worst tile) is not cured by a step the model thinks is enough.
-    if (!e.passes && e.score >= floor)
-      next = std::max(next, std::min(q + 2 * kLevelsPerQuality, pass_q - 1));
-    q = next;
+  const int start = kLevelsPerQuality * q_start;
+  LevelSearch search(floor, floor - kWorstTileMargin, l_lo, l_hi, log_d);
+  int sampled_evaluations = 0;
+  if (std::optional<RowSample> sample = row_sample(image, context)) {
+    const Requantizer sample_rq(*sample->image);
+    sampled_evaluations = search_with_sample(
+        search, floor, floor - kWorstTileMargin, start, {},
+        [&](int level) {
+          return score_candidate(*sample->image, sample_rq, sample->reference, level, false);
+        },
+        evaluate, context);
+  } else {
+    search.run(start, {.budget = max_evaluations(policy.effort)}, evaluate, context);
   }
-  const Eval* best = nullptr;
-  for (const Eval& e : evals)
-    if (e.passes && (!best || e.bytes < best->bytes)) best = &e;
+  const std::vector<LevelEval>& evals = search.evals();
+  const LevelEval* best = search.best();
   if (!best) {
     // Put the source's coefficients back: the output is the lossless one.
     rq.apply(image, rq.source_tables(), RdoParams{.strength = 0});
@@ -234,16 +206,18 @@ PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, c
                     evals.size());
     return result;
   }
-  if (evals.back().quality != best->quality)
-    rq.apply(image, rq.tables_for(permille_of(best->quality)), rdo);
+  if (evals.back().level != best->level)
+    rq.apply(image, rq.tables_for(permille_of(best->level)), rdo);
   result.requantized = true;
   result.score = best->score;
   result.worst_tile = best->worst;
   result.fingerprint = best->fingerprint;
   result.detail = fmt::format(
       "requantised q~{} -> q{:.2f} (Robidoux-shaped tables) with trellis, SSIMULACRA2 {:.2f} "
-      "(worst tile {:.1f}, floor {:.1f}, {} evaluations)",
-      q_src, quality_of(best->quality), best->score, best->worst, floor, evals.size());
+      "(worst tile {:.1f}, floor {:.1f}, {} evaluations{})",
+      q_src, quality_of(best->level), best->score, best->worst, floor, evals.size(),
+      sampled_evaluations ? fmt::format(" after {} on a quarter of the rows", sampled_evaluations)
+                          : "");
   return result;
 }
 
@@ -257,10 +231,22 @@ bool has_full_resolution_chroma(const CoefficientImage& image) {
   return true;
 }
 
+bool chroma_finer_than_420(const CoefficientImage& image) {
+  const auto& info = const_cast<CoefficientImage&>(image).info();
+  if (info.num_components != 3 || info.jpeg_color_space != JCS_YCbCr) return false;
+  const jpeg_component_info* c = info.comp_info;
+  if (c[1].h_samp_factor != c[2].h_samp_factor || c[1].v_samp_factor != c[2].v_samp_factor)
+    return false;
+  const int h = c[0].h_samp_factor, v = c[0].v_samp_factor;
+  const int ch = c[1].h_samp_factor, cv = c[1].v_samp_factor;
+  if (h < ch || v < cv || h > 2 * ch || v > 2 * cv || h % ch || v % cv) return false;
+  return !(h == 2 * ch && v == 2 * cv);
+}
+
 std::optional<SubsampledSource> subsampled_source(CoefficientImage& source, ByteView input,
                                                   const Context* context,
                                                   std::optional<ImageRgb8>& reference) {
-  if (!has_full_resolution_chroma(source)) return std::nullopt;
+  if (!chroma_finer_than_420(source)) return std::nullopt;
   if (!reference) reference = to_metric_image(decode_pixels(input));
   if (!reference || reference->channels != 3) return std::nullopt;
   const auto& info = source.info();

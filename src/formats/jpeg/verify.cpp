@@ -18,13 +18,14 @@ namespace {
 
 // The frame both outputs must keep: dimensions, components, colour space, sampling and block
 // grid. `check` adds what each mode asks of a component's table and coefficients.
-// True when `b` is the 4:2:0 re-encoding of 4:4:4 `a` (SubsamplingPolicy::kAllow420).
-bool subsampled_from_full_resolution(CoefficientImage& a, CoefficientImage& b) {
+// True when `b` is the 4:2:0 re-encoding of `a`, whose chroma is finer than 4:2:0's
+// (SubsamplingPolicy::kAllow420).
+bool subsampled_from_finer_chroma(CoefficientImage& a, CoefficientImage& b) {
   const auto& y = b.info();
-  return has_full_resolution_chroma(a) && y.num_components == 3 &&
-         y.comp_info[0].h_samp_factor == 2 && y.comp_info[0].v_samp_factor == 2 &&
-         y.comp_info[1].h_samp_factor == 1 && y.comp_info[1].v_samp_factor == 1 &&
-         y.comp_info[2].h_samp_factor == 1 && y.comp_info[2].v_samp_factor == 1;
+  return chroma_finer_than_420(a) && y.num_components == 3 && y.comp_info[0].h_samp_factor == 2 &&
+         y.comp_info[0].v_samp_factor == 2 && y.comp_info[1].h_samp_factor == 1 &&
+         y.comp_info[1].v_samp_factor == 1 && y.comp_info[2].h_samp_factor == 1 &&
+         y.comp_info[2].v_samp_factor == 1;
 }
 
 template <typename ComponentCheck>
@@ -36,7 +37,7 @@ std::optional<std::string> compare_frame(CoefficientImage& a, CoefficientImage& 
     return "dimensions differ";
   if (x.num_components != y.num_components) return "component count differs";
   if (x.jpeg_color_space != y.jpeg_color_space) return "colour space differs";
-  const bool resampled = allow_420 && subsampled_from_full_resolution(a, b);
+  const bool resampled = allow_420 && subsampled_from_finer_chroma(a, b);
   for (int ci = 0; ci < x.num_components; ++ci) {
     const auto& p = x.comp_info[ci];
     const auto& q = y.comp_info[ci];

@@ -1,0 +1,102 @@
+// The search over requantisation levels: a bracket between the finest level known to fail the
+// floor and the coarsest known to pass, closed by a straight-line model of SSIMULACRA2 against
+// the log of a cheap DCT-domain distortion estimate. Large images are searched on a sample of
+// their rows and only confirmed on the whole image (see search_with_sample).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+#include "core/context.h"
+
+namespace lighten::jpeg {
+
+// Search levels: four per IJG quality (level 4q is quality q), higher is finer. Quarter steps
+// matter: at fine scales one step of whole qualities flips many table entries at once.
+inline constexpr int kLevelsPerQuality = 4;
+inline int permille_of(int level) {
+  return level >= 200 ? 2000 - 5 * level : 200000 / (level > 1 ? level : 1);
+}
+inline double quality_of(int level) { return double(level) / kLevelsPerQuality; }
+
+// SSIMULACRA2 falls about this much per unit of ln(squared DCT error) (-4.6 to -15 measured on
+// camera photos); used until two evaluations give the file's own slope.
+inline constexpr double kPriorSlope = -6.0;
+
+struct LevelEval {
+  int level = 0;
+  double score = 0, worst = 0;  // whole-image SSIMULACRA2 and its worst tile
+  size_t bytes = 0;
+  bool passes = false;               // set by the search against its floor
+  DecodedFingerprint fingerprint{};  // of the coefficients that were scored (whole image only)
+};
+using Evaluate = std::function<LevelEval(int level)>;
+
+struct LevelSearchParams {
+  int budget = 4;            // new evaluations
+  bool may_extend = true;    // one more when the budget ends well above the floor
+  double aim_outside = 1.0;  // above the floor, when extrapolating from one side
+  // Stop once a passing evaluation lands less than this above the floor (never by default).
+  double stop_within = -1e9;
+};
+
+class LevelSearch {
+ public:
+  // Passing means score >= floor and worst tile >= worst_floor. `log_distortion[l]` for every
+  // level l in [lo, hi]; levels outside are never tried.
+  LevelSearch(double floor, double worst_floor, int lo, int hi,
+              const std::vector<double>& log_distortion)
+      : floor_(floor),
+        worst_floor_(worst_floor),
+        lo_(lo),
+        hi_(hi),
+        log_d_(log_distortion),
+        fail_(lo - 1),
+        pass_(hi + 1) {}
+
+  // Evaluates `start` (unless already known) and then the levels the model picks.
+  void run(int start, const LevelSearchParams& params, const Evaluate& evaluate,
+           const Context* context);
+  // Takes an evaluation made elsewhere (same image) as if this search had made it.
+  const LevelEval& add(LevelEval e);
+
+  const std::vector<LevelEval>& evals() const { return evals_; }
+  const LevelEval* find(int level) const;
+  // The smallest passing evaluation, or null.
+  const LevelEval* best() const;
+  // The bracket: finest level seen to fail (lo - 1 when none), coarsest seen to pass (hi + 1).
+  int finest_failing() const { return fail_; }
+  int coarsest_passing() const { return pass_; }
+  // The model's slope from the evaluations so far (through the bracket when there is one).
+  double slope() const;
+  const std::vector<double>& log_distortion() const { return log_d_; }
+
+ private:
+  double floor_, worst_floor_;
+  int lo_, hi_;
+  const std::vector<double>& log_d_;
+  int fail_, pass_;
+  std::vector<LevelEval> evals_;
+};
+
+// The search of a large image: candidates are scored on `on_sample` (a sample of its rows, a
+// fraction of the cost) against floors moved by the sample's measured offsets from the whole
+// image, and each level the sample picks is confirmed on `on_whole`; the differences between the
+// two scores there (whole image and worst tile) become the next offsets. Ends when a whole-image
+// evaluation passes within `stop_within` of the floor, the bracket closes, or `whole_budget` is
+// spent (one more while nothing has passed). `whole` gets the whole-image evaluations; returns
+// how many sample evaluations were made.
+struct SampledSearchParams {
+  int sample_budget = 4;  // per round
+  int whole_budget = 3;
+  // Whole minus sample before the first confirmation (the sample's seams and fewer tiles flatter
+  // it: -0.7 to -2.4 on the score, more on the worst tile, measured on camera photos).
+  double prior_offset = -0.8, prior_worst_offset = -1.5;
+  double stop_within = 0.6;
+};
+int search_with_sample(LevelSearch& whole, double floor, double worst_floor, int start,
+                       const SampledSearchParams& params, const Evaluate& on_sample,
+                       const Evaluate& on_whole, const Context* context);
+
+}  // namespace lighten::jpeg

@@ -1,0 +1,119 @@
+// The level search on models whose answer is known, and the row sample it scores candidates on.
+#include "formats/jpeg/level_search.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "core/errors.h"
+#include "formats/jpeg/coefficients.h"
+#include "test_support.h"
+
+namespace lighten::jpeg {
+namespace {
+
+// A file whose score rises by `per_level` with each finer level and meets 80 at level 300;
+// its distortion estimate follows the same straight line the search assumes (slope -6).
+struct LinearFile {
+  double per_level = 0.15;
+  std::vector<double> log_d = std::vector<double>(401);
+  LinearFile() {
+    for (size_t l = 0; l < log_d.size(); ++l) log_d[l] = -per_level / 6.0 * double(l);
+  }
+  double score(int level, double shift = 0) const {
+    return 80.0 + per_level * (level - 300) + shift;
+  }
+  Evaluate evaluator(int* calls, double shift = 0) const {
+    return [this, calls, shift](int level) {
+      ++*calls;
+      const double s = score(level, shift);
+      return LevelEval{.level = level, .score = s, .worst = s - 3, .bytes = size_t(level) * 100};
+    };
+  }
+};
+
+TEST(LevelSearch, FindsTheCoarsestPassingLevel) {
+  const LinearFile file;
+  int calls = 0;
+  LevelSearch search(80.0, 70.0, 200, 400, file.log_d);
+  search.run(260, {.budget = 6}, file.evaluator(&calls), nullptr);
+  ASSERT_NE(search.best(), nullptr);
+  EXPECT_GE(search.best()->score, 80.0);
+  EXPECT_LE(search.best()->level, 303);  // within the aim above the floor
+  EXPECT_LE(calls, 7);
+  EXPECT_EQ(calls, int(search.evals().size()));
+}
+
+TEST(LevelSearch, AFailingWorstTileFails) {
+  const LinearFile file;
+  int calls = 0;
+  // Every tile falls 3 under the score: a worst-tile floor 1 under the floor moves the answer
+  // two points finer (about 13 levels).
+  LevelSearch search(80.0, 79.0, 200, 400, file.log_d);
+  search.run(300, {.budget = 8}, file.evaluator(&calls), nullptr);
+  ASSERT_NE(search.best(), nullptr);
+  EXPECT_GE(search.best()->worst, 79.0);
+  for (const LevelEval& e : search.evals()) EXPECT_EQ(e.passes, e.score >= 80.0 && e.worst >= 79.0);
+}
+
+TEST(LevelSearch, NothingPassingLeavesNoBest) {
+  const LinearFile file;
+  int calls = 0;
+  LevelSearch search(80.0, 70.0, 200, 290, file.log_d);  // the floor lies beyond the finest level
+  search.run(250, {.budget = 4}, file.evaluator(&calls), nullptr);
+  EXPECT_EQ(search.best(), nullptr);
+  EXPECT_LE(calls, 4);
+}
+
+// The sample flatters the file by 3 points: the search must learn that from its first whole
+// evaluation and still end on a level the whole image passes, near the true one, with few whole
+// evaluations.
+TEST(LevelSearch, SampleOffsetIsLearntFromTheWholeImage) {
+  const LinearFile file;
+  for (double flattery : {-1.0, 0.0, 3.0}) {
+    SCOPED_TRACE(flattery);
+    int sample_calls = 0, whole_calls = 0;
+    LevelSearch whole(80.0, 70.0, 200, 400, file.log_d);
+    const int sampled =
+        search_with_sample(whole, 80.0, 70.0, 260, {}, file.evaluator(&sample_calls, flattery),
+                           file.evaluator(&whole_calls), nullptr);
+    EXPECT_EQ(sampled, sample_calls);
+    ASSERT_NE(whole.best(), nullptr);
+    EXPECT_GE(whole.best()->score, 80.0);
+    EXPECT_LE(whole.best()->level, 305);
+    EXPECT_LE(whole_calls, 4);
+    EXPECT_EQ(whole_calls, int(whole.evals().size()));
+  }
+}
+
+TEST(McuRows, WritesTheChosenRowsStacked) {
+  // 4:2:0: MCU rows of 16 pixels, two luma block rows and one chroma row each.
+  const auto jpeg = testing::make_jpeg({.width = 72, .height = 100, .quality = 90, .markers = {}});
+  CoefficientImage image(jpeg, nullptr);
+  const std::vector<McuRows> bands = {{1, 2}, {4, 2}};
+  const Bytes rows = write_mcu_rows(image, bands);
+  CoefficientImage sample(rows, nullptr);
+  EXPECT_EQ(sample.info().image_width, 72u);
+  EXPECT_EQ(sample.info().image_height, 64u);
+  for (int ci = 0; ci < 3; ++ci) {
+    const jpeg_component_info& c = image.info().comp_info[ci];
+    const JDIMENSION v = JDIMENSION(c.v_samp_factor);
+    ASSERT_EQ(sample.info().comp_info[ci].width_in_blocks, c.width_in_blocks);
+    ASSERT_EQ(sample.info().comp_info[ci].height_in_blocks, 4 * v);
+    JDIMENSION out = 0;
+    for (const McuRows& b : bands)
+      for (JDIMENSION row = b.first * v; row < (b.first + b.count) * v; ++row, ++out)
+        EXPECT_EQ(0, std::memcmp(sample.block_row(ci, out), image.block_row(ci, row),
+                                 sizeof(JBLOCK) * c.width_in_blocks))
+            << "component " << ci << " row " << row;
+  }
+  // The partial last MCU row (100 = 6 x 16 + 4) is never taken, nor rows past the end.
+  EXPECT_THROW(write_mcu_rows(image, {{5, 2}}), FormatError);
+  EXPECT_THROW(write_mcu_rows(image, {{6, 1}}), FormatError);
+  EXPECT_THROW(write_mcu_rows(image, {}), FormatError);
+  EXPECT_NO_THROW(write_mcu_rows(image, {{0, 6}}));
+}
+
+}  // namespace
+}  // namespace lighten::jpeg
