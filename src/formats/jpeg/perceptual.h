@@ -62,7 +62,8 @@ bool chroma_finer_than_420(const CoefficientImage& image);
 // the input's decode (`reference`, made here when empty) encoded again as 4:2:0 with the input's
 // own tables, to be searched like any input (requantize_for_floor on `image`, against the same
 // reference, so the floor holds against the original). `score` is what the subsampling alone costs:
-// SSIMULACRA2 of that encoding. nullopt when the input's chroma is not finer than 4:2:0.
+// SSIMULACRA2 of that encoding (from 3 MP on, estimated on the search's sample of rows). nullopt
+// when the input's chroma is not finer than 4:2:0.
 struct SubsampledSource {
   Bytes bytes;
   std::unique_ptr<CoefficientImage> image;
