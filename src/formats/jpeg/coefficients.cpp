@@ -510,7 +510,8 @@ bool decode_raw(Decoder* d, const uint8_t* data, size_t size, PixelImage* out) {
   out->height = d->info.output_height;
   out->components = static_cast<unsigned>(d->info.output_components);
   size_t stride = size_t(out->width) * out->components;
-  out->samples.resize(stride * out->height);  // sized by the frame header, capped by the caller
+  // Sized by the frame header, capped by the caller; a buffer of the same size is reused as is.
+  out->samples.resize(stride * out->height);
   while (d->info.output_scanline < d->info.output_height) {
     JSAMPROW row = out->samples.data() + stride * d->info.output_scanline;
     jpeg_read_scanlines(&d->info, &row, 1);
@@ -521,16 +522,20 @@ bool decode_raw(Decoder* d, const uint8_t* data, size_t size, PixelImage* out) {
 
 }  // namespace
 
-PixelImage decode_pixels(ByteView jpeg) {
+void decode_pixels_into(ByteView jpeg, PixelImage& out) {
   auto d = std::make_unique<Decoder>();
   std::memset(&d->info, 0, sizeof(d->info));
   init_error_mgr(d->err);
   d->info.err = &d->err.pub;
-  PixelImage img;
-  bool ok = decode_raw(d.get(), jpeg.data(), jpeg.size(), &img);
+  bool ok = decode_raw(d.get(), jpeg.data(), jpeg.size(), &out);
   if (d->created) jpeg_destroy_decompress(&d->info);
   if (!ok) throw_error(d->err, "libjpeg");
   if (d->err.warning_code >= 0) throw_warning(d->err);
+}
+
+PixelImage decode_pixels(ByteView jpeg) {
+  PixelImage img;
+  decode_pixels_into(jpeg, img);
   return img;
 }
 

@@ -99,5 +99,8 @@ struct PixelImage {
   std::vector<uint8_t> samples;
 };
 PixelImage decode_pixels(ByteView jpeg);
+// The same into `out`, whose buffer is reused when it has the room (the perceptual search
+// decodes many candidates of one size).
+void decode_pixels_into(ByteView jpeg, PixelImage& out);
 
 }  // namespace lighten::jpeg

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/context.h"
+#include "core/errors.h"
 #include "formats/jpeg/level_search.h"
 #include "formats/jpeg/metadata.h"
 #include "formats/jpeg/requantize.h"
@@ -187,13 +188,17 @@ PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, c
   if (!reference) reference = to_metric_image(decode_pixels(input));
   if (!reference) return result;
   const RdoParams rdo{};
+  PixelImage scratch;  // candidates' decodes, one buffer (no page faults per candidate)
   // One candidate: requantised, written, decoded and scored against `ref`.
   auto score_candidate = [&](CoefficientImage& target, const Requantizer& r, const ImageRgb8& ref,
                              int level, bool whole) {
     r.apply(target, r.tables_for(permille_of(level)), rdo);
     const Bytes candidate = write_coefficients(target, WriteOptions{});
-    std::optional<ImageRgb8> decoded = to_metric_image(decode_pixels(candidate));
+    decode_pixels_into(candidate, scratch);
+    std::optional<ImageRgb8> decoded = to_metric_image(std::move(scratch));
+    if (!decoded) throw FormatError(Reason::kInternalError, 0, "candidate decodes to CMYK");
     const Ssimulacra2Result m = ssimulacra2(ref, *decoded);
+    scratch.samples = std::move(decoded->samples);  // the next candidate decodes into it
     LevelEval e{level, m.score, m.worst_tile_score, candidate.size(), false, {}};
     if (whole) e.fingerprint = fingerprint_coefficients(target);
     return e;

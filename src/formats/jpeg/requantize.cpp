@@ -55,12 +55,13 @@ int round_div(int64_t num, int64_t den) {  // nearest, halves away from zero
 // RDO weight of a block: mozjpeg's masking rule (lambda falls as the block's AC energy grows),
 // expressed for squared error in quantisation steps and dequantised coefficients.
 double block_weight(const JCOEF* src, const uint16_t* q_old, double strength) {
-  double energy = 0;
+  // Exact in integers (63 squares of at most 2^36 each), and without a chain of float adds.
+  int64_t sum = 0;
   for (int k = 1; k < 64; ++k) {
-    const double v = double(src[k]) * q_old[k];
-    energy += v * v;
+    const int64_t v = int64_t(src[k]) * q_old[k];
+    sum += v * v;
   }
-  energy /= 63.0;
+  const double energy = double(sum) / 63.0;
   // 64: mozjpeg's coefficients are 8 times ours, so its norm is 64 times ours.
   return strength * 64.0 * std::exp2(14.75) / (std::exp2(16.5) + 64.0 * energy);
 }
@@ -148,20 +149,24 @@ double requantize_block(const JCOEF* src, const uint16_t* q_old, const uint16_t*
   const double w = block_weight(src, q_old, rdo.strength);
   double ax[64], zero_cost[65];
   int cand[64][2];
+  // The running sum stays in a register: stored and reloaded per position, it made this loop a
+  // chain of store-to-load forwards.
+  double zeroing = 0;
   zero_cost[0] = 0;
   for (int i = 1; i < 64; ++i) {
     const int k = kZigzag[i];
     if (src[k] == 0) {  // most of a block: nothing to divide, nothing to add
       ax[i] = 0;
       cand[i][0] = cand[i][1] = 0;
-      zero_cost[i] = zero_cost[i - 1];
+      zero_cost[i] = zeroing;
       continue;
     }
     ax[i] = std::fabs(double(src[k]) * q_old[k] / q_new[k]);
     const int c = std::min(int(ax[i] + 0.5), kMaxAc);
     cand[i][0] = c;
     cand[i][1] = c >= 2 ? c - 1 : 0;
-    zero_cost[i] = zero_cost[i - 1] + w * ax[i] * ax[i];
+    zeroing += w * ax[i] * ax[i];
+    zero_cost[i] = zeroing;
   }
   double best[64], standing[64];  // standing: best less the cost of zeroing up to there
   int from[64], value[64];
@@ -203,7 +208,7 @@ double requantize_block(const JCOEF* src, const uint16_t* q_old, const uint16_t*
     const double cost = best[j] + (zero_cost[63] - zero_cost[j]) + (j < 63 ? rate->eob_bits : 0);
     if (cost < total) total = cost, last = j;
   }
-  for (int i = 1; i < 64; ++i) dst[kZigzag[i]] = 0;
+  std::fill(dst + 1, dst + 64, JCOEF(0));
   for (int i = last; i > 0; i = from[i]) {
     const int k = kZigzag[i];
     dst[k] = JCOEF(src[k] < 0 ? -value[i] : value[i]);
