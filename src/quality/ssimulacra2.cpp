@@ -173,8 +173,8 @@ struct TileGrid {
 // One scale of the computation (see the file comment). Rows are planar float rows, wp_ wide.
 class ScalePipeline {
  public:
-  ScalePipeline(int scale, int num_scales, uint32_t width, uint32_t height, const TileGrid& grid,
-                double* sums, ScalePipeline* next)
+  ScalePipeline(int scale, int num_scales, double negligible_weight, uint32_t width,
+                uint32_t height, const TileGrid& grid, double* sums, ScalePipeline* next)
       : scale_(scale),
         width_(width),
         height_(height),
@@ -186,9 +186,9 @@ class ScalePipeline {
         rg_(ssimulacra2_gaussian()) {
     if (rg_.radius != kRadius) throw std::logic_error("ssimulacra2: unexpected blur radius");
     for (int c = 0; c < 3; ++c) {
-      need_ssim_[c] = ssimulacra2_map_weighted(num_scales, scale, c, 0);
-      need_edge_[c] = ssimulacra2_map_weighted(num_scales, scale, c, 1) ||
-                      ssimulacra2_map_weighted(num_scales, scale, c, 2);
+      need_ssim_[c] = ssimulacra2_map_weighted(num_scales, scale, c, 0, negligible_weight);
+      need_edge_[c] = ssimulacra2_map_weighted(num_scales, scale, c, 1, negligible_weight) ||
+                      ssimulacra2_map_weighted(num_scales, scale, c, 2, negligible_weight);
     }
     const size_t next_wp = next_ ? next_->wp_ : 0;
     // Padded rows: xyb ring (2 images x 3 channels x kRing) and three product rows.
@@ -450,9 +450,9 @@ double fourth_root(double v) { return std::sqrt(std::sqrt(v)); }
 
 }  // namespace
 
-bool ssimulacra2_map_weighted(int num_scales, int scale, int c, int map) {
+bool ssimulacra2_map_weighted(int num_scales, int scale, int c, int map, double above) {
   const int base = c * num_scales * 6 + scale * 6 + map;
-  return kWeights[base] != 0.0 || kWeights[base + 3] != 0.0;
+  return kWeights[base] > above || kWeights[base + 3] > above;
 }
 
 double ssimulacra2_score(std::span<const Ssimulacra2Scale> scales) {
@@ -509,7 +509,8 @@ Ssimulacra2Result ssimulacra2(const ImageRgb8& reference, const ImageRgb8& disto
   std::vector<std::unique_ptr<ScalePipeline>> pipelines(num_scales);
   for (int s = num_scales - 1; s >= 0; --s) {
     pipelines[s] = std::make_unique<ScalePipeline>(
-        s, num_scales, widths[s], heights[s], grid, sums.data() + s * num_tiles * 3 * kNumSums,
+        s, num_scales, options.negligible_weight, widths[s], heights[s], grid,
+        sums.data() + s * num_tiles * 3 * kNumSums,
         s + 1 < num_scales ? pipelines[s + 1].get() : nullptr);
   }
 

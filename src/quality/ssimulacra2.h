@@ -13,6 +13,11 @@ struct Ssimulacra2Options {
   // remainders join the last tile (so tiles are tile_size to 2 tile_size - 1 wide). 0: whole
   // image only.
   uint32_t tile_size = 256;
+  // Maps whose weights are all at most this are not computed (their terms count as zero). 0:
+  // the published algorithm. At 0.002 the maps left out are X and B at full resolution, B at
+  // half, and a few at the coarsest scales (weights under 0.0018 against 0.1 to 225 for the
+  // rest): a quarter less work, scores within 0.01 of the full computation on the oracle rows.
+  double negligible_weight = 0.0;
 };
 
 struct Ssimulacra2Result {
@@ -40,8 +45,9 @@ struct Ssimulacra2Scale {
 // shifts them when an image is too small for six scales).
 double ssimulacra2_score(std::span<const Ssimulacra2Scale> scales);
 
-// Whether map `map` (0 SSIM, 1 artifact, 2 detail lost) of channel c at `scale` carries any
-// weight when `num_scales` scales are computed; maps without weight need not be computed.
-bool ssimulacra2_map_weighted(int num_scales, int scale, int c, int map);
+// Whether map `map` (0 SSIM, 1 artifact, 2 detail lost) of channel c at `scale` carries a
+// weight above `above` when `num_scales` scales are computed; maps without weight need not be
+// computed.
+bool ssimulacra2_map_weighted(int num_scales, int scale, int c, int map, double above = 0.0);
 
 }  // namespace lighten

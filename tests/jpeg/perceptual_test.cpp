@@ -268,8 +268,11 @@ TEST(Perceptual, VerifierReusesAScoreOnlyForTheScoredCandidate) {
       verify_jpeg(jpeg, o.bytes, p, std::nullopt, ScoredFingerprint{other, 10, 10});
   ASSERT_TRUE(rescored.ok) << rescored.problem;
   EXPECT_EQ(rescored.quality.ssimulacra2, fresh.quality.ssimulacra2);
-  // Through the engine the chosen candidate's own score comes back: the one in the outcome.
-  EXPECT_NEAR(*o.quality.ssimulacra2, *fresh.quality.ssimulacra2, 1e-9);
+  // Through the engine the chosen candidate's own score comes back: the one in the outcome, by
+  // the search's quick metric (maps of negligible weight left out), so within its slack of the
+  // full computation, and above the floor by both.
+  EXPECT_NEAR(*o.quality.ssimulacra2, *fresh.quality.ssimulacra2, 0.01);
+  EXPECT_GE(*fresh.quality.ssimulacra2, quality_floor(p));
 }
 
 TEST(Perceptual, CmykStaysLossless) {

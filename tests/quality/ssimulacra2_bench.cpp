@@ -1,4 +1,4 @@
-// Usage: ssimulacra2_bench REFERENCE DISTORTED [REPEATS]
+// Usage: ssimulacra2_bench REFERENCE DISTORTED [REPEATS [NEGLIGIBLE_WEIGHT]]
 // Prints the SSIMULACRA2 score, the worst tile, the speed (MP/s on one thread) and the process's
 // peak resident memory (which includes the two decoded 8-bit images).
 
@@ -14,18 +14,20 @@
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s REFERENCE DISTORTED [REPEATS]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s REFERENCE DISTORTED [REPEATS [NEGLIGIBLE_WEIGHT]]\n", argv[0]);
     return 2;
   }
   try {
     const lighten::ImageRgb8 reference = lighten::test::load_image(argv[1]);
     const lighten::ImageRgb8 distorted = lighten::test::load_image(argv[2]);
     const int repeats = argc > 3 ? std::atoi(argv[3]) : 3;
+    lighten::Ssimulacra2Options options;
+    if (argc > 4) options.negligible_weight = std::atof(argv[4]);
     lighten::Ssimulacra2Result result;
     double best = 1e30;
     for (int i = 0; i < repeats; ++i) {
       const auto start = std::chrono::steady_clock::now();
-      result = lighten::ssimulacra2(reference, distorted);
+      result = lighten::ssimulacra2(reference, distorted, options);
       const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
       best = std::min(best, elapsed.count());
     }

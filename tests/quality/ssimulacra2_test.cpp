@@ -88,6 +88,25 @@ TEST(Ssimulacra2, AgreesWithOracle) {
   std::printf("max |ours - oracle| over %zu rows: %.4f\n", rows.size(), max_diff);
 }
 
+// Leaving out the maps of negligible weight moves no oracle row's score by 0.01 or more.
+TEST(Ssimulacra2, NegligibleMapsChangeTheScoreByLittle) {
+  if (!std::filesystem::exists(kOracleDir + "/scores.tsv")) {
+    GTEST_SKIP() << "oracle " << kOracleDir << " absent (set LIGHTEN_SHARED_DIR)";
+  }
+  double max_diff = 0.0;
+  for (const OracleRow& row : read_oracle()) {
+    const ImageRgb8 reference = test::load_image(kOracleDir + "/" + row.reference);
+    const ImageRgb8 distorted = test::load_image(kOracleDir + "/" + row.distorted);
+    const Ssimulacra2Result full = ssimulacra2(reference, distorted);
+    const Ssimulacra2Result quick =
+        ssimulacra2(reference, distorted, {.tile_size = 256, .negligible_weight = 0.002});
+    EXPECT_NEAR(quick.score, full.score, 0.01) << row.distorted;
+    EXPECT_NEAR(quick.worst_tile_score, full.worst_tile_score, 0.05) << row.distorted;
+    max_diff = std::max(max_diff, std::abs(quick.score - full.score));
+  }
+  std::printf("max |quick - full| over the oracle rows: %.5f\n", max_diff);
+}
+
 // The streamed computation (rows through all scales at once, pooled per tile) gives the score
 // of the plain whole-plane computation.
 TEST(Ssimulacra2, StreamedEqualsWholeImage) {

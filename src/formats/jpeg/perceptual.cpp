@@ -34,6 +34,12 @@ constexpr double kSampleFraction = 0.25;
 constexpr unsigned kSampleBandPixels = 256;
 constexpr unsigned kMinSampledHeight = 4 * kSampleBandPixels;
 constexpr uint64_t kMinSampledPixels = 3'000'000;
+// The search scores with SSIMULACRA2 less its maps of negligible weight (at most 0.002, against
+// 0.1 to 225 for the rest): within 0.0005 of the full computation on every oracle row and 0.0002
+// on a 12 MP photo, 1.4 times faster. Candidates must clear the floor by a slack twenty times
+// that difference, so the full metric finds them at the floor too.
+constexpr Ssimulacra2Options kSearchMetric{.tile_size = 256, .negligible_weight = 0.002};
+constexpr double kSearchMetricSlack = 0.01;
 // How much higher a sample's SSIMULACRA2 sits than the whole image's: 0.7 to 1.7 (mean 1.1)
 // for the 4:2:0 re-encodings of the corpus's ten 4:4:4 and 4:2:2 camera photos.
 constexpr double kSampleFlattery = 1.0;
@@ -197,7 +203,7 @@ PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, c
     decode_pixels_into(candidate, scratch);
     std::optional<ImageRgb8> decoded = to_metric_image(std::move(scratch));
     if (!decoded) throw FormatError(Reason::kInternalError, 0, "candidate decodes to CMYK");
-    const Ssimulacra2Result m = ssimulacra2(ref, *decoded);
+    const Ssimulacra2Result m = ssimulacra2(ref, *decoded, kSearchMetric);
     scratch.samples = std::move(decoded->samples);  // the next candidate decodes into it
     LevelEval e{level, m.score, m.worst_tile_score, candidate.size(), false, {}};
     if (whole) e.fingerprint = fingerprint_coefficients(target);
@@ -206,12 +212,14 @@ PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, c
   auto evaluate = [&](int level) { return score_candidate(image, rq, *reference, level, true); };
 
   const int start = kLevelsPerQuality * q_start;
-  LevelSearch search(floor, floor - kWorstTileMargin, l_lo, l_hi, log_d);
+  // Candidates clear the floor by the quick metric's slack (kSearchMetric).
+  const double pass = floor + kSearchMetricSlack;
+  LevelSearch search(pass, pass - kWorstTileMargin, l_lo, l_hi, log_d);
   int sampled_evaluations = 0;
   if (std::optional<RowSample> sample = row_sample(image, context)) {
     const Requantizer sample_rq(*sample->image);
     sampled_evaluations = search_with_sample(
-        search, floor, floor - kWorstTileMargin, start, {},
+        search, pass, pass - kWorstTileMargin, start, {},
         [&](int level) {
           return score_candidate(*sample->image, sample_rq, sample->reference, level, false);
         },
@@ -288,9 +296,9 @@ std::optional<SubsampledSource> subsampled_source(CoefficientImage& source, Byte
   // less what such a sample flatters by.
   const std::vector<McuRows> bands = sample_bands(info);
   const unsigned unit = unsigned(info.max_v_samp_factor) * DCTSIZE;
-  out.score = bands.empty() ? ssimulacra2(*reference, *decoded).score
+  out.score = bands.empty() ? ssimulacra2(*reference, *decoded, kSearchMetric).score
                             : ssimulacra2(pixel_rows(*reference, bands, unit),
-                                          pixel_rows(*decoded, bands, unit))
+                                          pixel_rows(*decoded, bands, unit), kSearchMetric)
                                       .score -
                                   kSampleFlattery;
   return out;
