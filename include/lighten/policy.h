@@ -33,7 +33,8 @@ enum class RestartPolicy : uint8_t {
 
 enum class SubsamplingPolicy : uint8_t {
   kKeep,      // perceptual JPEG keeps the input's chroma sampling
-  kAllow420,  // a 4:4:4 photo may be re-encoded from its pixels as 4:2:0 when that is smaller
+  kAllow420,  // a 4:4:4 / 4:2:2 / 4:4:0 photo may be re-encoded from its pixels as 4:2:0 when
+              // that is smaller
 };
 
 enum class QualityMarker : uint8_t {
