@@ -91,7 +91,7 @@ struct SampledSearchParams {
   int sample_budget = 4;  // per round
   int whole_budget = 3;
   // Whole minus sample before the first confirmation (the sample's seams and fewer tiles flatter
-  // it: -0.7 to -2.4 on the score, more on the worst tile, measured on camera photos).
+  // it: -0.4 to -3.9 on the score, more on the worst tile, measured on camera photos).
   double prior_offset = -0.8, prior_worst_offset = -1.5;
   double stop_within = 0.6;
 };
