@@ -150,7 +150,6 @@ TEST(Perceptual, HalfWidthChromaMayBecomeHalfHeightToo) {
                                         .smooth_chroma = true});
   CoefficientImage source(jpeg, nullptr);
   ASSERT_TRUE(chroma_finer_than_420(source));
-  EXPECT_FALSE(has_full_resolution_chroma(source));
   Policy p;
   p.mode = Mode::kHigh;
   const Outcome o = optimize(jpeg, p);

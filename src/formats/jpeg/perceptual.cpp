@@ -79,19 +79,21 @@ ImageRgb8 pixel_rows(const ImageRgb8& image, const std::vector<McuRows>& bands, 
   return out;
 }
 
-// The sample of a large image the search scores its candidates on.
+// The sample of a large image the search scores its candidates on, and what they are scored
+// against: the same rows of the reference the whole image is scored against (the input's decode,
+// also when the image searched is its 4:2:0 re-encoding).
 struct RowSample {
   std::unique_ptr<CoefficientImage> image;
-  ImageRgb8 reference;  // its decode at the source's coefficients
+  ImageRgb8 reference;
 };
 
-std::optional<RowSample> row_sample(CoefficientImage& image, const Context* context) {
+std::optional<RowSample> row_sample(CoefficientImage& image, const ImageRgb8& reference,
+                                    const Context* context) {
   const std::vector<McuRows> bands = sample_bands(image.info());
   if (bands.empty()) return std::nullopt;
-  const Bytes bytes = write_mcu_rows(image, bands);
-  std::optional<ImageRgb8> reference = to_metric_image(decode_pixels(bytes));
-  if (!reference) return std::nullopt;
-  return RowSample{std::make_unique<CoefficientImage>(bytes, context), std::move(*reference)};
+  const unsigned unit = unsigned(image.info().max_v_samp_factor) * DCTSIZE;
+  return RowSample{std::make_unique<CoefficientImage>(write_mcu_rows(image, bands), context),
+                   pixel_rows(reference, bands, unit)};
 }
 
 // Without a marker, the proof from the tables that the file is already at the mode's target
@@ -216,7 +218,7 @@ PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, c
   const double pass = floor + kSearchMetricSlack;
   LevelSearch search(pass, pass - kWorstTileMargin, l_lo, l_hi, log_d);
   int sampled_evaluations = 0;
-  if (std::optional<RowSample> sample = row_sample(image, context)) {
+  if (std::optional<RowSample> sample = row_sample(image, *reference, context)) {
     const Requantizer sample_rq(*sample->image);
     sampled_evaluations = search_with_sample(
         search, pass, pass - kWorstTileMargin, start, {},
@@ -251,16 +253,6 @@ PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, c
       sampled_evaluations ? fmt::format(" after {} on a quarter of the rows", sampled_evaluations)
                           : "");
   return result;
-}
-
-bool has_full_resolution_chroma(const CoefficientImage& image) {
-  const auto& info = const_cast<CoefficientImage&>(image).info();
-  if (info.num_components != 3 || info.jpeg_color_space != JCS_YCbCr) return false;
-  for (int ci = 0; ci < 3; ++ci)
-    if (info.comp_info[ci].h_samp_factor != info.comp_info[0].h_samp_factor ||
-        info.comp_info[ci].v_samp_factor != info.comp_info[0].v_samp_factor)
-      return false;
-  return true;
 }
 
 bool chroma_finer_than_420(const CoefficientImage& image) {

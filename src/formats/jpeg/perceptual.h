@@ -52,8 +52,6 @@ PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, c
 // Decoded pixels as the metric takes them (gray or RGB); nullopt for CMYK.
 std::optional<ImageRgb8> to_metric_image(PixelImage pixels);
 
-// True for YCbCr with every component at the luma's sampling (4:4:4).
-bool has_full_resolution_chroma(const CoefficientImage& image);
 // True for YCbCr whose chroma is finer than 4:2:0's in some direction and at most twice as
 // coarse as the luma in each (4:4:4, 4:2:2, 4:4:0): sources a 4:2:0 re-encoding may serve.
 bool chroma_finer_than_420(const CoefficientImage& image);
