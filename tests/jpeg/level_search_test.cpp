@@ -87,6 +87,38 @@ TEST(LevelSearch, SampleOffsetIsLearntFromTheWholeImage) {
   }
 }
 
+// A sample that hardly changes with the level (its bands miss the detail) misleads every round:
+// the whole image's own evaluations must still bring the answer near the floor.
+TEST(LevelSearch, AMisleadingSampleIsOverruledByTheWholeImage) {
+  const LinearFile file;
+  int whole_calls = 0;
+  const Evaluate flat_sample = [](int level) {
+    const double s = 85.0 + 0.002 * (level - 300);
+    return LevelEval{.level = level, .score = s, .worst = s - 3, .bytes = size_t(level) * 25};
+  };
+  LevelSearch whole(80.0, 70.0, 40, 400, file.log_d);
+  search_with_sample(whole, 80.0, 70.0, 260, {}, flat_sample, file.evaluator(&whole_calls),
+                     nullptr);
+  ASSERT_NE(whole.best(), nullptr);
+  EXPECT_GE(whole.best()->score, 80.0);
+  EXPECT_LE(whole.best()->score, 82.0);
+  EXPECT_LE(whole_calls, 6);
+}
+
+TEST(LevelSearch, ASampleTracksWhenItsDistortionChangesAlike) {
+  const LinearFile file;
+  std::vector<double> shifted = file.log_d, flat = file.log_d, noisy_end = file.log_d;
+  for (size_t l = 0; l < file.log_d.size(); ++l) {
+    shifted[l] += 1.0;                              // another level of error, the same changes
+    flat[l] = file.log_d[l] * 0.3;                  // changes a third as much
+    if (l > 380) noisy_end[l] = file.log_d[l] - 3;  // parts only where the error is tiny
+  }
+  EXPECT_TRUE(sample_tracks_whole(shifted, file.log_d, 40, 400, 260));
+  EXPECT_FALSE(sample_tracks_whole(flat, file.log_d, 40, 400, 260));
+  EXPECT_TRUE(sample_tracks_whole(noisy_end, file.log_d, 40, 400, 260));
+  EXPECT_FALSE(sample_tracks_whole(noisy_end, file.log_d, 40, 400, 390));
+}
+
 TEST(McuRows, WritesTheChosenRowsStacked) {
   // 4:2:0: MCU rows of 16 pixels, two luma block rows and one chroma row each.
   const auto jpeg = testing::make_jpeg({.width = 72, .height = 100, .quality = 90, .markers = {}});

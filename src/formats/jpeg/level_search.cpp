@@ -1,6 +1,7 @@
 #include "formats/jpeg/level_search.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace lighten::jpeg {
 namespace {
@@ -94,6 +95,19 @@ void LevelSearch::run(int start, const LevelSearchParams& params, const Evaluate
   }
 }
 
+bool sample_tracks_whole(const std::vector<double>& sample_log_d,
+                         const std::vector<double>& whole_log_d, int lo, int hi, int start) {
+  start = std::clamp(start, lo, hi);
+  const double s0 = sample_log_d.at(size_t(start)), w0 = whole_log_d.at(size_t(start));
+  for (int l = lo; l <= hi; ++l) {
+    const double w = whole_log_d.at(size_t(l)) - w0, s = sample_log_d.at(size_t(l)) - s0;
+    if (w < -kTrackedDepth || std::abs(w) < kTrackedMinChange) continue;
+    const double ratio = s / w;
+    if (!(ratio >= 1 / kSampleChangeRatio && ratio <= kSampleChangeRatio)) return false;
+  }
+  return true;
+}
+
 int search_with_sample(LevelSearch& whole, double floor, double worst_floor, int start,
                        const SampledSearchParams& params, const Evaluate& on_sample,
                        const Evaluate& on_whole, const Context* context) {
@@ -129,6 +143,12 @@ int search_with_sample(LevelSearch& whole, double floor, double worst_floor, int
     if (whole.coarsest_passing() - whole.finest_failing() <= 1) break;
     level = pick;
   }
+  const LevelEval* best = whole.best();
+  if (best && best->score > floor + params.refine_above &&
+      best->worst > worst_floor + params.refine_above &&
+      whole.coarsest_passing() - whole.finest_failing() > 1)
+    whole.run(best->level, {.budget = params.refine_budget, .stop_within = params.stop_within},
+              on_whole, context);
   return int(sampled.size());
 }
 

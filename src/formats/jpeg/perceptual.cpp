@@ -24,6 +24,9 @@ int starting_quality(double floor) {
   return int(std::lround(std::clamp(65.0 + (floor - 70.0) * 1.47, 20.0, 97.0)));
 }
 
+// The coarsest level the search tries.
+constexpr int kCoarsestQuality = 10;
+
 int max_evaluations(int effort) {
   return effort <= 2 ? 2 : effort <= 4 ? 3 : effort <= 6 ? 4 : effort <= 8 ? 5 : 6;
 }
@@ -94,6 +97,25 @@ std::optional<RowSample> row_sample(CoefficientImage& image, const ImageRgb8& re
   const unsigned unit = unsigned(image.info().max_v_samp_factor) * DCTSIZE;
   return RowSample{std::make_unique<CoefficientImage>(write_mcu_rows(image, bands), context),
                    pixel_rows(reference, bands, unit)};
+}
+
+// The cheap distortion estimate at every level of [lo, hi] (ln of the squared DCT error of plain
+// rounding on a sample of block rows; indexed by level, zero below lo): every other level
+// measured, the ones between interpolated.
+std::vector<double> log_distortion_curve(const Requantizer& rq, CoefficientImage& image, int lo,
+                                         int hi) {
+  const unsigned rows = image.info().comp_info[0].height_in_blocks;
+  const Requantizer::DistortionEstimate distortion =
+      rq.distortion_estimate(std::max(1u, rows / 24));
+  auto estimate = [&](int l) {
+    return std::log(std::max(distortion(rq.tables_for(permille_of(l))), 1e-6));
+  };
+  std::vector<double> log_d(size_t(hi + 1), 0.0);
+  for (int l = lo; l <= hi; l += 2) log_d[size_t(l)] = estimate(l);
+  if ((hi - lo) % 2) log_d[size_t(hi)] = estimate(hi);
+  for (int l = lo + 1; l < hi; l += 2)
+    log_d[size_t(l)] = 0.5 * (log_d[size_t(l - 1)] + log_d[size_t(l + 1)]);
+  return log_d;
 }
 
 // Without a marker, the proof from the tables that the file is already at the mode's target
@@ -169,7 +191,9 @@ PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, c
     result.detail = fmt::format("lossless only (tables already at or below q{})", q_start + 5);
     return result;
   }
-  const int l_lo = kLevelsPerQuality * std::max(10, q_start - 30);
+  // Down to quality 10 whatever the floor: a large, clean photo (a 16 MP capture at q99, say)
+  // may meet floor 70 far below the quality typical photos need.
+  const int l_lo = kLevelsPerQuality * kCoarsestQuality;
   // Up to a little finer than the source: tables never go finer than its own, and a target
   // there changes only the entries where the shapes differ (a q83 source meets floor 85 there).
   const int l_hi = kLevelsPerQuality * std::min(98, q_src + 6);
@@ -178,20 +202,8 @@ PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, c
     return result;
   }
 
-  // The cheap estimate: squared DCT error of plain rounding on a sample of block rows, for
-  // every candidate level. The metric then confirms a few of them.
-  const unsigned rows = info.comp_info[0].height_in_blocks;
-  const unsigned row_step = std::max(1u, rows / 24);
-  std::vector<double> log_d(size_t(l_hi + 1), 0.0);
-  const Requantizer::DistortionEstimate distortion = rq.distortion_estimate(row_step);
-  auto estimate = [&](int l) {
-    return std::log(std::max(distortion(rq.tables_for(permille_of(l))), 1e-6));
-  };
-  // Every other level measured, the ones between interpolated.
-  for (int l = l_lo; l <= l_hi; l += 2) log_d[size_t(l)] = estimate(l);
-  if ((l_hi - l_lo) % 2) log_d[size_t(l_hi)] = estimate(l_hi);
-  for (int l = l_lo + 1; l < l_hi; l += 2)
-    log_d[size_t(l)] = 0.5 * (log_d[size_t(l - 1)] + log_d[size_t(l + 1)]);
+  // The cheap estimate for every candidate level; the metric then confirms a few of them.
+  const std::vector<double> log_d = log_distortion_curve(rq, image, l_lo, l_hi);
 
   if (!reference) reference = to_metric_image(decode_pixels(input));
   if (!reference) return result;
@@ -218,12 +230,21 @@ PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, c
   const double pass = floor + kSearchMetricSlack;
   LevelSearch search(pass, pass - kWorstTileMargin, l_lo, l_hi, log_d);
   int sampled_evaluations = 0;
-  if (std::optional<RowSample> sample = row_sample(image, *reference, context)) {
-    const Requantizer sample_rq(*sample->image);
+  std::optional<RowSample> sample = row_sample(image, *reference, context);
+  std::optional<Requantizer> sample_rq;
+  if (sample) {
+    // A sample whose coefficients answer requantisation unlike the whole image's (its bands
+    // miss where the detail is) would mislead the search: the whole image is searched instead.
+    sample_rq.emplace(*sample->image);
+    if (!sample_tracks_whole(log_distortion_curve(*sample_rq, *sample->image, l_lo, l_hi), log_d,
+                             l_lo, l_hi, start))
+      sample.reset();
+  }
+  if (sample) {
     sampled_evaluations = search_with_sample(
         search, pass, pass - kWorstTileMargin, start, {},
         [&](int level) {
-          return score_candidate(*sample->image, sample_rq, sample->reference, level, false);
+          return score_candidate(*sample->image, *sample_rq, sample->reference, level, false);
         },
         evaluate, context);
   } else {
