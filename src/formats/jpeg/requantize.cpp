@@ -53,11 +53,14 @@ int round_div(int64_t num, int64_t den) {  // nearest, halves away from zero
 }
 
 // RDO weight of a block: mozjpeg's masking rule (lambda falls as the block's AC energy grows),
-// expressed for squared error in quantisation steps and dequantised coefficients.
-double block_weight(const JCOEF* src, const uint16_t* q_old, double strength) {
+// expressed for squared error in quantisation steps and dequantised coefficients, from the
+// block's non-zero AC coefficients (zig-zag positions).
+double block_weight(const JCOEF* src, const uint16_t* q_old, const int* nonzero, int count,
+                    double strength) {
   // Exact in integers (63 squares of at most 2^36 each), and without a chain of float adds.
   int64_t sum = 0;
-  for (int k = 1; k < 64; ++k) {
+  for (int m = 0; m < count; ++m) {
+    const int k = kZigzag[nonzero[m]];
     const int64_t v = int64_t(src[k]) * q_old[k];
     sum += v * v;
   }
@@ -144,77 +147,85 @@ double requantize_block(const JCOEF* src, const uint16_t* q_old, const uint16_t*
     }
     return sq_error;
   }
-  // Trellis over the zig-zag runs: best[i] is the cheapest cost (bits + weight * squared error
-  // in quantisation steps) of coding positions 1..i with i the last non-zero coefficient.
-  const double w = block_weight(src, q_old, rdo.strength);
-  double ax[64], zero_cost[65];
-  int cand[64][2];
+  // Zig-zag positions of the source's non-zero AC coefficients, in order: most of a block is
+  // zero, and only these need dividing, weighing and choosing.
+  int nz[63];
+  int n = 0;
+  for (int i = 1; i < 64; ++i) nz[n] = i, n += src[kZigzag[i]] != 0;
+  const double w = block_weight(src, q_old, nz, n, rdo.strength);
+  // Per non-zero position m: its magnitude in new steps, the (at most two) magnitudes worth
+  // trying, and the cost of zeroing every position before it and up to it.
+  double ax[63], zero_before[63], zero_through[63];
+  int cand[63][2];
   // The running sum stays in a register: stored and reloaded per position, it made this loop a
   // chain of store-to-load forwards.
   double zeroing = 0;
-  zero_cost[0] = 0;
-  for (int i = 1; i < 64; ++i) {
-    const int k = kZigzag[i];
-    if (src[k] == 0) {  // most of a block: nothing to divide, nothing to add
-      ax[i] = 0;
-      cand[i][0] = cand[i][1] = 0;
-      zero_cost[i] = zeroing;
-      continue;
-    }
-    ax[i] = std::fabs(double(src[k]) * q_old[k] / q_new[k]);
-    const int c = std::min(int(ax[i] + 0.5), kMaxAc);
-    cand[i][0] = c;
-    cand[i][1] = c >= 2 ? c - 1 : 0;
-    zeroing += w * ax[i] * ax[i];
-    zero_cost[i] = zeroing;
+  for (int m = 0; m < n; ++m) {
+    const int k = kZigzag[nz[m]];
+    ax[m] = std::fabs(double(src[k]) * q_old[k] / q_new[k]);
+    const int c = std::min(int(ax[m] + 0.5), kMaxAc);
+    cand[m][0] = c;
+    // c - 1 is never nearer to ax than c (ax rounded), so it can win only where its magnitude
+    // class is one bit shorter: c a power of two. Elsewhere one pass over the ends suffices.
+    cand[m][1] = c >= 2 && std::has_single_bit(unsigned(c)) ? c - 1 : 0;
+    zero_before[m] = zeroing;
+    zeroing += w * ax[m] * ax[m];
+    zero_through[m] = zeroing;
   }
-  double best[64], standing[64];  // standing: best less the cost of zeroing up to there
-  int from[64], value[64];
+  // Trellis over the zig-zag runs, on nodes: node 0 is the DC (position 0), node m + 1 the
+  // non-zero position nz[m]. best[t] is the cheapest cost (bits + weight * squared error in
+  // quantisation steps) of coding positions 1..pos[t] with pos[t] the last non-zero
+  // coefficient; standing[t] that less the cost of zeroing up to there.
+  double best[64], standing[64], zeroed[64];
+  int pos[64], from[64], value[64];
   int ends[64], n_ends = 0;
-  best[0] = standing[0] = 0;
+  best[0] = standing[0] = zeroed[0] = 0;
+  pos[0] = 0;
   ends[n_ends++] = 0;
-  for (int i = 1; i < 64; ++i) {
-    best[i] = std::numeric_limits<double>::infinity();
-    if (cand[i][0] == 0) continue;
+  for (int m = 0; m < n; ++m) {
+    const int t = m + 1, i = nz[m];
+    pos[t] = i;
+    zeroed[t] = zero_through[m];
+    best[t] = std::numeric_limits<double>::infinity();
+    if (cand[m][0] == 0) continue;
     for (int c = 0; c < 2; ++c) {
-      const int v = cand[i][c];
+      const int v = cand[m][c];
       if (v == 0) continue;
       const int size = bit_size(v);
-      const double d = w * (ax[i] - v) * (ax[i] - v);
+      const double d = w * (ax[m] - v) * (ax[m] - v);
       for (int e = 0; e < n_ends; ++e) {
         const int j = ends[e];
-        const int run = i - j - 1;
-        const double cost = best[j] + (zero_cost[i - 1] - zero_cost[j]) + d +
+        const int run = i - pos[j] - 1;
+        const double cost = best[j] + (zero_before[m] - zeroed[j]) + d +
                             (run >> 4) * rate->zrl_bits + rate->ac_bits[((run & 15) << 4) | size] +
                             size;
-        if (cost < best[i]) best[i] = cost, from[i] = j, value[i] = v;
+        if (cost < best[t]) best[t] = cost, from[t] = j, value[t] = v;
       }
     }
     // An end whose cost so far (less the zeroing cost it saved) exceeds the new end's by more
     // than any symbol's price can differ never wins again: every later step from it runs
     // longer, and the EOB costs both the same. Dropping it leaves the result as it was.
-    standing[i] = best[i] - zero_cost[i];
-    const double reach = standing[i] + rate->spread + kPruneMargin;
+    standing[t] = best[t] - zeroed[t];
+    const double reach = standing[t] + rate->spread + kPruneMargin;
     int kept = 0;
     for (int e = 0; e < n_ends; ++e)
       if (standing[ends[e]] <= reach) ends[kept++] = ends[e];
     n_ends = kept;
-    ends[n_ends++] = i;
+    ends[n_ends++] = t;
   }
   int last = 0;
   double total = std::numeric_limits<double>::infinity();
   for (int e = 0; e < n_ends; ++e) {
     const int j = ends[e];
-    const double cost = best[j] + (zero_cost[63] - zero_cost[j]) + (j < 63 ? rate->eob_bits : 0);
+    const double cost = best[j] + (zeroing - zeroed[j]) + (pos[j] < 63 ? rate->eob_bits : 0);
     if (cost < total) total = cost, last = j;
   }
   std::fill(dst + 1, dst + 64, JCOEF(0));
-  for (int i = last; i > 0; i = from[i]) {
-    const int k = kZigzag[i];
-    dst[k] = JCOEF(src[k] < 0 ? -value[i] : value[i]);
+  for (int t = last; t > 0; t = from[t]) {
+    const int k = kZigzag[pos[t]];
+    dst[k] = JCOEF(src[k] < 0 ? -value[t] : value[t]);
   }
-  for (int i = 1; i < 64; ++i)
-    if (src[kZigzag[i]] != 0) sq_error += error_of(kZigzag[i], dst[kZigzag[i]]);
+  for (int m = 0; m < n; ++m) sq_error += error_of(kZigzag[nz[m]], dst[kZigzag[nz[m]]]);
   return sq_error;
 }
 
