@@ -167,7 +167,7 @@ double requantize_block(const JCOEF* src, const uint16_t* q_old, const uint16_t*
     cand[m][0] = c;
     // c - 1 is never nearer to ax than c (ax rounded), so it can win only where its magnitude
     // class is one bit shorter: c a power of two. Elsewhere one pass over the ends suffices.
-    cand[m][1] = c >= 2 && std::has_single_bit(unsigned(c)) ? c - 1 : 0;
+    cand[m][1] = c >= 2 && (c & (c - 1)) == 0 ? c - 1 : 0;
     zero_before[m] = zeroing;
     zeroing += w * ax[m] * ax[m];
     zero_through[m] = zeroing;
