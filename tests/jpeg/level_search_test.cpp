@@ -87,6 +87,25 @@ TEST(LevelSearch, SampleOffsetIsLearntFromTheWholeImage) {
   }
 }
 
+// A quick search (low --effort) takes the first whole-image pass within its wider margin, where
+// the default margin goes on for a coarser level (the sample's prior offset puts the first pick
+// about a point above the floor).
+TEST(LevelSearch, AWiderStoppingMarginTakesTheFirstPass) {
+  const LinearFile file;
+  for (double stop_within : {0.6, 5.0}) {
+    SCOPED_TRACE(stop_within);
+    int sample_calls = 0, whole_calls = 0;
+    LevelSearch whole(80.0, 70.0, 200, 400, file.log_d);
+    search_with_sample(whole, 80.0, 70.0, 260, {.stop_within = stop_within},
+                       file.evaluator(&sample_calls), file.evaluator(&whole_calls), nullptr);
+    ASSERT_NE(whole.best(), nullptr);
+    if (stop_within > 1)
+      EXPECT_EQ(whole_calls, 1);
+    else
+      EXPECT_GE(whole_calls, 2);
+  }
+}
+
 // A sample that hardly changes with the level (its bands miss the detail) misleads every round:
 // the whole image's own evaluations must still bring the answer near the floor.
 TEST(LevelSearch, AMisleadingSampleIsOverruledByTheWholeImage) {

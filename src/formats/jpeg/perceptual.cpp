@@ -31,6 +31,16 @@ int max_evaluations(int effort) {
   return effort <= 2 ? 2 : effort <= 4 ? 3 : effort <= 6 ? 4 : effort <= 8 ? 5 : 6;
 }
 
+// How hard the search of a large image works for its last bytes (`--effort`): a whole-image
+// score that passes within `stop_within` of the floor ends it. On the 16 camera photos here,
+// against the default: effort 2 took 17-25 % less CPU for 1.0-2.8 % larger outputs, effort 8
+// 2-15 % more CPU for 0.1-0.3 % smaller ones.
+SampledSearchParams sampled_search_params(int effort) {
+  if (effort <= 3) return {.sample_budget = 3, .whole_budget = 2, .stop_within = 1.2};
+  if (effort >= 7) return {.whole_budget = 4, .stop_within = 0.45};
+  return {};
+}
+
 // Large images are searched on a sample of their rows (search_with_sample): bands of a tile's
 // height (the metric's worst-tile unit), spread evenly, about a quarter of the image.
 constexpr double kSampleFraction = 0.25;
@@ -242,7 +252,7 @@ PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, c
   }
   if (sample) {
     sampled_evaluations = search_with_sample(
-        search, pass, pass - kWorstTileMargin, start, {},
+        search, pass, pass - kWorstTileMargin, start, sampled_search_params(policy.effort),
         [&](int level) {
           return score_candidate(*sample->image, *sample_rq, sample->reference, level, false);
         },
