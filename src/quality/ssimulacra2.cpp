@@ -251,8 +251,9 @@ class ScalePipeline {
     const float* const* linear[2] = {linear1, linear2};
     for (int i = 0; i < 2; ++i) {
       float* const(*out)[kRing] = xyb_[i];
+      // B' only where one of its maps is weighed (not at full resolution for the search).
       linear_to_positive_xyb(linear[i][0], linear[i][1], linear[i][2], out[0][slot], out[1][slot],
-                             out[2][slot], wp_);
+                             need_ssim_[2] || need_edge_[2] ? out[2][slot] : nullptr, wp_);
       for (int c = 0; c < 3; ++c) std::fill(out[c][slot] + width_, out[c][slot] + wp_, 0.0f);
     }
     for (int c = 0; c < 3; ++c) blur_inputs(c, slot);

@@ -57,15 +57,17 @@ void linear_to_positive_xyb(const float* r, const float* g, const float* b, floa
     // Clamp as libjxl does (only matters for out-of-gamut input).
     const V8 mixed0 = simd::max(kM00 * vr + kM01 * vg + kM02 * vb + kBias, V8{});
     const V8 mixed1 = simd::max(kM10 * vr + kM11 * vg + kM12 * vb + kBias, V8{});
-    const V8 mixed2 = simd::max(kM20 * vr + kM21 * vg + kM22 * vb + kBias, V8{});
     const V8 l = cbrt_positive(mixed0) + neg_bias_cbrt;
     const V8 m = cbrt_positive(mixed1) + neg_bias_cbrt;
-    const V8 s = cbrt_positive(mixed2) + neg_bias_cbrt;
     const V8 x = 0.5f * (l - m);
     const V8 y = 0.5f * (l + m);
+    if (out_b) {
+      const V8 mixed2 = simd::max(kM20 * vr + kM21 * vg + kM22 * vb + kBias, V8{});
+      const V8 s = cbrt_positive(mixed2) + neg_bias_cbrt;
+      simd::store(out_b + i, (s - y) + 0.55f);
+    }
     simd::store(out_x + i, x * 14.0f + 0.42f);
     simd::store(out_y + i, y + 0.01f);
-    simd::store(out_b + i, (s - y) + 0.55f);
   }
 }
 
