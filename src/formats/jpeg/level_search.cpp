@@ -147,8 +147,10 @@ int search_with_sample(LevelSearch& whole, double floor, double worst_floor, int
   if (best && best->score > floor + params.refine_above &&
       best->worst > worst_floor + params.refine_above &&
       whole.coarsest_passing() - whole.finest_failing() > 1)
-    whole.run(best->level, {.budget = params.refine_budget, .stop_within = params.stop_within},
-              on_whole, context);
+    whole.run(
+        best->level,
+        {.budget = params.refine_budget, .may_extend = false, .stop_within = params.stop_within},
+        on_whole, context);
   return int(sampled.size());
 }
 

@@ -80,14 +80,6 @@ class LevelSearch {
   std::vector<LevelEval> evals_;
 };
 
-// The search of a large image: candidates are scored on `on_sample` (a sample of its rows, a
-// fraction of the cost) against floors moved by the sample's measured offsets from the whole
-// image, and each level the sample picks is confirmed on `on_whole`; the differences between the
-// two scores there (whole image and worst tile) become the next offsets. Ends when a whole-image
-// evaluation passes within `stop_within` of the floor, the bracket closes, or `whole_budget` is
-// spent (one more while nothing has passed); then refines on the whole image alone when the
-// sample misled (`refine_above`). `whole` gets the whole-image evaluations; returns
-// how many sample evaluations were made.
 // Whether a sample's distortion estimate changes with the level as the whole image's does: from
 // `start` to every level of [lo, hi] where the whole image's (ln of squared error) changes by
 // kTrackedMinChange or more, the sample's changes by the same within a factor of
@@ -100,6 +92,14 @@ inline constexpr double kSampleChangeRatio = 2.0, kTrackedMinChange = 0.5, kTrac
 bool sample_tracks_whole(const std::vector<double>& sample_log_d,
                          const std::vector<double>& whole_log_d, int lo, int hi, int start);
 
+// The search of a large image: candidates are scored on `on_sample` (a sample of its rows, a
+// fraction of the cost) against floors moved by the sample's measured offsets from the whole
+// image, and each level the sample picks is confirmed on `on_whole`; the differences between the
+// two scores there (whole image and worst tile) become the next offsets. Ends when a whole-image
+// evaluation passes within `stop_within` of the floor, the bracket closes, or `whole_budget` is
+// spent (one more while nothing has passed); then refines on the whole image alone when the
+// sample misled (`refine_above`). `whole` gets the whole-image evaluations; returns
+// how many sample evaluations were made.
 struct SampledSearchParams {
   int sample_budget = 4;  // per round
   int whole_budget = 3;

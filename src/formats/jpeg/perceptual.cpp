@@ -242,13 +242,16 @@ PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, c
   int sampled_evaluations = 0;
   std::optional<RowSample> sample = row_sample(image, *reference, context);
   std::optional<Requantizer> sample_rq;
+  bool untracked_sample = false;
   if (sample) {
     // A sample whose coefficients answer requantisation unlike the whole image's (its bands
     // miss where the detail is) would mislead the search: the whole image is searched instead.
     sample_rq.emplace(*sample->image);
     if (!sample_tracks_whole(log_distortion_curve(*sample_rq, *sample->image, l_lo, l_hi), log_d,
-                             l_lo, l_hi, start))
+                             l_lo, l_hi, start)) {
       sample.reset();
+      untracked_sample = true;
+    }
   }
   if (sample) {
     sampled_evaluations = search_with_sample(
@@ -282,6 +285,7 @@ PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, c
       "(worst tile {:.1f}, floor {:.1f}, {} evaluations{})",
       q_src, quality_of(best->level), best->score, best->worst, floor, evals.size(),
       sampled_evaluations ? fmt::format(" after {} on a quarter of the rows", sampled_evaluations)
+      : untracked_sample  ? " on the whole image: its row sample did not track it"
                           : "");
   return result;
 }
