@@ -32,9 +32,9 @@ int max_evaluations(int effort) {
 }
 
 // How hard the search of a large image works for its last bytes (`--effort`): a whole-image
-// score that passes within `stop_within` of the floor ends it. On the 16 camera photos here,
-// against the default: effort 2 took 17-25 % less CPU for 1.0-2.8 % larger outputs, effort 8
-// 2-15 % more CPU for 0.1-0.3 % smaller ones.
+// score that passes within `stop_within` of the floor ends it. On the 16 camera photos here
+// (bench/jpeg_perceptual --efforts 2,5,8), against the default: effort 2 took 14-26 % less CPU
+// for outputs 1.0-2.9 % larger, effort 8 4-19 % more CPU for at most 0.3 % smaller ones.
 SampledSearchParams sampled_search_params(int effort) {
   if (effort <= 3) return {.sample_budget = 3, .whole_budget = 2, .stop_within = 1.2};
   if (effort >= 7) return {.whole_budget = 4, .stop_within = 0.45};
