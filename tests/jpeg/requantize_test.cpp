@@ -1,9 +1,13 @@
 // Requantisation and the trellis on small blocks, and the tables they use.
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <cmath>
 #include <cstdlib>
+#include <vector>
 
 #include "formats/jpeg/requantize.h"
+#include "formats/jpeg/zigzag.h"
 
 namespace lighten::jpeg {
 namespace {
@@ -137,6 +141,74 @@ TEST(Trellis, DroppingHopelessEndsChangesNothing) {
       EXPECT_EQ(ea, eb) << trial;
       for (int k = 0; k < 64; ++k) ASSERT_EQ(a[k], b[k]) << trial << " coefficient " << k;
     }
+  }
+}
+
+// The trellis against every choice of each non-zero coefficient (dropped, rounded, or one less)
+// on blocks of up to six: it must find the cheapest coding under its cost (bits of the rate model
+// plus the block's weight times the squared error in new steps), runs of 16 and more included.
+TEST(Trellis, FindsTheCheapestCodingOfSmallBlocks) {
+  uint32_t freq[256] = {};
+  for (int s = 0; s < 256; ++s) freq[s] = (s & 15) <= 3 ? 4000u / (1 + (s >> 4)) : 2u;
+  const RateModel rate = RateModel::from_frequencies(freq);
+  uint32_t seed = 7;
+  auto next = [&](uint32_t n) {
+    return ((seed = seed * 1103515245u + 12345u) >> 8 & 0xFFFFFF) % n;
+  };
+  for (int trial = 0; trial < 400; ++trial) {
+    uint16_t q_old[64], q_new[64];
+    for (int k = 0; k < 64; ++k)
+      q_old[k] = uint16_t(1 + next(3)), q_new[k] = uint16_t(q_old[k] * (1 + next(4)) + next(3));
+    JCOEF src[64] = {};
+    src[0] = JCOEF(int(next(200)) - 100);
+    std::vector<int> positions;  // zig-zag, ascending
+    const int count = 1 + int(next(6));
+    for (int i = 1; i < 64 && int(positions.size()) < count; ++i)
+      if (next(64 - i) < uint32_t(count - int(positions.size())) * 2) positions.push_back(i);
+    for (int i : positions) src[kZigzag[i]] = JCOEF((next(2) ? 1 : -1) * int(1 + next(40)));
+    const double strength = trial % 3 == 0 ? 0.25 : trial % 3 == 1 ? 0.5 : 2.0;
+    // The block's weight, as requantize.cpp computes it (mozjpeg's masking rule).
+    double energy = 0;
+    for (int k = 1; k < 64; ++k) energy += double(src[k] * q_old[k]) * (src[k] * q_old[k]);
+    const double w = strength * 64.0 * std::exp2(14.75) / (std::exp2(16.5) + 64.0 * energy / 63.0);
+    auto cost = [&](const std::vector<int>& values) {
+      double bits = 0, distortion = 0;
+      int previous = 0;
+      for (size_t m = 0; m < positions.size(); ++m) {
+        const int k = kZigzag[positions[m]];
+        const double ax = std::fabs(double(src[k]) * q_old[k] / q_new[k]);
+        distortion += (ax - values[m]) * (ax - values[m]);
+        if (values[m] == 0) continue;
+        const int run = positions[m] - previous - 1, size = std::bit_width(unsigned(values[m]));
+        bits += (run >> 4) * rate.zrl_bits + rate.ac_bits[((run & 15) << 4) | size] + size;
+        previous = positions[m];
+      }
+      if (previous < 63) bits += rate.eob_bits;
+      return bits + w * distortion;
+    };
+    JCOEF dst[64];
+    requantize_block(src, q_old, q_new, &rate, {strength}, dst);
+    std::vector<int> chosen;
+    for (int i : positions) chosen.push_back(std::abs(dst[kZigzag[i]]));
+    // Every combination of {0, rounded, rounded - 1} per coefficient.
+    std::vector<int> choice(positions.size(), 0), values(positions.size());
+    double cheapest = INFINITY;
+    for (bool more = true; more;) {
+      for (size_t m = 0; m < positions.size(); ++m) {
+        const int k = kZigzag[positions[m]];
+        const int c = int(std::fabs(double(src[k]) * q_old[k] / q_new[k]) + 0.5);
+        values[m] = choice[m] == 0 ? 0 : choice[m] == 1 ? c : std::max(c - 1, 0);
+      }
+      cheapest = std::min(cheapest, cost(values));
+      more = false;
+      for (size_t m = 0; m < choice.size() && !more; ++m) {
+        if (++choice[m] < 3)
+          more = true;
+        else
+          choice[m] = 0;
+      }
+    }
+    EXPECT_LE(cost(chosen), cheapest + 1e-9 * std::max(1.0, cheapest)) << trial;
   }
 }
 
