@@ -153,13 +153,16 @@ double requantize_block(const JCOEF* src, const uint16_t* q_old, const uint16_t*
   int n = 0;
   for (int i = 1; i < 64; ++i) nz[n] = i, n += src[kZigzag[i]] != 0;
   const double w = block_weight(src, q_old, nz, n, rdo.strength);
-  // Per non-zero position m: its magnitude in new steps, the (at most two) magnitudes worth
-  // trying, and the cost of zeroing every position before it and up to it.
-  double ax[63], zero_before[63], zero_through[63];
+  // Per non-zero position m: its magnitude in new steps and the (at most two) magnitudes worth
+  // trying. zeroed[t]: the cost of zeroing every position up to node t's (node 0 the DC, node
+  // m + 1 the position nz[m]), which is also the cost up to just before node t + 1's: zero
+  // coefficients cost nothing to keep zero.
+  double ax[63], zeroed[64];
   int cand[63][2];
   // The running sum stays in a register: stored and reloaded per position, it made this loop a
   // chain of store-to-load forwards.
   double zeroing = 0;
+  zeroed[0] = 0;
   for (int m = 0; m < n; ++m) {
     const int k = kZigzag[nz[m]];
     ax[m] = std::fabs(double(src[k]) * q_old[k] / q_new[k]);
@@ -168,24 +171,22 @@ double requantize_block(const JCOEF* src, const uint16_t* q_old, const uint16_t*
     // c - 1 is never nearer to ax than c (ax rounded), so it can win only where its magnitude
     // class is one bit shorter: c a power of two. Elsewhere one pass over the ends suffices.
     cand[m][1] = c >= 2 && (c & (c - 1)) == 0 ? c - 1 : 0;
-    zero_before[m] = zeroing;
     zeroing += w * ax[m] * ax[m];
-    zero_through[m] = zeroing;
+    zeroed[m + 1] = zeroing;
   }
   // Trellis over the zig-zag runs, on nodes: node 0 is the DC (position 0), node m + 1 the
   // non-zero position nz[m]. best[t] is the cheapest cost (bits + weight * squared error in
   // quantisation steps) of coding positions 1..pos[t] with pos[t] the last non-zero
   // coefficient; standing[t] that less the cost of zeroing up to there.
-  double best[64], standing[64], zeroed[64];
+  double best[64], standing[64];
   int pos[64], from[64], value[64];
   int ends[64], n_ends = 0;
-  best[0] = standing[0] = zeroed[0] = 0;
+  best[0] = standing[0] = 0;
   pos[0] = 0;
   ends[n_ends++] = 0;
   for (int m = 0; m < n; ++m) {
     const int t = m + 1, i = nz[m];
     pos[t] = i;
-    zeroed[t] = zero_through[m];
     best[t] = std::numeric_limits<double>::infinity();
     if (cand[m][0] == 0) continue;
     for (int c = 0; c < 2; ++c) {
@@ -196,9 +197,8 @@ double requantize_block(const JCOEF* src, const uint16_t* q_old, const uint16_t*
       for (int e = 0; e < n_ends; ++e) {
         const int j = ends[e];
         const int run = i - pos[j] - 1;
-        const double cost = best[j] + (zero_before[m] - zeroed[j]) + d +
-                            (run >> 4) * rate->zrl_bits + rate->ac_bits[((run & 15) << 4) | size] +
-                            size;
+        const double cost = best[j] + (zeroed[m] - zeroed[j]) + d + (run >> 4) * rate->zrl_bits +
+                            rate->ac_bits[((run & 15) << 4) | size] + size;
         if (cost < best[t]) best[t] = cost, from[t] = j, value[t] = v;
       }
     }
