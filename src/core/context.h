@@ -54,7 +54,12 @@ class Context {
                                           const Policy& policy) = 0;
   // Checks an embedded item's output against its original with the verifier of its kind, as
   // the engine does for files on disk.
-  virtual Verdict verify_embedded(ByteView original, ByteView output) = 0;
+  Verdict verify_embedded(ByteView original, ByteView output) {
+    return verify_embedded_under(original, output, policy());
+  }
+  // The same under another policy: the one the container optimised the item under.
+  virtual Verdict verify_embedded_under(ByteView original, ByteView output,
+                                        const Policy& policy) = 0;
   // An optimiser notes the fingerprint of an input it has decoded; the verifier of the same
   // top-level file may ask for it by the input's bytes. Contexts that keep none answer nullopt.
   virtual void note_fingerprint(ByteView /*input*/, const DecodedFingerprint& /*what*/) {}

@@ -93,12 +93,13 @@ Outcome EngineContext::optimize_embedded_under(ByteView bytes, std::string_view 
   return child.run(bytes);
 }
 
-Verdict EngineContext::verify_embedded(ByteView original, ByteView output) {
+Verdict EngineContext::verify_embedded_under(ByteView original, ByteView output,
+                                             const Policy& policy) {
   const Kind kind = sniff(original);
   if (sniff(output) != kind) return {false, "the item changed kind", {}};
   const FormatEntry* format = find_format(kind);
   if (format == nullptr) return {false, "no verifier for " + std::string(kind_name(kind)), {}};
-  EngineContext child(policy_, depth_ + 1, budget_);
+  EngineContext child(policy, depth_ + 1, budget_);
   try {
     return format->verify(original, output, child);
   } catch (const std::exception& e) {

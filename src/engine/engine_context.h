@@ -32,7 +32,7 @@ class EngineContext final : public Context {
   bool out_of_time() const override;
   Outcome optimize_embedded_under(ByteView bytes, std::string_view name,
                                   const Policy& policy) override;
-  Verdict verify_embedded(ByteView original, ByteView output) override;
+  Verdict verify_embedded_under(ByteView original, ByteView output, const Policy& policy) override;
   void note_fingerprint(ByteView input, const DecodedFingerprint& what) override;
   std::optional<DecodedFingerprint> fingerprint(ByteView input) const override;
   void note_scored(ByteView input, const ScoredFingerprint& what) override;

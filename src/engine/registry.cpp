@@ -22,8 +22,8 @@ namespace {
 Verdict verify_jpeg_file(ByteView input, ByteView output, Context& context) {
   const Policy& policy = context.policy();
   if (policy.mode == Mode::kLossless && policy.verify == VerifyLevel::kCoefficients)
-    return verify_jpeg(input, output, policy, context.fingerprint(input));
-  return verify_jpeg(input, output, policy, std::nullopt, context.scored(input));
+    return verify_jpeg(input, output, policy, context.fingerprint(input), std::nullopt, &context);
+  return verify_jpeg(input, output, policy, std::nullopt, context.scored(input), &context);
 }
 
 }  // namespace

@@ -21,7 +21,10 @@ class FuzzContext : public lighten::Context {
                                            const lighten::Policy&) override {
     return {};
   }
-  lighten::Verdict verify_embedded(lighten::ByteView, lighten::ByteView) override { return {}; }
+  lighten::Verdict verify_embedded_under(lighten::ByteView, lighten::ByteView,
+                                         const lighten::Policy&) override {
+    return {};
+  }
 
  private:
   lighten::Policy policy_;

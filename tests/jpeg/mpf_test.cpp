@@ -5,14 +5,22 @@
 #include <string>
 
 #include "formats/jpeg/jpeg_format.h"
+#include "formats/jpeg/metadata.h"
+#include "formats/jpeg/secondary_images.h"
+#include "support/direct_context.h"
 #include "test_support.h"
 
 namespace lighten::jpeg {
 namespace {
 
+using testing::DirectContext;
 using testing::EncodeOptions;
 using testing::make_jpeg;
 using testing::TestContext;
+
+// MP Types of the secondary image (DC-007): a stereo view, a preview, an undefined image (an
+// HDR gain map is stored as one).
+constexpr uint32_t kDisparity = 0x00020002, kPreview = 0x00010002, kUndefined = 0;
 
 void put32(std::string& s, uint32_t v, bool le) {
   for (int i = 0; i < 4; ++i) s += char(le ? v >> (8 * i) : v >> (8 * (3 - i)));
@@ -23,7 +31,7 @@ void put16(std::string& s, uint16_t v, bool le) {
 }
 
 // "MPF\0", a TIFF header, an IFD with version, image count and two MP Entries at TIFF offset 50.
-std::string mpf_payload(bool le) {
+std::string mpf_payload(bool le, uint32_t secondary_type) {
   std::string s("MPF\0", 4);
   s += le ? std::string("II*\0", 4) : std::string("MM\0*", 4);
   put32(s, 8, le);
@@ -33,7 +41,7 @@ std::string mpf_payload(bool le) {
   put16(s, 0xB002, le), put16(s, 7, le), put32(s, 32, le), put32(s, 50, le);
   put32(s, 0, le);
   for (int i = 0; i < 2; ++i)
-    put32(s, i == 0 ? 0x20030000 : 0x00020002, le), put32(s, 0, le), put32(s, 0, le),
+    put32(s, i == 0 ? 0x20030000 : secondary_type, le), put32(s, 0, le), put32(s, 0, le),
         put32(s, 0, le);
   return s;
 }
@@ -42,15 +50,23 @@ void set32(Bytes& b, size_t at, uint32_t v, bool le) {
   for (int i = 0; i < 4; ++i) b.at(at + i) = uint8_t(le ? v >> (8 * i) : v >> (8 * (3 - i)));
 }
 
+struct MpfFileOptions {
+  int32_t offset_error = 0;  // added to the secondary image's offset
+  uint32_t secondary_type = kDisparity;
+  int secondary_width = 16, secondary_height = 8;
+  std::string gap = {}, tail = {};  // bytes before and after the secondary image
+};
+
 // A primary image with an MPF index and a secondary image after its EOI.
-Bytes mpf_file(bool le, int32_t offset_error = 0) {
+Bytes mpf_file(bool le, const MpfFileOptions& m = {}) {
   EncodeOptions o;
   o.quality = 95;
-  o.markers = {{JPEG_APP0 + 2, mpf_payload(le)}};
+  o.markers = {{JPEG_APP0 + 2, mpf_payload(le, m.secondary_type)}};
   Bytes primary = make_jpeg(o);
   EncodeOptions s;
-  s.width = 16;
-  s.height = 8;
+  s.width = m.secondary_width;
+  s.height = m.secondary_height;
+  s.quality = 95;
   Bytes secondary = make_jpeg(s);
   Layout l = parse_layout(primary);
   size_t seg = 0;
@@ -59,8 +75,11 @@ Bytes mpf_file(bool le, int32_t offset_error = 0) {
   const size_t tiff = seg + MpfIndex::kTiffInSegment;
   set32(primary, tiff + 50 + 4, uint32_t(primary.size()), le);
   set32(primary, tiff + 50 + 16 + 4, uint32_t(secondary.size()), le);
-  set32(primary, tiff + 50 + 16 + 8, uint32_t(primary.size() - tiff + offset_error), le);
+  set32(primary, tiff + 50 + 16 + 8,
+        uint32_t(primary.size() + m.gap.size() - tiff + m.offset_error), le);
+  primary.insert(primary.end(), m.gap.begin(), m.gap.end());
   primary.insert(primary.end(), secondary.begin(), secondary.end());
+  primary.insert(primary.end(), m.tail.begin(), m.tail.end());
   return primary;
 }
 
@@ -98,7 +117,7 @@ TEST(JpegMpf, OffsetsFollowTheShrunkPrimary) {
 }
 
 TEST(JpegMpf, BrokenIndexLeavesTheFileAlone) {
-  Bytes in = mpf_file(true, 3);
+  Bytes in = mpf_file(true, {.offset_error = 3});
   TestContext context;
   try {
     optimize_jpeg(in, context);
@@ -122,6 +141,139 @@ TEST(JpegMpf, TruncatedIndexIsCorrupt) {
   } catch (const FormatError& e) {
     EXPECT_EQ(e.reason(), Reason::kCorrupt);
   }
+}
+
+// The secondary image of `file` as its MPF index locates it.
+ByteView secondary_of(const Bytes& file) {
+  const Layout l = parse_layout(file);
+  const auto mpf = parse_mpf(file, l);
+  if (!mpf) return {};
+  const auto images = locate_secondary_images(file, l, *mpf);
+  if (!images || images->size() != 1) return {};
+  return ByteView(file).subspan(images->front().begin, images->front().end - images->front().begin);
+}
+
+TEST(JpegMpf, SecondaryImagesAreOptimisedInPlaceOfTheOriginals) {
+  for (bool le : {true, false}) {
+    const Bytes in = mpf_file(le, {.secondary_width = 96,
+                                   .secondary_height = 64,
+                                   .gap = std::string(5, '\0'),
+                                   .tail = "tail bytes"});
+    DirectContext context;
+    const Outcome out = optimize_jpeg(in, context);
+    ASSERT_TRUE(out.replaced()) << out.message;
+    EXPECT_EQ(context.embedded_calls, 1);
+    EXPECT_NE(out.detail.find("1 of 1 secondary images (MPF)"), std::string::npos) << out.detail;
+    const ByteView before = secondary_of(in), after = secondary_of(out.bytes);
+    ASSERT_FALSE(after.empty());
+    EXPECT_LT(after.size(), before.size());
+    // Lossless: the same coefficients, and the bytes around the image as they were.
+    EXPECT_TRUE(verify_jpeg(before, after, context.policy()).ok);
+    const Layout lo = parse_layout(out.bytes);
+    const ByteView trailing = lo.trailing(out.bytes);
+    EXPECT_TRUE(std::equal(trailing.begin(), trailing.begin() + 5, std::string(5, '\0').begin()));
+    const std::string tail(trailing.end() - 10, trailing.end());
+    EXPECT_EQ(tail, "tail bytes");
+    Verdict v = verify_jpeg(in, out.bytes, context.policy(), std::nullopt, std::nullopt, &context);
+    EXPECT_TRUE(v.ok) << v.problem;
+    // Without a context a changed secondary image cannot be checked, so it fails.
+    v = verify_jpeg(in, out.bytes, context.policy());
+    EXPECT_FALSE(v.ok);
+    EXPECT_NE(v.problem.find("secondary image 2 changed"), std::string::npos) << v.problem;
+    // A second run finds nothing more to do in the secondary image.
+    DirectContext again;
+    const Outcome second = optimize_jpeg(out.bytes, again);
+    EXPECT_EQ(second.detail.find("secondary images"), std::string::npos) << second.detail;
+  }
+}
+
+TEST(JpegMpf, ChangedBytesAroundOrInsideSecondaryImagesFailVerification) {
+  const Bytes in =
+      mpf_file(true, {.secondary_width = 96, .secondary_height = 64, .gap = "gap", .tail = "tail"});
+  DirectContext context;
+  const Outcome out = optimize_jpeg(in, context);
+  ASSERT_TRUE(out.replaced());
+  const Layout lo = parse_layout(out.bytes);
+  // Whether the output with one byte flipped at `at` fails verification.
+  auto fails = [&](size_t at, uint8_t mask) {
+    Bytes changed = out.bytes;
+    changed.at(at) ^= mask;
+    return !verify_jpeg(in, changed, context.policy(), std::nullopt, std::nullopt, &context).ok;
+  };
+  EXPECT_TRUE(fails(lo.image_end, 1));          // the gap before the secondary image
+  EXPECT_TRUE(fails(out.bytes.size() - 2, 1));  // the tail after it
+  // A coefficient of the secondary image changed: its lossless check fails.
+  const ByteView after = secondary_of(out.bytes);
+  const size_t at = size_t(after.data() - out.bytes.data());
+  EXPECT_TRUE(fails(at + parse_layout(after).segments.back().end() + 20, 0x10));
+}
+
+TEST(JpegMpf, ViewsFollowThePerceptualModeAndOtherImagesStayLossless) {
+  for (uint32_t type : {kPreview, kUndefined}) {
+    const Bytes in =
+        mpf_file(false, {.secondary_type = type, .secondary_width = 160, .secondary_height = 120});
+    Policy policy;
+    policy.mode = Mode::kHigh;
+    DirectContext context(policy);
+    const Outcome out = optimize_jpeg(in, context);
+    ASSERT_TRUE(out.replaced()) << out.message;
+    const ByteView before = secondary_of(in), after = secondary_of(out.bytes);
+    ASSERT_FALSE(after.empty());
+    Policy lossless;
+    const Verdict same = verify_jpeg(before, after, lossless);
+    // A preview is requantised like the primary (and carries the marker that stops a re-run
+    // from requantising it again); a gain map or an image of unknown use keeps its coefficients.
+    EXPECT_EQ(same.ok, type == kUndefined) << same.problem;
+    EXPECT_EQ(has_quality_marker(parse_layout(after)), type == kPreview);
+    const Verdict v = verify_jpeg(in, out.bytes, policy, std::nullopt, std::nullopt, &context);
+    EXPECT_TRUE(v.ok) << v.problem;
+  }
+  Policy compact;
+  compact.mode = Mode::kCompact;
+  EXPECT_EQ(secondary_image_policy(0x80000000 | kPreview, compact).mode, Mode::kCompact);
+  EXPECT_EQ(secondary_image_policy(0x01000000 | kPreview, compact).mode,
+            Mode::kLossless);  // not JPEG data
+}
+
+TEST(JpegMpf, SecondaryImagesTheIndexDoesNotLocateAreKeptAsTheyAre) {
+  for (int damage = 0; damage < 2; ++damage) {
+    Bytes in = mpf_file(true, {.secondary_width = 96, .secondary_height = 64});
+    const Layout l = parse_layout(in);
+    const auto mpf = parse_mpf(in, l);
+    ASSERT_TRUE(mpf);
+    const size_t field = mpf->segment_offset + mpf->entries[1].field_offset;
+    if (damage == 0) set32(in, field + 4, uint32_t(in.size()), true);  // size past the end
+    if (damage == 1) set32(in, field + 4, 3, true);                    // too small for an image
+    EXPECT_FALSE(locate_secondary_images(in, l, *parse_mpf(in, l)));
+    DirectContext context;
+    Outcome out;
+    try {
+      out = optimize_jpeg(in, context);
+    } catch (const FormatError& e) {
+      // Only the index the primary's offsets cannot follow is refused, with its reason.
+      EXPECT_EQ(e.reason(), Reason::kUnsupportedVariant) << e.what();
+      continue;
+    }
+    EXPECT_EQ(context.embedded_calls, 0);
+    const Layout lo = parse_layout(out.bytes);
+    const ByteView ta = l.trailing(in), tb = lo.trailing(out.bytes);
+    EXPECT_TRUE(std::equal(ta.begin(), ta.end(), tb.begin(), tb.end()));
+    const Verdict v =
+        verify_jpeg(in, out.bytes, context.policy(), std::nullopt, std::nullopt, &context);
+    EXPECT_TRUE(v.ok) << v.problem;
+  }
+}
+
+TEST(JpegMpf, OverlappingSecondaryImagesAreNotLocated) {
+  const Bytes file = mpf_file(false, {.secondary_width = 96, .secondary_height = 64});
+  const Layout l = parse_layout(file);
+  MpfIndex mpf = *parse_mpf(file, l);
+  ASSERT_TRUE(locate_secondary_images(file, l, mpf));
+  mpf.entries.push_back(mpf.entries[1]);  // a second entry for the same bytes
+  EXPECT_FALSE(locate_secondary_images(file, l, mpf));
+  mpf.entries.pop_back();
+  mpf.entries[1].offset -= 2;  // not on an SOI
+  EXPECT_FALSE(locate_secondary_images(file, l, mpf));
 }
 
 }  // namespace

@@ -22,7 +22,9 @@ class PdfTestContext : public Context {
   unsigned depth() const override { return 0; }
   bool out_of_time() const override { return false; }
   Outcome optimize_embedded_under(ByteView, std::string_view, const Policy&) override { return {}; }
-  Verdict verify_embedded(ByteView, ByteView) override { return {false, "not in this test", {}}; }
+  Verdict verify_embedded_under(ByteView, ByteView, const Policy&) override {
+    return {false, "not in this test", {}};
+  }
 
  private:
   Policy policy_;

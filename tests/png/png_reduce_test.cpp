@@ -275,7 +275,7 @@ TEST(PngReduce, VerifierWantsThePolicyForANewForm) {
     Outcome optimize_embedded_under(ByteView, std::string_view, const Policy&) override {
       return {};
     }
-    Verdict verify_embedded(ByteView, ByteView) override { return {}; }
+    Verdict verify_embedded_under(ByteView, ByteView, const Policy&) override { return {}; }
   } context;
   EXPECT_FALSE(verify_png(input, output, context).ok);
   context.p.png_reduce = true;

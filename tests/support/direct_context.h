@@ -19,10 +19,11 @@ class DirectContext final : public Context {
     ++embedded_calls;
     return optimize(bytes, p);
   }
-  Verdict verify_embedded(ByteView original, ByteView output) override {
+  Verdict verify_embedded_under(ByteView original, ByteView output, const Policy& p) override {
     const FormatEntry* format = find_format(sniff(original));
     if (format == nullptr || sniff(output) != sniff(original)) return {false, "kind", {}};
-    return format->verify(original, output, *this);
+    DirectContext child(p);
+    return format->verify(original, output, child);
   }
   int embedded_calls = 0;
 

@@ -12,6 +12,7 @@
 #include "formats/jpeg/mpf.h"
 #include "formats/jpeg/perceptual.h"
 #include "formats/jpeg/scans.h"
+#include "formats/jpeg/secondary_images.h"
 
 namespace lighten {
 namespace jpeg {
@@ -31,9 +32,11 @@ size_t end_of_frame_header(const Bytes& core) {
 }
 
 // SOI, metadata from before the frame, libjpeg's DQT and SOF, metadata from after the frame,
-// the scans and EOI, then the input's trailing bytes; MPF offsets follow the primary's size.
+// the scans and EOI, then the trailing bytes; MPF offsets follow the primary's size and, with
+// `moved` (where each secondary image lies in `trailing`), the secondary images.
 Bytes assemble(const Bytes& core, const MetadataPlan& plan, ByteView trailing,
-               const std::optional<MpfIndex>& mpf, size_t old_image_end) {
+               const std::optional<MpfIndex>& mpf, size_t old_image_end,
+               const std::vector<SecondaryImage>* moved) {
   const size_t sof_end = end_of_frame_header(core);
   size_t total = core.size() + trailing.size();
   for (const auto& s : plan.before_sof) total += s.bytes.size();
@@ -59,7 +62,14 @@ Bytes assemble(const Bytes& core, const MetadataPlan& plan, ByteView trailing,
   put(core.data() + sof_end, core.size() - sof_end);
   const size_t new_image_end = at;
   put(trailing.data(), trailing.size());
-  if (mpf && mpf_at) rewrite_mpf(out, *mpf, *mpf_at, old_image_end, new_image_end);
+  if (mpf && mpf_at) {
+    std::vector<SecondaryImage> placed;
+    if (moved) {
+      placed = *moved;
+      for (SecondaryImage& image : placed) image.begin += new_image_end, image.end += new_image_end;
+    }
+    rewrite_mpf(out, *mpf, *mpf_at, old_image_end, new_image_end, moved ? &placed : nullptr);
+  }
   return out;
 }
 
@@ -99,6 +109,10 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
     context.note_fingerprint(input, fingerprint_coefficients(image));
   const unsigned restart =
       policy.jpeg_restarts == RestartPolicy::kKeep ? image.info().restart_interval : 0;
+  // Previews, stereo views and gain maps after the primary image, each through the engine.
+  const std::optional<RewrittenTrailing> secondary =
+      mpf ? optimise_secondary_images(input, layout, *mpf, context) : std::nullopt;
+  const ByteView trailing = secondary ? ByteView(secondary->bytes) : layout.trailing(input);
   // The output of one set of coefficients with the input's metadata (and, when requantised,
   // the marker with its score).
   auto write = [&](CoefficientImage& coefficients, ScanMode scan_mode,
@@ -108,9 +122,9 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
       with_marker.before_sof.push_back(
           {quality_marker_segment(quality_floor(policy), chosen.score), SIZE_MAX});
     ScanResult scans = choose_scans(coefficients, scan_mode, policy.effort, restart, &context);
-    return std::make_pair(
-        assemble(scans.jpeg, with_marker, layout.trailing(input), mpf, layout.image_end),
-        scans.detail);
+    return std::make_pair(assemble(scans.jpeg, with_marker, trailing, mpf, layout.image_end,
+                                   secondary ? &secondary->images : nullptr),
+                          scans.detail);
   };
 
   // Perceptual: the input's coefficients requantised and, for a 4:4:4 or 4:2:2 photo whose 4:2:0
@@ -164,6 +178,9 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
   if (restart == 0 && image.info().restart_interval != 0) outcome.detail += ", restarts dropped";
   if (plan.dropped > 0)
     outcome.detail += ", " + std::to_string(plan.dropped) + " metadata segments dropped";
+  if (secondary)
+    outcome.detail += fmt::format(", {} of {} secondary images (MPF) {} bytes smaller",
+                                  secondary->optimised, secondary->images.size(), secondary->saved);
   if (layout.junk_bytes > 0)
     outcome.detail +=
         ", " + std::to_string(layout.junk_bytes) + " junk bytes between markers dropped";

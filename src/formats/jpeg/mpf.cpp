@@ -1,5 +1,6 @@
 #include "formats/jpeg/mpf.h"
 
+#include <algorithm>
 #include <string>
 
 namespace lighten::jpeg {
@@ -74,8 +75,31 @@ std::optional<MpfIndex> parse_mpf(ByteView input, const Layout& layout) {
   return std::nullopt;
 }
 
+std::optional<std::vector<SecondaryImage>> locate_secondary_images(ByteView file,
+                                                                   const Layout& layout,
+                                                                   const MpfIndex& mpf) {
+  const size_t tiff = mpf.segment_offset + MpfIndex::kTiffInSegment;
+  std::vector<SecondaryImage> images;
+  for (size_t i = 0; i < mpf.entries.size(); ++i) {
+    const MpfIndex::Entry& e = mpf.entries[i];
+    if (e.offset == 0) continue;  // the primary image
+    const size_t begin = tiff + e.offset;
+    if (begin < layout.image_end || begin >= file.size() || e.size < 4 ||
+        e.size > file.size() - begin || file[begin] != 0xFF || file[begin + 1] != kSoi)
+      return std::nullopt;
+    images.push_back({i, begin, begin + e.size});
+  }
+  if (images.empty()) return std::nullopt;
+  std::sort(images.begin(), images.end(),
+            [](const SecondaryImage& a, const SecondaryImage& b) { return a.begin < b.begin; });
+  for (size_t i = 1; i < images.size(); ++i)
+    if (images[i].begin < images[i - 1].end) return std::nullopt;
+  return images;
+}
+
 void rewrite_mpf(Bytes& output, const MpfIndex& mpf, size_t new_segment_offset,
-                 size_t old_image_end, size_t new_image_end) {
+                 size_t old_image_end, size_t new_image_end,
+                 const std::vector<SecondaryImage>* moved) {
   const size_t old_tiff = mpf.segment_offset + MpfIndex::kTiffInSegment;
   const size_t new_tiff = new_segment_offset + MpfIndex::kTiffInSegment;
   for (const MpfIndex::Entry& e : mpf.entries) {
@@ -83,6 +107,18 @@ void rewrite_mpf(Bytes& output, const MpfIndex& mpf, size_t new_segment_offset,
     if (e.offset == 0) {  // the primary image itself
       if (e.size == old_image_end && new_image_end <= UINT32_MAX)
         put32(output, field + 4, static_cast<uint32_t>(new_image_end), mpf.little_endian);
+      continue;
+    }
+    if (moved) {
+      const size_t index = size_t(&e - mpf.entries.data());
+      auto it = std::find_if(moved->begin(), moved->end(),
+                             [&](const SecondaryImage& m) { return m.entry == index; });
+      if (it == moved->end() || it->begin < new_tiff || it->begin - new_tiff > UINT32_MAX ||
+          it->end - it->begin > UINT32_MAX)
+        throw FormatError(Reason::kInternalError, mpf.segment_offset,
+                          "a secondary image was not placed in the output");
+      put32(output, field + 4, static_cast<uint32_t>(it->end - it->begin), mpf.little_endian);
+      put32(output, field + 8, static_cast<uint32_t>(it->begin - new_tiff), mpf.little_endian);
       continue;
     }
     const size_t old_abs = old_tiff + e.offset;

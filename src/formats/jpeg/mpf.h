@@ -34,11 +34,26 @@ bool is_mpf_segment(const Segment& s);
 // its IFD or MP Entries do not fit in the segment.
 std::optional<MpfIndex> parse_mpf(ByteView input, const Layout& layout);
 
+// Where a secondary image of the index lies in a file.
+struct SecondaryImage {
+  size_t entry = 0;           // its index in MpfIndex::entries
+  size_t begin = 0, end = 0;  // byte offsets in the file
+};
+
+// The secondary images the index points to, in file order, when each lies wholly in the data
+// after the primary image, starts with an SOI and overlaps no other; nullopt otherwise (or when
+// there are none), and the data after the primary image is then kept as it is.
+std::optional<std::vector<SecondaryImage>> locate_secondary_images(ByteView file,
+                                                                   const Layout& layout,
+                                                                   const MpfIndex& mpf);
+
 // Rewrites, in `output`, the MPF segment copied to `new_segment_offset`, so that each secondary
 // image's offset points to the same trailing bytes after the primary image moved from ending at
 // `old_image_end` to ending at `new_image_end`; the primary's size is updated when it was
-// exact. Throws FormatError(kUnsupportedVariant) when an offset does not land on an SOI.
+// exact. With `moved` (where each secondary now lies in `output`), offsets and sizes are those.
+// Throws FormatError(kUnsupportedVariant) when an offset does not land on an SOI.
 void rewrite_mpf(Bytes& output, const MpfIndex& mpf, size_t new_segment_offset,
-                 size_t old_image_end, size_t new_image_end);
+                 size_t old_image_end, size_t new_image_end,
+                 const std::vector<SecondaryImage>* moved = nullptr);
 
 }  // namespace lighten::jpeg

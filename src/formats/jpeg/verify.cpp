@@ -10,6 +10,7 @@
 #include "formats/jpeg/metadata.h"
 #include "formats/jpeg/mpf.h"
 #include "formats/jpeg/perceptual.h"
+#include "formats/jpeg/secondary_images.h"
 #include "quality/ssimulacra2.h"
 
 namespace lighten {
@@ -114,7 +115,8 @@ std::optional<std::string> compare_mpf(ByteView in, const Layout& li, ByteView o
 }
 
 std::optional<std::string> compare_metadata(ByteView in, const Layout& li, ByteView out,
-                                            const Layout& lo, const Policy& policy) {
+                                            const Layout& lo, const Policy& policy,
+                                            Context* context) {
   // A perceptual output may gain lighten's quality marker, once, where the input had none.
   bool marker_allowed = policy.mode != Mode::kLossless && !has_quality_marker(li);
   MetadataPlan plan = plan_metadata(in, li, policy.metadata);
@@ -139,6 +141,10 @@ std::optional<std::string> compare_metadata(ByteView in, const Layout& li, ByteV
       return "metadata segment " + std::to_string(k) + " (" + marker_name(s.marker) + ") differs";
   }
   if (k != expected.size()) return "metadata segments missing in the output";
+  // Secondary images the index locates may have been optimised; anything else after EOI is kept.
+  const auto mpf = parse_mpf(in, li);
+  if (mpf && locate_secondary_images(in, li, *mpf))
+    return compare_secondary_images(in, li, out, lo, policy, context);
   if (auto why = compare_mpf(in, li, out, lo)) return why;
   ByteView ta = li.trailing(in);
   ByteView tb = lo.trailing(out);
@@ -164,13 +170,13 @@ bool matches_fingerprint(ByteView output, const DecodedFingerprint& input_finger
 
 Verdict verify_jpeg(ByteView input, ByteView output, const Policy& policy,
                     const std::optional<DecodedFingerprint>& input_fingerprint,
-                    const std::optional<ScoredFingerprint>& scored) {
+                    const std::optional<ScoredFingerprint>& scored, Context* context) {
   using namespace jpeg;
   Verdict v;
   try {
     Layout li = parse_layout(input);
     Layout lo = parse_layout(output);
-    if (auto why = compare_metadata(input, li, output, lo, policy)) {
+    if (auto why = compare_metadata(input, li, output, lo, policy, context)) {
       v.problem = *why;
       return v;
     }

@@ -1,0 +1,124 @@
+#!/usr/bin/python3
+"""Opens lighten's outputs of Multi-Picture files (MPF: camera previews, stereo pairs, gain
+maps) with PIL, an independent MPF reader, as users would.
+
+Every JPEG and MPO of corpus/jpeg that PIL reads as MPO with more than one image goes through
+`lighten optimize` into a mirror. In each output PIL must find as many images, each where the
+output's MPF index says (PIL's own parse) and of the same size and mode as the input's. Lossless
+mode: every image decodes to the same pixels. A perceptual mode (--mode): the primary image and
+every view (large thumbnail, panorama, disparity, multi-angle) score at least the mode's
+SSIMULACRA2 floor against the input's (`lighten compare`), every other image (a gain map, an
+image of undefined use) decodes to the same pixels. At least one secondary image must have
+become smaller.
+
+Usage: mpf_readers_test.py LIGHTEN_BINARY SHARED_DIR [--mode visually-lossless|high|compact]
+Skips (exit 77) when the corpus or PIL is missing, or the corpus holds no MPF file.
+"""
+import io, subprocess, sys, tempfile, warnings
+from pathlib import Path
+
+warnings.simplefilter("ignore")  # PIL warns of each malformed MPO of the corpus as it opens it
+
+SKIP = 77
+FLOORS = {"visually-lossless": 85.0, "high": 80.0, "compact": 70.0}
+VIEWS = {"Large Thumbnail (VGA Equivalent)", "Large Thumbnail (Full HD Equivalent)",
+         "Multi-Frame Image (Panorama)", "Multi-Frame Image: (Disparity)",
+         "Multi-Frame Image: (Multi-Angle)"}
+
+
+def images(path):
+    """[(MP type, bytes)] of every image PIL's MPF parse locates in the file."""
+    from PIL import Image
+    data = path.read_bytes()
+    try:
+        im = Image.open(path)
+    except OSError:  # a JPEG variant PIL cannot open (12-bit, arithmetic) holds no MPF for it
+        return None
+    with im:
+        if im.format != "MPO" or getattr(im, "n_frames", 1) < 2:
+            return None
+        offsets = im._MpoImageFile__mpoffsets
+        entries = im.mpinfo[0xB002]
+    return [(e["Attribute"]["MPType"], data[o:o + e["Size"]]) for o, e in zip(offsets, entries)]
+
+
+def decoded(jpeg, name):
+    from PIL import Image
+    with Image.open(io.BytesIO(jpeg)) as im:
+        if im.format not in ("JPEG", "MPO"):
+            raise AssertionError(f"{name}: PIL reads {im.format}, not a JPEG")
+        im.load()
+        return im.convert("RGB") if im.mode not in ("L", "RGB") else im.copy()
+
+
+def score(lighten, a, b, tmp):
+    pa, pb = tmp / "a.png", tmp / "b.png"
+    a.save(pa)
+    b.save(pb)
+    out = subprocess.run([lighten, "compare", str(pa), str(pb)], capture_output=True, text=True,
+                         check=True).stdout
+    return float(out.split("ssimulacra2:")[1].split()[0])
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__)
+        return 2
+    lighten, shared = sys.argv[1], Path(sys.argv[2])
+    mode = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--mode" else "lossless"
+    try:
+        import PIL  # noqa: F401
+    except ImportError:
+        print("SKIP: PIL is not installed")
+        return SKIP
+    corpus = shared / "corpus" / "jpeg"
+    if not corpus.is_dir():
+        print(f"SKIP: {corpus} is absent")
+        return SKIP
+    inputs = [p for p in sorted(corpus.iterdir())
+              if p.suffix.lower() in (".jpg", ".jpeg", ".mpo") and images(p)]
+    if not inputs:
+        print("SKIP: no MPF file in the corpus")
+        return SKIP
+    failures, smaller = [], 0
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        for src in inputs:
+            (tmp / "in").mkdir(exist_ok=True)
+            (tmp / "in" / src.name).write_bytes(src.read_bytes())
+        subprocess.run([lighten, "optimize", "--quiet", "--no-journal", "--mode", mode, "-o",
+                        str(tmp / "out"), str(tmp / "in")], check=True)
+        for src in inputs:
+            before, after = images(src), images(tmp / "out" / src.name)
+            name = src.name
+            if after is None or len(after) != len(before):
+                failures.append(f"{name}: PIL finds {0 if after is None else len(after)} images, "
+                                f"not {len(before)}")
+                continue
+            for k, ((kind, a), (kind_b, b)) in enumerate(zip(before, after)):
+                what = f"{name} image {k + 1} ({kind})"
+                if kind != kind_b:
+                    failures.append(f"{what}: MP type became {kind_b}")
+                    continue
+                if k > 0 and len(b) < len(a):
+                    smaller += 1
+                x, y = decoded(a, what), decoded(b, what)
+                if (x.size, x.mode) != (y.size, y.mode):
+                    failures.append(f"{what}: {y.size} {y.mode}, not {x.size} {x.mode}")
+                elif mode == "lossless" or (k > 0 and kind not in VIEWS):
+                    if x.tobytes() != y.tobytes():
+                        failures.append(f"{what}: pixels differ")
+                else:
+                    s = score(lighten, x.convert("RGB"), y.convert("RGB"), tmp)
+                    if s < FLOORS[mode]:
+                        failures.append(f"{what}: SSIMULACRA2 {s:.2f} under {FLOORS[mode]}")
+                print(f"{what}: {len(a)} -> {len(b)} bytes")
+    if smaller == 0:
+        failures.append("no secondary image became smaller")
+    for f in failures:
+        print("FAIL:", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
