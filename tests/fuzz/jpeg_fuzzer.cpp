@@ -11,23 +11,41 @@
 
 namespace {
 
+// Embedded items (the secondary images of an MPF index) go through optimize_jpeg and
+// verify_jpeg one level deeper, as the engine would send them, so that their paths are fuzzed
+// too; a second level is left alone.
 class FuzzContext : public lighten::Context {
  public:
-  explicit FuzzContext(lighten::Policy policy) : policy_(policy) {}
+  explicit FuzzContext(lighten::Policy policy, unsigned depth = 0)
+      : policy_(policy), depth_(depth) {}
   const lighten::Policy& policy() const override { return policy_; }
-  unsigned depth() const override { return 0; }
+  unsigned depth() const override { return depth_; }
   bool out_of_time() const override { return false; }
-  lighten::Outcome optimize_embedded_under(lighten::ByteView, std::string_view,
-                                           const lighten::Policy&) override {
-    return {};
+  lighten::Outcome optimize_embedded_under(lighten::ByteView bytes, std::string_view,
+                                           const lighten::Policy& policy) override {
+    lighten::Outcome kept;
+    if (depth_ >= 1) return kept;
+    FuzzContext child(policy, depth_ + 1);
+    try {
+      lighten::Outcome out = lighten::optimize_jpeg(bytes, child);
+      // The engine keeps an item only when its own verifier accepts it.
+      if (out.replaced() &&
+          !lighten::verify_jpeg(bytes, out.bytes, policy, std::nullopt, std::nullopt, &child).ok)
+        return kept;
+      return out;
+    } catch (const lighten::FormatError&) {
+      return kept;
+    }
   }
-  lighten::Verdict verify_embedded_under(lighten::ByteView, lighten::ByteView,
-                                         const lighten::Policy&) override {
-    return {};
+  lighten::Verdict verify_embedded_under(lighten::ByteView original, lighten::ByteView output,
+                                         const lighten::Policy& policy) override {
+    FuzzContext child(policy, depth_ + 1);
+    return lighten::verify_jpeg(original, output, policy, std::nullopt, std::nullopt, &child);
   }
 
  private:
   lighten::Policy policy_;
+  unsigned depth_;
 };
 
 }  // namespace
@@ -49,7 +67,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzContext context(policy);
   try {
     lighten::Outcome out = lighten::optimize_jpeg(input, context);
-    lighten::Verdict v = lighten::verify_jpeg(input, out.bytes, policy);
+    lighten::Verdict v =
+        lighten::verify_jpeg(input, out.bytes, policy, std::nullopt, std::nullopt, &context);
     // Whatever the optimiser writes must verify against its own input.
     if (!v.ok) {
       std::fprintf(stderr, "output does not verify: %s\n", v.problem.c_str());
