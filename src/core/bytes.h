@@ -1,6 +1,7 @@
 // Bounds-checked reading of untrusted bytes.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -80,6 +81,10 @@ class ByteReader {
   ByteView bytes_;
   size_t pos_;
 };
+
+inline bool same_bytes(ByteView a, ByteView b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
+}
 
 inline bool starts_with(ByteView bytes, std::string_view prefix, size_t at = 0) {
   if (at > bytes.size() || bytes.size() - at < prefix.size()) return false;

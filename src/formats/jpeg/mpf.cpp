@@ -75,6 +75,17 @@ std::optional<MpfIndex> parse_mpf(ByteView input, const Layout& layout) {
   return std::nullopt;
 }
 
+std::optional<std::string> compare_mpf_entries(const MpfIndex& a, const MpfIndex& b) {
+  if (a.entries.size() != b.entries.size()) return "MPF index differs";
+  for (size_t i = 0; i < a.entries.size(); ++i) {
+    const MpfIndex::Entry& x = a.entries[i];
+    const MpfIndex::Entry& y = b.entries[i];
+    if (x.attribute != y.attribute || (x.offset == 0) != (y.offset == 0))
+      return "MPF entry " + std::to_string(i) + " differs";
+  }
+  return std::nullopt;
+}
+
 std::optional<std::vector<SecondaryImage>> locate_secondary_images(ByteView file,
                                                                    const Layout& layout,
                                                                    const MpfIndex& mpf) {

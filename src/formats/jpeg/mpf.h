@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/bytes.h"
@@ -33,6 +34,10 @@ bool is_mpf_segment(const Segment& s);
 // Parses the first MPF segment of the primary image, if any. Throws FormatError(kCorrupt) when
 // its IFD or MP Entries do not fit in the segment.
 std::optional<MpfIndex> parse_mpf(ByteView input, const Layout& layout);
+
+// Whether two indexes list the same images: as many entries, each of the same type and each
+// primary (offset 0) in both or in neither. Returns the difference, if any.
+std::optional<std::string> compare_mpf_entries(const MpfIndex& a, const MpfIndex& b);
 
 // Where a secondary image of the index lies in a file.
 struct SecondaryImage {

@@ -11,10 +11,6 @@ namespace {
 constexpr uint32_t kLargeThumbnailVga = 0x010001, kLargeThumbnailFullHd = 0x010002;
 constexpr uint32_t kPanorama = 0x020001, kDisparity = 0x020002, kMultiAngle = 0x020003;
 
-bool same_bytes(ByteView a, ByteView b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end());
-}
-
 }  // namespace
 
 Policy secondary_image_policy(uint32_t attribute, const Policy& policy) {
@@ -58,20 +54,13 @@ std::optional<RewrittenTrailing> optimise_secondary_images(ByteView input, const
   return out;
 }
 
-std::optional<std::string> compare_secondary_images(ByteView in, const Layout& li, ByteView out,
-                                                    const Layout& lo, const Policy& policy,
-                                                    Context* context) {
-  const auto a = parse_mpf(in, li);
-  const auto b = parse_mpf(out, lo);
-  if (!a || !b || a->entries.size() != b->entries.size()) return "MPF index differs";
-  for (size_t i = 0; i < a->entries.size(); ++i) {
-    const auto& x = a->entries[i];
-    const auto& y = b->entries[i];
-    if (x.attribute != y.attribute || (x.offset == 0) != (y.offset == 0))
-      return "MPF entry " + std::to_string(i) + " differs";
-  }
-  const auto from = locate_secondary_images(in, li, *a);
-  const auto to = locate_secondary_images(out, lo, *b);
+std::optional<std::string> compare_secondary_images(ByteView in, const Layout& li,
+                                                    const MpfIndex& a, ByteView out,
+                                                    const Layout& lo, const MpfIndex& b,
+                                                    const Policy& policy, Context* context) {
+  if (auto why = compare_mpf_entries(a, b)) return why;
+  const auto from = locate_secondary_images(in, li, a);
+  const auto to = locate_secondary_images(out, lo, b);
   if (!from) return "the input's MPF index does not locate its secondary images";
   if (!to || to->size() != from->size())
     return "the output's MPF index does not point at its secondary images";
@@ -89,7 +78,7 @@ std::optional<std::string> compare_secondary_images(ByteView in, const Layout& l
     if (same_bytes(u, v)) continue;
     if (!context) return which + " changed";
     const Verdict verdict = context->verify_embedded_under(
-        u, v, secondary_image_policy(a->entries[x.entry].attribute, policy));
+        u, v, secondary_image_policy(a.entries[x.entry].attribute, policy));
     if (!verdict.ok) return which + ": " + verdict.problem;
   }
   if (!same_bytes(in.subspan(at_in), out.subspan(at_out)))

@@ -34,12 +34,14 @@ struct RewrittenTrailing {
 std::optional<RewrittenTrailing> optimise_secondary_images(ByteView input, const Layout& layout,
                                                            const MpfIndex& mpf, Context& context);
 
-// Checks the data after the primary image of `out` against `in`'s: the same secondary images in
-// the same order, each identical or verified (under secondary_image_policy) through `context`,
-// the bytes between and after them identical, and the index pointing at each with its size.
-// Returns the problem, if any. Without a context any changed image is a problem.
-std::optional<std::string> compare_secondary_images(ByteView in, const Layout& li, ByteView out,
-                                                    const Layout& lo, const Policy& policy,
-                                                    Context* context);
+// Checks the data after the primary image of `out` (MPF index `b`) against `in`'s (index `a`):
+// the same secondary images in the same order, each identical or verified (under
+// secondary_image_policy) through `context`, the bytes between and after them identical, and
+// the index pointing at each with its size. Returns the problem, if any. Without a context any
+// changed image is a problem.
+std::optional<std::string> compare_secondary_images(ByteView in, const Layout& li,
+                                                    const MpfIndex& a, ByteView out,
+                                                    const Layout& lo, const MpfIndex& b,
+                                                    const Policy& policy, Context* context);
 
 }  // namespace lighten::jpeg

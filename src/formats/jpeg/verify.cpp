@@ -89,21 +89,15 @@ std::optional<std::string> compare_structure(CoefficientImage& a, CoefficientIma
       allow_420);
 }
 
-// The MPF segment may differ only in the secondary images' offsets (which must point to the
-// same trailing bytes) and the primary image's size.
-std::optional<std::string> compare_mpf(ByteView in, const Layout& li, ByteView out,
-                                       const Layout& lo) {
-  auto a = parse_mpf(in, li);
-  auto b = parse_mpf(out, lo);
-  if (!a && !b) return std::nullopt;
-  if (!a || !b || a->entries.size() != b->entries.size()) return "MPF index differs";
-  const size_t ta = a->segment_offset + MpfIndex::kTiffInSegment;
-  const size_t tb = b->segment_offset + MpfIndex::kTiffInSegment;
-  for (size_t i = 0; i < a->entries.size(); ++i) {
-    const auto& x = a->entries[i];
-    const auto& y = b->entries[i];
-    if (x.attribute != y.attribute || (x.offset == 0) != (y.offset == 0))
-      return "MPF entry " + std::to_string(i) + " differs";
+// With secondary images kept as they were, the MPF index may differ only in their offsets
+// (which must point to the same trailing bytes) and the primary image's size.
+std::optional<std::string> compare_mpf_offsets(const MpfIndex& a, const Layout& li,
+                                               const MpfIndex& b, const Layout& lo) {
+  const size_t ta = a.segment_offset + MpfIndex::kTiffInSegment;
+  const size_t tb = b.segment_offset + MpfIndex::kTiffInSegment;
+  for (size_t i = 0; i < a.entries.size(); ++i) {
+    const auto& x = a.entries[i];
+    const auto& y = b.entries[i];
     if (x.offset == 0) continue;
     if (x.size != y.size) return "MPF entry " + std::to_string(i) + " size differs";
     const size_t pa = ta + x.offset;
@@ -141,15 +135,17 @@ std::optional<std::string> compare_metadata(ByteView in, const Layout& li, ByteV
       return "metadata segment " + std::to_string(k) + " (" + marker_name(s.marker) + ") differs";
   }
   if (k != expected.size()) return "metadata segments missing in the output";
-  // Secondary images the index locates may have been optimised; anything else after EOI is kept.
-  const auto mpf = parse_mpf(in, li);
-  if (mpf && locate_secondary_images(in, li, *mpf))
-    return compare_secondary_images(in, li, out, lo, policy, context);
-  if (auto why = compare_mpf(in, li, out, lo)) return why;
-  ByteView ta = li.trailing(in);
-  ByteView tb = lo.trailing(out);
-  if (ta.size() != tb.size() || !std::equal(ta.begin(), ta.end(), tb.begin()))
-    return "data after EOI differs";
+  const auto mpf_in = parse_mpf(in, li);
+  const auto mpf_out = parse_mpf(out, lo);
+  if (mpf_in || mpf_out) {
+    if (!mpf_in || !mpf_out) return "MPF index differs";
+    if (auto why = compare_mpf_entries(*mpf_in, *mpf_out)) return why;
+    // Secondary images the index locates may have been optimised; the rest after EOI is kept.
+    if (locate_secondary_images(in, li, *mpf_in))
+      return compare_secondary_images(in, li, *mpf_in, out, lo, *mpf_out, policy, context);
+    if (auto why = compare_mpf_offsets(*mpf_in, li, *mpf_out, lo)) return why;
+  }
+  if (!same_bytes(li.trailing(in), lo.trailing(out))) return "data after EOI differs";
   return std::nullopt;
 }
 

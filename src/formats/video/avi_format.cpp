@@ -172,10 +172,6 @@ bool has_mjpeg(const AviFile& avi) {
                      [](const AviStream& s) { return s.mjpeg; });
 }
 
-bool same_bytes(ByteView a, ByteView b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end());
-}
-
 }  // namespace
 
 Outcome optimize_avi(ByteView input, Context& context) {
