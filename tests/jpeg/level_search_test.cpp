@@ -87,6 +87,43 @@ TEST(LevelSearch, SampleOffsetIsLearntFromTheWholeImage) {
   }
 }
 
+// The search in two steps (the first sample round alone, then the rest) makes the same
+// evaluations as in one, and its first pick is the sample's evaluation at the level the first
+// whole-image evaluation confirms.
+TEST(LevelSearch, FirstSampleRoundAloneThenTheRestIsTheSameSearch) {
+  const LinearFile file;
+  for (double flattery : {-1.0, 0.0, 3.0}) {
+    SCOPED_TRACE(flattery);
+    std::vector<int> one_step, two_steps;
+    auto recording = [&file](std::vector<int>* levels, double shift) {
+      return [&file, levels, shift](int level) {
+        levels->push_back(level);
+        const double s = file.score(level, shift);
+        return LevelEval{.level = level, .score = s, .worst = s - 3, .bytes = size_t(level)};
+      };
+    };
+    std::vector<int> sample_one, sample_two;
+    LevelSearch a(80.0, 70.0, 200, 400, file.log_d), b(80.0, 70.0, 200, 400, file.log_d);
+    const int sampled_one = search_with_sample(
+        a, 80.0, 70.0, 260, {}, recording(&sample_one, flattery), recording(&one_step, 0), nullptr);
+    SampledSearch split(b, 80.0, 70.0, 260, {}, recording(&sample_two, flattery),
+                        recording(&two_steps, 0), nullptr);
+    const LevelEval* first = split.first_pick();
+    ASSERT_NE(first, nullptr);
+    const int first_level = first->level;
+    EXPECT_EQ(first->bytes, size_t(first_level));
+    EXPECT_TRUE(two_steps.empty());                     // nothing whole yet
+    EXPECT_EQ(split.first_pick()->level, first_level);  // asked again: no new evaluation
+    const size_t sampled_before_finish = sample_two.size();
+    EXPECT_EQ(split.finish(), sampled_one);
+    EXPECT_GE(sample_two.size(), sampled_before_finish);
+    EXPECT_EQ(sample_one, sample_two);
+    EXPECT_EQ(one_step, two_steps);
+    ASSERT_FALSE(two_steps.empty());
+    EXPECT_EQ(two_steps.front(), first_level);
+  }
+}
+
 // A quick search (low --effort) takes the first whole-image pass within its wider margin, where
 // the default margin goes on for a coarser level (the sample's prior offset puts the first pick
 // about a point above the floor).

@@ -178,6 +178,46 @@ TEST(Perceptual, LargeImagesAreSearchedOnASampleOfRows) {
   EXPECT_GE(compare_images(jpeg, o.bytes, false).ssimulacra2, quality_floor(p)) << o.detail;
 }
 
+// Under kBoth the two sources are compared on their row samples first; one that is decisively
+// larger is not searched further (unless the other then meets nothing), and whatever is
+// requantised meets the floor on the whole image.
+void check_race(const SourceSearches& s, const Policy& p) {
+  SCOPED_TRACE(s.race + " / " + s.own.detail + " / " + s.subsampled.detail);
+  if (s.race.find("4:2:0 searched alone") != std::string::npos) {
+    EXPECT_NE(s.own.requantized, s.subsampled.requantized);  // own only when 4:2:0 met nothing
+  } else if (s.race.find("4:2:0 not searched further") != std::string::npos) {
+    EXPECT_NE(s.own.requantized, s.subsampled.requantized);
+  } else {
+    EXPECT_EQ(s.race, "");
+  }
+  EXPECT_TRUE(s.own.requantized || s.subsampled.requantized);
+  for (const PerceptualResult* r : {&s.own, &s.subsampled})
+    if (r->requantized) {
+      EXPECT_GE(r->score, quality_floor(p));
+    }
+}
+
+TEST(Perceptual, TwoSourcesRaceOnTheirRowSamples) {
+  for (bool smooth : {true, false}) {
+    SCOPED_TRACE(smooth);
+    const auto jpeg = testing::make_jpeg({.width = 2048,
+                                          .height = 1536,
+                                          .quality = 97,
+                                          .markers = {},
+                                          .luma_sampling = 1,
+                                          .smooth_chroma = smooth});
+    Policy p;
+    p.mode = Mode::kHigh;
+    CoefficientImage image(jpeg, nullptr);
+    std::optional<ImageRgb8> reference;
+    std::optional<SubsampledSource> source_420 = subsampled_source(image, jpeg, nullptr, reference);
+    ASSERT_TRUE(source_420.has_value());
+    check_race(search_sources(image, &*source_420, SubsamplingPlan::kBoth, jpeg, parse_layout(jpeg),
+                              p, nullptr, reference),
+               p);
+  }
+}
+
 TEST(Perceptual, SubsamplingPlanFollowsTheHeadroom) {
   EXPECT_EQ(plan_subsampling(84.0, 85.0), SubsamplingPlan::kFullOnly);
   EXPECT_EQ(plan_subsampling(85.0 + kSubsampledHeadroom, 85.0), SubsamplingPlan::kBoth);
@@ -282,6 +322,39 @@ TEST(Perceptual, CmykStaysLossless) {
   const Outcome o = optimize(jpeg, p);
   if (o.replaced()) {
     EXPECT_TRUE(o.quality.pixels_identical);
+  }
+}
+
+// On two 4:2:2 camera photos the race decides each way (canon_5d keeps its own sampling,
+// lumia800 becomes 4:2:0 in high), and the source it keeps is not larger on the whole image
+// than the one it dropped, each searched alone.
+TEST(PerceptualCorpus, TheRaceAgreesWithTheWholeImages) {
+  const auto dir = testing::shared_dir() / "corpus" / "jpeg";
+  if (!std::filesystem::exists(dir / "canon_5d.jpg")) GTEST_SKIP() << "no shared corpus";
+  for (const char* name : {"canon_5d", "lumia800"}) {
+    SCOPED_TRACE(name);
+    const Bytes jpeg = testing::read_file(dir / (std::string(name) + ".jpg"));
+    Policy p;
+    p.mode = Mode::kHigh;
+    const Layout layout = parse_layout(jpeg);
+    std::optional<ImageRgb8> reference;
+    CoefficientImage image(jpeg, nullptr), own(jpeg, nullptr);
+    std::optional<SubsampledSource> raced = subsampled_source(image, jpeg, nullptr, reference);
+    std::optional<SubsampledSource> alone = subsampled_source(own, jpeg, nullptr, reference);
+    ASSERT_TRUE(raced && alone);
+    const SourceSearches s =
+        search_sources(image, &*raced, SubsamplingPlan::kBoth, jpeg, layout, p, nullptr, reference);
+    check_race(s, p);
+    ASSERT_NE(s.race, "");
+    ASSERT_TRUE(requantize_for_floor(own, jpeg, layout, p, nullptr, reference).requantized);
+    ASSERT_TRUE(
+        requantize_for_floor(*alone->image, jpeg, layout, p, nullptr, reference).requantized);
+    const size_t own_bytes = write_coefficients(own, WriteOptions{}).size();
+    const size_t bytes_420 = write_coefficients(*alone->image, WriteOptions{}).size();
+    if (s.own.requantized)
+      EXPECT_LE(own_bytes, bytes_420);
+    else
+      EXPECT_LE(bytes_420, own_bytes);
   }
 }
 

@@ -137,16 +137,17 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
       !has_quality_marker(layout) &&
       (source_420 = subsampled_source(image, input, &context, reference)))
     subsampling = plan_subsampling(source_420->score, quality_floor(policy));
-  if (subsampling != SubsamplingPlan::kFullOnly) {
-    subsampled =
-        requantize_for_floor(*source_420->image, input, layout, policy, &context, reference);
-    if (subsampled.requantized)
-      subsampled.detail = fmt::format("re-encoded from pixels as 4:2:0 (alone {:.1f}), {}",
-                                      source_420->score, subsampled.detail);
+  SourceSearches searches = search_sources(image, source_420 ? &*source_420 : nullptr, subsampling,
+                                           input, layout, policy, &context, reference);
+  perceptual = std::move(searches.own);
+  subsampled = std::move(searches.subsampled);
+  if (subsampled.requantized)
+    subsampled.detail = fmt::format("re-encoded from pixels as 4:2:0 (alone {:.1f}), {}",
+                                    source_420->score, subsampled.detail);
+  if (!searches.race.empty()) {
+    for (PerceptualResult* r : {&perceptual, &subsampled})
+      if (r->requantized) r->detail = searches.race + ", " + r->detail;
   }
-  if (policy.mode != Mode::kLossless &&
-      (subsampling != SubsamplingPlan::kSubsampledOnly || !subsampled.requantized))
-    perceptual = requantize_for_floor(image, input, layout, policy, &context, reference);
   // The input's own coefficients are written unless only the 4:2:0 search ran and passed.
   std::pair<Bytes, std::string> written;
   if (perceptual.requantized || !subsampled.requantized)

@@ -111,47 +111,85 @@ bool sample_tracks_whole(const std::vector<double>& sample_log_d,
 int search_with_sample(LevelSearch& whole, double floor, double worst_floor, int start,
                        const SampledSearchParams& params, const Evaluate& on_sample,
                        const Evaluate& on_whole, const Context* context) {
-  std::vector<LevelEval> sampled;  // every sample evaluation, reused by later rounds
-  auto sample_at = [&](int level) {
-    for (const LevelEval& e : sampled)
-      if (e.level == level) return e;
-    sampled.push_back(on_sample(level));
-    return sampled.back();
-  };
-  const int lo = whole.finest_failing() + 1, hi = whole.coarsest_passing() - 1;
-  double offset = params.prior_offset, worst_offset = params.prior_worst_offset;
-  int level = start;
-  int budget = params.whole_budget;
+  return SampledSearch(whole, floor, worst_floor, start, params, on_sample, on_whole, context)
+      .finish();
+}
+
+SampledSearch::SampledSearch(LevelSearch& whole, double floor, double worst_floor, int start,
+                             const SampledSearchParams& params, Evaluate on_sample,
+                             Evaluate on_whole, const Context* context)
+    : whole_(whole),
+      floor_(floor),
+      worst_floor_(worst_floor),
+      lo_(whole.finest_failing() + 1),
+      hi_(whole.coarsest_passing() - 1),
+      start_(start),
+      params_(params),
+      on_sample_(std::move(on_sample)),
+      on_whole_(std::move(on_whole)),
+      context_(context) {}
+
+const LevelEval& SampledSearch::sample_at(int level) {
+  for (const LevelEval& e : sampled_)
+    if (e.level == level) return e;
+  sampled_.push_back(on_sample_(level));
+  return sampled_.back();
+}
+
+std::optional<int> SampledSearch::sample_pick(int level, double offset, double worst_offset) {
+  // The sample's search against the floors as the sample sees them.
+  LevelSearch on_rows(floor_ - offset, worst_floor_ - worst_offset, lo_, hi_,
+                      whole_.log_distortion());
+  for (const LevelEval& e : sampled_) on_rows.add(e);
+  on_rows.run(
+      level, {.budget = params_.sample_budget, .stop_within = params_.stop_within},
+      [&](int l) { return sample_at(l); }, context_);
+  // Its pick, kept strictly inside the whole image's bracket.
+  const int pick = std::clamp(on_rows.coarsest_passing(), whole_.finest_failing() + 1,
+                              whole_.coarsest_passing() - 1);
+  if (pick <= whole_.finest_failing() || pick >= whole_.coarsest_passing()) return std::nullopt;
+  return pick;
+}
+
+const LevelEval* SampledSearch::first_pick() {
+  if (!first_done_) {
+    first_done_ = true;
+    if (!(context_ && context_->out_of_time()))
+      first_pick_ = sample_pick(start_, params_.prior_offset, params_.prior_worst_offset);
+  }
+  return first_pick_ ? &sample_at(*first_pick_) : nullptr;
+}
+
+int SampledSearch::finish() {
+  double offset = params_.prior_offset, worst_offset = params_.prior_worst_offset;
+  int level = start_;
+  int budget = params_.whole_budget;
   for (int round = 0; round < budget; ++round) {
-    if (context && context->out_of_time()) break;
-    // The sample's search against the floors as the sample sees them.
-    LevelSearch on_rows(floor - offset, worst_floor - worst_offset, lo, hi, whole.log_distortion());
-    for (const LevelEval& e : sampled) on_rows.add(e);
-    on_rows.run(
-        level, {.budget = params.sample_budget, .stop_within = params.stop_within},
-        [&](int l) { return sample_at(l); }, context);
-    // Its pick, kept strictly inside the whole image's bracket.
-    int pick = std::min(on_rows.coarsest_passing(), hi);
-    pick = std::clamp(pick, whole.finest_failing() + 1, whole.coarsest_passing() - 1);
-    if (pick <= whole.finest_failing() || pick >= whole.coarsest_passing()) break;
-    const LevelEval& e = whole.add(on_whole(pick));
-    const LevelEval on_sample_there = sample_at(pick);
+    std::optional<int> pick;
+    if (round == 0) {
+      if (first_pick()) pick = first_pick_;
+    } else if (!(context_ && context_->out_of_time())) {
+      pick = sample_pick(level, offset, worst_offset);
+    }
+    if (!pick) break;
+    const LevelEval& e = whole_.add(on_whole_(*pick));
+    const LevelEval on_sample_there = sample_at(*pick);
     offset = e.score - on_sample_there.score;
     worst_offset = e.worst - on_sample_there.worst;
-    if (e.passes && e.score < floor + params.stop_within) break;
-    if (round + 1 == budget && budget == params.whole_budget && !whole.best()) ++budget;
-    if (whole.coarsest_passing() - whole.finest_failing() <= 1) break;
-    level = pick;
+    if (e.passes && e.score < floor_ + params_.stop_within) break;
+    if (round + 1 == budget && budget == params_.whole_budget && !whole_.best()) ++budget;
+    if (whole_.coarsest_passing() - whole_.finest_failing() <= 1) break;
+    level = *pick;
   }
-  const LevelEval* best = whole.best();
-  if (best && best->score > floor + params.refine_above &&
-      best->worst > worst_floor + params.refine_above &&
-      whole.coarsest_passing() - whole.finest_failing() > 1)
-    whole.run(
+  const LevelEval* best = whole_.best();
+  if (best && best->score > floor_ + params_.refine_above &&
+      best->worst > worst_floor_ + params_.refine_above &&
+      whole_.coarsest_passing() - whole_.finest_failing() > 1)
+    whole_.run(
         best->level,
-        {.budget = params.refine_budget, .may_extend = false, .stop_within = params.stop_within},
-        on_whole, context);
-  return int(sampled.size());
+        {.budget = params_.refine_budget, .may_extend = false, .stop_within = params_.stop_within},
+        on_whole_, context_);
+  return int(sampled_.size());
 }
 
 }  // namespace lighten::jpeg

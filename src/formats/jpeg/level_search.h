@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "core/context.h"
@@ -117,5 +118,38 @@ struct SampledSearchParams {
 int search_with_sample(LevelSearch& whole, double floor, double worst_floor, int start,
                        const SampledSearchParams& params, const Evaluate& on_sample,
                        const Evaluate& on_whole, const Context* context);
+
+// search_with_sample in two steps: `first_pick` runs only the first round's search on the
+// sample, which tells what the image will roughly cost at the floor before any whole-image
+// evaluation (two candidate sources of one image are compared by it); `finish` goes on from
+// there, exactly as search_with_sample would have.
+class SampledSearch {
+ public:
+  SampledSearch(LevelSearch& whole, double floor, double worst_floor, int start,
+                const SampledSearchParams& params, Evaluate on_sample, Evaluate on_whole,
+                const Context* context);
+  // The sample's evaluation at the level the first round confirms on the whole image; null
+  // when there is none (time spent, or the whole image's bracket already closed).
+  const LevelEval* first_pick();
+  // Returns the number of sample evaluations made, first round included.
+  int finish();
+
+ private:
+  // One round's search on the sample from `level` with the given offsets; the pick strictly
+  // inside the whole image's bracket, or nullopt.
+  std::optional<int> sample_pick(int level, double offset, double worst_offset);
+  const LevelEval& sample_at(int level);
+
+  LevelSearch& whole_;
+  double floor_, worst_floor_;
+  int lo_, hi_;  // the levels the sample's searches may try: the whole image's first bracket
+  int start_;
+  SampledSearchParams params_;
+  Evaluate on_sample_, on_whole_;
+  const Context* context_;
+  std::vector<LevelEval> sampled_;  // every sample evaluation, reused by later rounds
+  bool first_done_ = false;
+  std::optional<int> first_pick_;
+};
 
 }  // namespace lighten::jpeg

@@ -176,52 +176,25 @@ std::optional<ImageRgb8> to_metric_image(PixelImage pixels) {
   return img;
 }
 
-PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, const Layout& layout,
-                                      const Policy& policy, const Context* context,
-                                      std::optional<ImageRgb8>& reference) {
-  PerceptualResult result;
-  const double floor = quality_floor(policy);
-  const auto& info = image.info();
-  const bool gray = info.num_components == 1 && info.jpeg_color_space == JCS_GRAYSCALE;
-  const bool ycc = info.num_components == 3 && info.jpeg_color_space == JCS_YCbCr;
-  if (std::isnan(floor)) return result;
-  if (!gray && !ycc) {
-    result.detail = "lossless only (perceptual requantisation takes YCbCr and gray JPEGs)";
-    return result;
-  }
-  if (has_quality_marker(layout)) {
-    result.detail = "lossless only (already requantised by lighten)";
-    return result;
-  }
-  Requantizer rq(image);
-  const int q_start = starting_quality(floor);
-  const int q_src = int(std::lround(rq.source_quality()));
-  if (policy.quality_marker == QualityMarker::kOmit &&
-      tables_at_most(rq.source_tables(), image, q_start + 5)) {
-    result.detail = fmt::format("lossless only (tables already at or below q{})", q_start + 5);
-    return result;
-  }
-  // Down to quality 10 whatever the floor: a large, clean photo (a 16 MP capture at q99, say)
-  // may meet floor 70 far below the quality typical photos need.
-  const int l_lo = kLevelsPerQuality * kCoarsestQuality;
-  // Up to a little finer than the source: tables never go finer than its own, and a target
-  // there changes only the entries where the shapes differ (a q83 source meets floor 85 there).
-  const int l_hi = kLevelsPerQuality * std::min(98, q_src + 6);
-  if (l_hi <= l_lo) {
-    result.detail = fmt::format("lossless only (source quality ~q{} already coarse)", q_src);
-    return result;
-  }
+// Everything one search holds between its first sample round and its end.
+struct FloorSearch::State {
+  State(CoefficientImage& image, Requantizer rq, const Policy& policy, const Context* context,
+        int q_src, int l_lo, int l_hi, const ImageRgb8& reference)
+      : image(image),
+        policy(policy),
+        context(context),
+        floor(quality_floor(policy)),
+        q_src(q_src),
+        rq(std::move(rq)),
+        log_d(log_distortion_curve(this->rq, image, l_lo, l_hi)),
+        reference(reference),
+        // Candidates clear the floor by the quick metric's slack (kSearchMetric).
+        search(floor + kSearchMetricSlack, floor + kSearchMetricSlack - kWorstTileMargin, l_lo,
+               l_hi, log_d) {}
 
-  // The cheap estimate for every candidate level; the metric then confirms a few of them.
-  const std::vector<double> log_d = log_distortion_curve(rq, image, l_lo, l_hi);
-
-  if (!reference) reference = to_metric_image(decode_pixels(input));
-  if (!reference) return result;
-  const RdoParams rdo{};
-  PixelImage scratch;  // candidates' decodes, one buffer (no page faults per candidate)
   // One candidate: requantised, written, decoded and scored against `ref`.
-  auto score_candidate = [&](CoefficientImage& target, const Requantizer& r, const ImageRgb8& ref,
-                             int level, bool whole) {
+  LevelEval score_candidate(CoefficientImage& target, const Requantizer& r, const ImageRgb8& ref,
+                            int level, bool whole) {
     r.apply(target, r.tables_for(permille_of(level)), rdo);
     const Bytes candidate = write_coefficients(target, WriteOptions{});
     decode_pixels_into(candidate, scratch);
@@ -232,50 +205,123 @@ PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, c
     LevelEval e{level, m.score, m.worst_tile_score, candidate.size(), false, {}};
     if (whole) e.fingerprint = fingerprint_coefficients(target);
     return e;
-  };
-  auto evaluate = [&](int level) { return score_candidate(image, rq, *reference, level, true); };
+  }
+  LevelEval evaluate(int level) { return score_candidate(image, rq, reference, level, true); }
 
-  const int start = kLevelsPerQuality * q_start;
-  // Candidates clear the floor by the quick metric's slack (kSearchMetric).
-  const double pass = floor + kSearchMetricSlack;
-  LevelSearch search(pass, pass - kWorstTileMargin, l_lo, l_hi, log_d);
-  int sampled_evaluations = 0;
-  std::optional<RowSample> sample = row_sample(image, *reference, context);
+  CoefficientImage& image;
+  const Policy& policy;
+  const Context* context;
+  const double floor;
+  const int q_src;
+  const Requantizer rq;
+  const std::vector<double> log_d;  // the cheap estimate for every candidate level
+  const ImageRgb8& reference;
+  const RdoParams rdo{};
+  PixelImage scratch;  // candidates' decodes, one buffer (no page faults per candidate)
+  LevelSearch search;
+  std::optional<RowSample> sample;
   std::optional<Requantizer> sample_rq;
+  std::optional<SampledSearch> sampled;
   bool untracked_sample = false;
-  if (sample) {
+};
+
+FloorSearch::FloorSearch(CoefficientImage& image, ByteView input, const Layout& layout,
+                         const Policy& policy, const Context* context,
+                         std::optional<ImageRgb8>& reference) {
+  const double floor = quality_floor(policy);
+  const auto& info = image.info();
+  const bool gray = info.num_components == 1 && info.jpeg_color_space == JCS_GRAYSCALE;
+  const bool ycc = info.num_components == 3 && info.jpeg_color_space == JCS_YCbCr;
+  if (std::isnan(floor)) return;
+  if (!gray && !ycc) {
+    early_.detail = "lossless only (perceptual requantisation takes YCbCr and gray JPEGs)";
+    return;
+  }
+  if (has_quality_marker(layout)) {
+    early_.detail = "lossless only (already requantised by lighten)";
+    return;
+  }
+  Requantizer rq(image);
+  const int q_start = starting_quality(floor);
+  const int q_src = int(std::lround(rq.source_quality()));
+  if (policy.quality_marker == QualityMarker::kOmit &&
+      tables_at_most(rq.source_tables(), image, q_start + 5)) {
+    early_.detail = fmt::format("lossless only (tables already at or below q{})", q_start + 5);
+    return;
+  }
+  // Down to quality 10 whatever the floor: a large, clean photo (a 16 MP capture at q99, say)
+  // may meet floor 70 far below the quality typical photos need.
+  const int l_lo = kLevelsPerQuality * kCoarsestQuality;
+  // Up to a little finer than the source: tables never go finer than its own, and a target
+  // there changes only the entries where the shapes differ (a q83 source meets floor 85 there).
+  const int l_hi = kLevelsPerQuality * std::min(98, q_src + 6);
+  if (l_hi <= l_lo) {
+    early_.detail = fmt::format("lossless only (source quality ~q{} already coarse)", q_src);
+    return;
+  }
+  if (!reference) reference = to_metric_image(decode_pixels(input));
+  if (!reference) return;
+  state_ =
+      std::make_unique<State>(image, std::move(rq), policy, context, q_src, l_lo, l_hi, *reference);
+  State& st = *state_;
+  const int start = kLevelsPerQuality * q_start;
+  st.sample = row_sample(image, *reference, context);
+  if (st.sample) {
     // A sample whose coefficients answer requantisation unlike the whole image's (its bands
     // miss where the detail is) would mislead the search: the whole image is searched instead.
-    sample_rq.emplace(*sample->image);
-    if (!sample_tracks_whole(log_distortion_curve(*sample_rq, *sample->image, l_lo, l_hi), log_d,
-                             l_lo, l_hi, start)) {
-      sample.reset();
-      untracked_sample = true;
+    st.sample_rq.emplace(*st.sample->image);
+    if (!sample_tracks_whole(log_distortion_curve(*st.sample_rq, *st.sample->image, l_lo, l_hi),
+                             st.log_d, l_lo, l_hi, start)) {
+      st.sample.reset();
+      st.untracked_sample = true;
     }
   }
-  if (sample) {
-    sampled_evaluations = search_with_sample(
-        search, pass, pass - kWorstTileMargin, start, sampled_search_params(policy.effort),
-        [&](int level) {
-          return score_candidate(*sample->image, *sample_rq, sample->reference, level, false);
+  if (st.sample) {
+    const double pass = floor + kSearchMetricSlack;
+    st.sampled.emplace(
+        st.search, pass, pass - kWorstTileMargin, start, sampled_search_params(policy.effort),
+        [&st](int level) {
+          return st.score_candidate(*st.sample->image, *st.sample_rq, st.sample->reference, level,
+                                    false);
         },
-        evaluate, context);
-  } else {
-    search.run(start, {.budget = max_evaluations(policy.effort)}, evaluate, context);
+        [&st](int level) { return st.evaluate(level); }, context);
   }
-  const std::vector<LevelEval>& evals = search.evals();
-  const LevelEval* best = search.best();
+}
+
+FloorSearch::~FloorSearch() = default;
+
+std::optional<size_t> FloorSearch::first_sample_bytes() {
+  if (!state_ || !state_->sampled) return std::nullopt;
+  const LevelEval* pick = state_->sampled->first_pick();
+  return pick ? std::optional<size_t>(pick->bytes) : std::nullopt;
+}
+
+PerceptualResult FloorSearch::run() {
+  if (!state_) return early_;
+  State& st = *state_;
+  PerceptualResult result;
+  int sampled_evaluations = 0;
+  if (st.sampled) {
+    sampled_evaluations = st.sampled->finish();
+  } else {
+    st.search.run(
+        kLevelsPerQuality * starting_quality(st.floor),
+        {.budget = max_evaluations(st.policy.effort)},
+        [&st](int level) { return st.evaluate(level); }, st.context);
+  }
+  const std::vector<LevelEval>& evals = st.search.evals();
+  const LevelEval* best = st.search.best();
   if (!best) {
     // Put the source's coefficients back: the output is the lossless one.
-    rq.apply(image, rq.source_tables(), RdoParams{.strength = 0});
-    image.set_output_tables({});
+    st.rq.apply(st.image, st.rq.source_tables(), RdoParams{.strength = 0});
+    st.image.set_output_tables({});
     result.detail =
-        fmt::format("lossless only (no requantisation met SSIMULACRA2 {:.1f} in {} tries)", floor,
-                    evals.size());
+        fmt::format("lossless only (no requantisation met SSIMULACRA2 {:.1f} in {} tries)",
+                    st.floor, evals.size());
     return result;
   }
   if (evals.back().level != best->level)
-    rq.apply(image, rq.tables_for(permille_of(best->level)), rdo);
+    st.rq.apply(st.image, st.rq.tables_for(permille_of(best->level)), st.rdo);
   result.requantized = true;
   result.score = best->score;
   result.worst_tile = best->worst;
@@ -283,11 +329,17 @@ PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, c
   result.detail = fmt::format(
       "requantised q~{} -> q{:.2f} (Robidoux-shaped tables) with trellis, SSIMULACRA2 {:.2f} "
       "(worst tile {:.1f}, floor {:.1f}, {} evaluations{})",
-      q_src, quality_of(best->level), best->score, best->worst, floor, evals.size(),
-      sampled_evaluations ? fmt::format(" after {} on a quarter of the rows", sampled_evaluations)
-      : untracked_sample  ? " on the whole image: its row sample did not track it"
-                          : "");
+      st.q_src, quality_of(best->level), best->score, best->worst, st.floor, evals.size(),
+      sampled_evaluations   ? fmt::format(" after {} on a quarter of the rows", sampled_evaluations)
+      : st.untracked_sample ? " on the whole image: its row sample did not track it"
+                            : "");
   return result;
+}
+
+PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, const Layout& layout,
+                                      const Policy& policy, const Context* context,
+                                      std::optional<ImageRgb8>& reference) {
+  return FloorSearch(image, input, layout, policy, context, reference).run();
 }
 
 bool chroma_finer_than_420(const CoefficientImage& image) {
@@ -335,6 +387,51 @@ SubsamplingPlan plan_subsampling(double score, double floor) {
   if (score >= floor + kSubsampledOnlyHeadroom) return SubsamplingPlan::kSubsampledOnly;
   if (score >= floor + kSubsampledHeadroom) return SubsamplingPlan::kBoth;
   return SubsamplingPlan::kFullOnly;
+}
+
+SourceSearches search_sources(CoefficientImage& image, SubsampledSource* source_420,
+                              SubsamplingPlan plan, ByteView input, const Layout& layout,
+                              const Policy& policy, const Context* context,
+                              std::optional<ImageRgb8>& reference) {
+  SourceSearches out;
+  if (policy.mode == Mode::kLossless) return out;
+  if (!source_420) plan = SubsamplingPlan::kFullOnly;
+  auto search_own = [&] {
+    return std::make_unique<FloorSearch>(image, input, layout, policy, context, reference);
+  };
+  auto search_420 = [&] {
+    return std::make_unique<FloorSearch>(*source_420->image, input, layout, policy, context,
+                                         reference);
+  };
+  std::unique_ptr<FloorSearch> own, subsampled;
+  if (plan != SubsamplingPlan::kFullOnly) subsampled = search_420();
+  if (plan != SubsamplingPlan::kSubsampledOnly) own = search_own();
+  bool own_dropped = false, subsampled_dropped = false;
+  if (own && subsampled) {
+    const std::optional<size_t> a = subsampled->first_sample_bytes();
+    const std::optional<size_t> b = own->first_sample_bytes();
+    if (a && b && *a < *b * (1 - kDecisiveSampleMargin)) {
+      own.reset();
+      own_dropped = true;
+      out.race = fmt::format("4:2:0 searched alone (its row sample {:.1f} % smaller)",
+                             100.0 * (1 - double(*a) / double(*b)));
+    } else if (a && b && *b < *a * (1 - kDecisiveSampleMargin)) {
+      subsampled.reset();
+      subsampled_dropped = true;
+      out.race = fmt::format("4:2:0 not searched further (its row sample {:.1f} % larger)",
+                             100.0 * (double(*a) / double(*b) - 1));
+    }
+  }
+  if (subsampled) {
+    out.subsampled = subsampled->run();
+    subsampled.reset();
+  }
+  // A source searched alone that meets nothing leaves the other its chance, as under kBoth.
+  if (!out.subsampled.requantized && (own_dropped || plan == SubsamplingPlan::kSubsampledOnly))
+    own = search_own();
+  if (own) out.own = own->run();
+  if (!out.own.requantized && subsampled_dropped) out.subsampled = search_420()->run();
+  return out;
 }
 
 }  // namespace lighten::jpeg
