@@ -57,6 +57,19 @@ TEST(LevelSearch, AFailingWorstTileFails) {
   for (const LevelEval& e : search.evals()) EXPECT_EQ(e.passes, e.score >= 80.0 && e.worst >= 79.0);
 }
 
+// A first pass a little above the floor (under the aim for extrapolating, 1 point) is followed
+// by a step sized by the model towards the floor, not by one level at a time.
+TEST(LevelSearch, APassNearTheFloorIsNotFollowedByOneLevelSteps) {
+  const LinearFile file;
+  int calls = 0;
+  LevelSearch search(80.0, 70.0, 200, 400, file.log_d);
+  search.run(305, {.budget = 4}, file.evaluator(&calls), nullptr);  // 305 scores 80.75
+  ASSERT_NE(search.best(), nullptr);
+  EXPECT_GE(search.best()->score, 80.0);
+  EXPECT_LE(search.best()->level, 301);  // one level per evaluation would end at 302
+  EXPECT_LE(calls, 4);
+}
+
 TEST(LevelSearch, NothingPassingLeavesNoBest) {
   const LinearFile file;
   int calls = 0;

@@ -77,7 +77,11 @@ void LevelSearch::run(int start, const LevelSearchParams& params, const Evaluate
     // Model: score = a + b ln D through the latest evaluation.
     const bool inside = fail_ >= lo_ && pass_ <= hi_;
     const double slope = this->slope();
-    const double target = floor_ + (inside ? kAimInside : params.aim_outside);
+    double target = floor_ + (inside ? kAimInside : params.aim_outside);
+    // From a pass already below that, every coarser level is predicted to miss it and the search
+    // would creep one level at a time: aim between the floor and that pass instead.
+    if (e.passes && e.score < target)
+      target = floor_ + std::min(kAimInside, (e.score - floor_) / 2);
     int next = -1;
     for (int c = fail_ + 1; c < pass_ && c <= hi_; ++c) {
       const double predicted = e.score + slope * (log_d_[size_t(c)] - log_d_[size_t(e.level)]);
