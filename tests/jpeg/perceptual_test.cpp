@@ -242,6 +242,25 @@ TEST(Perceptual, FullResolutionChromaGetsCoarserTables) {
   }
 }
 
+// The Requantizer reads the image until its first write and keeps the source from just before
+// it: estimates agree before and after candidates were written, and the source tables with
+// plain rounding give back the input's coefficients exactly.
+TEST(Perceptual, RequantizerKeepsTheSourceFromBeforeItsFirstWrite) {
+  const auto jpeg = testing::make_jpeg({.width = 200, .height = 120, .quality = 95, .markers = {}});
+  CoefficientImage image(jpeg, nullptr);
+  const Requantizer rq(image);
+  const std::vector<QuantTable> probe = rq.tables_for(1500);
+  const double before = rq.distortion_estimate(1)(probe);
+  const Bytes written_before = write_coefficients(image, WriteOptions{});
+  rq.apply(rq.tables_for(4000), RdoParams{});
+  EXPECT_NE(write_coefficients(image, WriteOptions{}), written_before);
+  EXPECT_EQ(rq.distortion_estimate(1)(probe), before);
+  rq.apply(rq.source_tables(), RdoParams{.strength = 0});
+  image.set_output_tables({});
+  CoefficientImage fresh(jpeg, nullptr);
+  EXPECT_EQ(fingerprint_coefficients(image), fingerprint_coefficients(fresh));
+}
+
 // The search's cheap estimate, from magnitudes counted once, against a direct pass over the
 // sampled blocks with the same rounding and weights.
 TEST(Perceptual, DistortionEstimateMatchesADirectPass) {

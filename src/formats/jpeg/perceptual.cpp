@@ -195,7 +195,7 @@ struct FloorSearch::State {
   // One candidate: requantised, written, decoded and scored against `ref`.
   LevelEval score_candidate(CoefficientImage& target, const Requantizer& r, const ImageRgb8& ref,
                             int level, bool whole) {
-    r.apply(target, r.tables_for(permille_of(level)), rdo);
+    r.apply(r.tables_for(permille_of(level)), rdo);
     const Bytes candidate = write_coefficients(target, WriteOptions{});
     decode_pixels_into(candidate, scratch);
     std::optional<ImageRgb8> decoded = to_metric_image(std::move(scratch));
@@ -313,7 +313,7 @@ PerceptualResult FloorSearch::run() {
   const LevelEval* best = st.search.best();
   if (!best) {
     // Put the source's coefficients back: the output is the lossless one.
-    st.rq.apply(st.image, st.rq.source_tables(), RdoParams{.strength = 0});
+    st.rq.apply(st.rq.source_tables(), RdoParams{.strength = 0});
     st.image.set_output_tables({});
     result.detail =
         fmt::format("lossless only (no requantisation met SSIMULACRA2 {:.1f} in {} tries)",
@@ -321,7 +321,7 @@ PerceptualResult FloorSearch::run() {
     return result;
   }
   if (evals.back().level != best->level)
-    st.rq.apply(st.image, st.rq.tables_for(permille_of(best->level)), st.rdo);
+    st.rq.apply(st.rq.tables_for(permille_of(best->level)), st.rdo);
   result.requantized = true;
   result.score = best->score;
   result.worst_tile = best->worst;

@@ -229,7 +229,7 @@ double requantize_block(const JCOEF* src, const uint16_t* q_old, const uint16_t*
   return sq_error;
 }
 
-Requantizer::Requantizer(CoefficientImage& image) {
+Requantizer::Requantizer(CoefficientImage& image) : image_(&image) {
   const auto& info = image.info();
   source_tables_.assign(NUM_QUANT_TBLS, QuantTable{});
   for (int ci = 0; ci < info.num_components; ++ci) {
@@ -242,12 +242,6 @@ Requantizer::Requantizer(CoefficientImage& image) {
     comp.slot = c.quant_tbl_no;
     comp.width = c.width_in_blocks;
     comp.height = c.height_in_blocks;
-    comp.coefs.resize(size_t(comp.width) * comp.height * 64);
-    for (JDIMENSION row = 0; row < comp.height; ++row) {
-      const JBLOCK* blocks = image.block_row(ci, row);
-      std::memcpy(comp.coefs.data() + size_t(row) * comp.width * 64, blocks,
-                  sizeof(JBLOCK) * comp.width);
-    }
     components_.push_back(std::move(comp));
   }
   pixels_ = std::max<uint64_t>(uint64_t(info.image_width) * info.image_height, 1);
@@ -257,6 +251,23 @@ Requantizer::Requantizer(CoefficientImage& image) {
         return c.width == components_[0].width && c.height == components_[0].height;
       });
   if (full_resolution_chroma) chroma_scale_ = kFullResolutionChromaScale;
+}
+
+void Requantizer::copy_source() const {
+  if (copied_) return;
+  for (size_t ci = 0; ci < components_.size(); ++ci) {
+    const Component& c = components_[ci];
+    c.coefs.resize(size_t(c.width) * c.height * 64);
+    for (JDIMENSION row = 0; row < c.height; ++row)
+      std::memcpy(c.coefs.data() + size_t(row) * c.width * 64, image_->block_row(int(ci), row),
+                  sizeof(JBLOCK) * c.width);
+  }
+  copied_ = true;
+}
+
+const JCOEF* Requantizer::source_row(size_t ci, JDIMENSION row) const {
+  const Component& c = components_[ci];
+  return copied_ ? c.coefs.data() + size_t(row) * c.width * 64 : image_->block_row(int(ci), row)[0];
 }
 
 std::vector<QuantTable> Requantizer::tables_for(int permille) const {
@@ -284,13 +295,14 @@ Requantizer::DistortionEstimate Requantizer::distortion_estimate(unsigned row_st
   estimate.pixels_ = pixels_;
   row_step = std::max(row_step, 1u);
   std::array<std::vector<uint16_t>, 64> values;  // per frequency, one pass over the blocks
-  for (const Component& c : components_) {
+  for (size_t ci = 0; ci < components_.size(); ++ci) {
+    const Component& c = components_[ci];
     DistortionEstimate::Component& out = estimate.components_.emplace_back();
     out.slot = c.slot;
     JDIMENSION rows = 0;
     for (auto& v : values) v.clear();
     for (JDIMENSION row = 0; row < c.height; row += row_step, ++rows) {
-      const JCOEF* block = c.coefs.data() + size_t(row) * c.width * 64;
+      const JCOEF* block = source_row(ci, row);
       for (JDIMENSION b = 0; b < c.width; ++b, block += 64)
         for (int k = 0; k < 64; ++k)
           if (block[k] != 0) values[size_t(k)].push_back(uint16_t(std::abs(int(block[k]))));
@@ -336,8 +348,9 @@ double Requantizer::DistortionEstimate::operator()(const std::vector<QuantTable>
   return total / double(pixels_);
 }
 
-double Requantizer::apply(CoefficientImage& image, const std::vector<QuantTable>& tables,
-                          const RdoParams& rdo) const {
+double Requantizer::apply(const std::vector<QuantTable>& tables, const RdoParams& rdo) const {
+  copy_source();
+  CoefficientImage& image = *image_;
   double total = 0;
   JCOEF scratch[64];
   for (size_t ci = 0; ci < components_.size(); ++ci) {

@@ -52,9 +52,12 @@ double requantize_block(const JCOEF* src, const uint16_t* q_old, const uint16_t*
                         const RateModel* rate, const RdoParams& rdo, JCOEF* dst);
 
 // The source's coefficients and tables, copied once so that many candidates can be written
-// into the CoefficientImage's arrays.
+// into the CoefficientImage's arrays. The coefficients are copied just before the first apply()
+// writes over them (read from the image until then): a search dropped before it confirms
+// anything on the whole image never holds a second copy of it.
 class Requantizer {
  public:
+  // `image` must outlive the Requantizer and be changed only through its apply().
   explicit Requantizer(CoefficientImage& image);
 
   // Tables per quantisation slot: target_table(permille), never finer than the source's; slots
@@ -89,15 +92,20 @@ class Requantizer {
   DistortionEstimate distortion_estimate(unsigned row_step) const;
   // Writes the requantised coefficients into the image's arrays and sets its output tables.
   // Returns the total squared error (all components).
-  double apply(CoefficientImage& image, const std::vector<QuantTable>& tables,
-               const RdoParams& rdo) const;
+  double apply(const std::vector<QuantTable>& tables, const RdoParams& rdo) const;
 
  private:
   struct Component {
     int slot = 0;
     JDIMENSION width = 0, height = 0;  // in blocks
-    std::vector<JCOEF> coefs;          // width * height blocks of 64
+    mutable std::vector<JCOEF> coefs;  // width * height blocks of 64, once copied
   };
+  // Component `ci`'s source blocks of block row `row`: the copy once made, else the image's.
+  const JCOEF* source_row(size_t ci, JDIMENSION row) const;
+  void copy_source() const;
+
+  CoefficientImage* image_;
+  mutable bool copied_ = false;
   std::vector<Component> components_;
   std::vector<QuantTable> source_tables_;  // per slot (NUM_QUANT_TBLS), zero when unused
   uint64_t pixels_ = 1;
