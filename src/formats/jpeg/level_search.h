@@ -128,8 +128,8 @@ class SampledSearch {
   SampledSearch(LevelSearch& whole, double floor, double worst_floor, int start,
                 const SampledSearchParams& params, Evaluate on_sample, Evaluate on_whole,
                 const Context* context);
-  // The sample's evaluation at the level the first round confirms on the whole image; null
-  // when there is none (time spent, or the whole image's bracket already closed).
+  // The sample's evaluation at the level the first round confirms on the whole image (valid
+  // until finish()); null when there is none (time spent, or the whole image's bracket closed).
   const LevelEval* first_pick();
   // Returns the number of sample evaluations made, first round included.
   int finish();
