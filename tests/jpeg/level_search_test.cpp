@@ -137,6 +137,25 @@ TEST(LevelSearch, FirstSampleRoundAloneThenTheRestIsTheSameSearch) {
   }
 }
 
+// Time that runs out between the first sample round and the rest (another source's search ran
+// in between) stops the search before any whole-image evaluation.
+TEST(LevelSearch, TimeSpentAfterTheFirstRoundStopsTheRest) {
+  struct Clock : testing::TestContext {
+    bool spent = false;
+    bool out_of_time() const override { return spent; }
+  } context;
+  const LinearFile file;
+  int sample_calls = 0, whole_calls = 0;
+  LevelSearch whole(80.0, 70.0, 200, 400, file.log_d);
+  SampledSearch split(whole, 80.0, 70.0, 260, {}, file.evaluator(&sample_calls),
+                      file.evaluator(&whole_calls), &context);
+  ASSERT_NE(split.first_pick(), nullptr);
+  context.spent = true;
+  split.finish();
+  EXPECT_EQ(whole_calls, 0);
+  EXPECT_EQ(whole.best(), nullptr);
+}
+
 // A quick search (low --effort) takes the first whole-image pass within its wider margin, where
 // the default margin goes on for a coarser level (the sample's prior offset puts the first pick
 // about a point above the floor).

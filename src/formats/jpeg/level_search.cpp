@@ -169,10 +169,12 @@ int SampledSearch::finish() {
   int level = start_;
   int budget = params_.whole_budget;
   for (int round = 0; round < budget; ++round) {
+    // Also before a first round run earlier: time may have run out since (another search).
+    if (context_ && context_->out_of_time()) break;
     std::optional<int> pick;
     if (round == 0) {
       if (first_pick()) pick = first_pick_;
-    } else if (!(context_ && context_->out_of_time())) {
+    } else {
       pick = sample_pick(level, offset, worst_offset);
     }
     if (!pick) break;

@@ -273,6 +273,7 @@ FloorSearch::FloorSearch(CoefficientImage& image, ByteView input, const Layout& 
     if (!sample_tracks_whole(log_distortion_curve(*st.sample_rq, *st.sample->image, l_lo, l_hi),
                              st.log_d, l_lo, l_hi, start)) {
       st.sample.reset();
+      st.sample_rq.reset();
       st.untracked_sample = true;
     }
   }
@@ -427,10 +428,15 @@ SourceSearches search_sources(CoefficientImage& image, SubsampledSource* source_
     subsampled.reset();
   }
   // A source searched alone that meets nothing leaves the other its chance, as under kBoth.
-  if (!out.subsampled.requantized && (own_dropped || plan == SubsamplingPlan::kSubsampledOnly))
+  if (!out.subsampled.requantized && (own_dropped || plan == SubsamplingPlan::kSubsampledOnly)) {
     own = search_own();
+    if (own_dropped) out.race += ", met nothing: the input's sampling searched after all";
+  }
   if (own) out.own = own->run();
-  if (!out.own.requantized && subsampled_dropped) out.subsampled = search_420()->run();
+  if (!out.own.requantized && subsampled_dropped) {
+    out.subsampled = search_420()->run();
+    out.race += ", the input's sampling met nothing: 4:2:0 searched after all";
+  }
   return out;
 }
 

@@ -59,6 +59,11 @@ class Requantizer {
  public:
   // `image` must outlive the Requantizer and be changed only through its apply().
   explicit Requantizer(CoefficientImage& image);
+  // A copy would share the image but not the knowledge of whether it was written yet.
+  Requantizer(const Requantizer&) = delete;
+  Requantizer& operator=(const Requantizer&) = delete;
+  Requantizer(Requantizer&&) = default;
+  Requantizer& operator=(Requantizer&&) = default;
 
   // Tables per quantisation slot: target_table(permille), never finer than the source's; slots
   // only chroma uses are coarser for a 4:4:4 source.
