@@ -12,6 +12,10 @@ namespace lighten {
 struct ImageScores {
   double ssimulacra2 = 100;  // SSIMULACRA 2.1, 100 = identical
   double ssimulacra2_worst_tile = 100;
+  // What lighten's quality floors check: ssimulacra2 itself from 256 px on both sides; for a
+  // smaller image the lower of it and the score of both images mirrored out to 256 px (the
+  // metric runs short of scales there and its score drifts with the size alone).
+  double floor_score = 100;
   std::optional<double> butteraugli;  // empty: this build has no butteraugli (libjxl)
 };
 

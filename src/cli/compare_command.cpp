@@ -36,11 +36,16 @@ int run_compare(const CompareArgs& args) {
   const std::string butteraugli = s.butteraugli ? fmt::format("{:.4f}", *s.butteraugli) : "null";
   if (args.json) {
     fmt::print(
-        "{{\"ssimulacra2\": {:.4f}, \"ssimulacra2_worst_tile\": {:.4f}, \"butteraugli\": {}}}\n",
-        s.ssimulacra2, s.ssimulacra2_worst_tile, butteraugli);
+        "{{\"ssimulacra2\": {:.4f}, \"ssimulacra2_worst_tile\": {:.4f}, \"floor_score\": {:.4f}, "
+        "\"butteraugli\": {}}}\n",
+        s.ssimulacra2, s.ssimulacra2_worst_tile, s.floor_score, butteraugli);
   } else {
-    fmt::print("ssimulacra2: {:.2f} (worst tile {:.2f})\nbutteraugli: {}\n", s.ssimulacra2,
-               s.ssimulacra2_worst_tile,
+    fmt::print("ssimulacra2: {:.2f} (worst tile {:.2f})\n", s.ssimulacra2,
+               s.ssimulacra2_worst_tile);
+    if (s.floor_score != s.ssimulacra2)
+      fmt::print("floor score: {:.2f} (under 256 px a side, also scored mirrored out to 256 px)\n",
+                 s.floor_score);
+    fmt::print("butteraugli: {}\n",
                s.butteraugli ? butteraugli : std::string("not computed (no libjxl, or skipped)"));
   }
   return kExitOk;
@@ -59,7 +64,10 @@ Command add_compare_command(CLI::App& app) {
   cmd->add_option("distorted", args->distorted, "The image to score, of the same size")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_flag("--json", args->json, "Print {\"ssimulacra2\": ..., \"butteraugli\": ...}");
+  cmd->add_flag(
+      "--json", args->json,
+      "Print {\"ssimulacra2\": ..., \"ssimulacra2_worst_tile\": ..., \"floor_score\": ..., "
+      "\"butteraugli\": ...}");
   cmd->add_flag("--no-butteraugli", args->no_butteraugli,
                 "Skip butteraugli (it takes seconds and gigabytes on large photos)");
   return {cmd, [args] { return run_compare(*args); }};

@@ -13,8 +13,8 @@
 #include <string>
 
 #include "quality/butteraugli.h"
+#include "quality/floor_score.h"
 #include "quality/image.h"
-#include "quality/ssimulacra2.h"
 
 namespace lighten {
 namespace {
@@ -123,6 +123,9 @@ ImageScores compare_images(std::span<const uint8_t> reference, std::span<const u
   const Ssimulacra2Result r = ssimulacra2(a, b);
   s.ssimulacra2 = r.score;
   s.ssimulacra2_worst_tile = r.worst_tile_score;
+  s.floor_score = r.score;
+  if (a.width < kFullScaleSide || a.height < kFullScaleSide)
+    s.floor_score = floor_score(a, b).score;
   if (with_butteraugli) s.butteraugli = butteraugli_distance(a, b);
   return s;
 }

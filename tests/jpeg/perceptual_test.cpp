@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <string>
+#include <utility>
 
 #include "formats/jpeg/coefficients.h"
 #include "formats/jpeg/jpeg_format.h"
@@ -176,6 +178,48 @@ TEST(Perceptual, LargeImagesAreSearchedOnASampleOfRows) {
   ASSERT_TRUE(o.replaced()) << o.message;
   EXPECT_NE(o.detail.find("on a quarter of the rows"), std::string::npos) << o.detail;
   EXPECT_GE(compare_images(jpeg, o.bytes, false).ssimulacra2, quality_floor(p)) << o.detail;
+}
+
+// SSIMULACRA 2 runs short of scales on an image under 256 px a side and its score drifts up with
+// the shortage (strips like these scored 89-91 at q10): such an image meets its floor also when
+// both it and the original are mirrored out to 256 px (floor_score), in the search and in the
+// verifier, so a strip is not coarsened far beyond what its content bears in a larger picture.
+TEST(Perceptual, ThinImagesMeetTheFloorMirroredOutToFullSize) {
+  for (auto [width, height] : {std::pair{1200, 24}, std::pair{16, 900}}) {
+    SCOPED_TRACE(std::to_string(width) + "x" + std::to_string(height));
+    const auto jpeg =
+        testing::make_jpeg({.width = width, .height = height, .quality = 95, .markers = {}});
+    Policy p;
+    p.mode = Mode::kCompact;
+    const Outcome o = optimize(jpeg, p);
+    ASSERT_TRUE(o.replaced()) << o.message;
+    ASSERT_FALSE(o.quality.pixels_identical) << o.detail;
+    const ImageScores s = compare_images(jpeg, o.bytes, false);
+    EXPECT_GE(s.floor_score, quality_floor(p)) << o.detail;
+    EXPECT_GE(s.ssimulacra2, quality_floor(p));
+    ASSERT_TRUE(o.quality.ssimulacra2.has_value());
+    EXPECT_NEAR(*o.quality.ssimulacra2, s.floor_score, 0.05) << "the reported score is the floor's";
+  }
+}
+
+// The verifier checks the same score: an output of a thin image whose published score meets the
+// floor while its floor score does not is refused.
+TEST(Perceptual, VerifierHoldsThinImagesToTheFloorScore) {
+  const auto original =
+      testing::make_jpeg({.width = 1200, .height = 24, .quality = 95, .markers = {}});
+  const auto coarse =
+      testing::make_jpeg({.width = 1200, .height = 24, .quality = 50, .markers = {}});
+  const ImageScores s = compare_images(original, coarse, false);
+  ASSERT_GT(s.ssimulacra2 - s.floor_score, 2.0);
+  Policy p;
+  p.mode = Mode::kHigh;
+  p.target_score = (s.ssimulacra2 + s.floor_score) / 2;
+  const Verdict refused = verify_jpeg(original, coarse, p, std::nullopt, std::nullopt);
+  EXPECT_FALSE(refused.ok);
+  EXPECT_NE(refused.problem.find("under the floor"), std::string::npos) << refused.problem;
+  p.target_score = s.floor_score - 0.5;
+  const Verdict taken = verify_jpeg(original, coarse, p, std::nullopt, std::nullopt);
+  EXPECT_TRUE(taken.ok) << taken.problem;
 }
 
 // Under kBoth the two sources are compared on their row samples first; one that is decisively

@@ -13,7 +13,7 @@
 #include "formats/jpeg/level_search.h"
 #include "formats/jpeg/metadata.h"
 #include "formats/jpeg/requantize.h"
-#include "quality/ssimulacra2.h"
+#include "quality/floor_score.h"
 
 namespace lighten::jpeg {
 namespace {
@@ -200,7 +200,7 @@ struct FloorSearch::State {
     decode_pixels_into(candidate, scratch);
     std::optional<ImageRgb8> decoded = to_metric_image(std::move(scratch));
     if (!decoded) throw FormatError(Reason::kInternalError, 0, "candidate decodes to CMYK");
-    const Ssimulacra2Result m = ssimulacra2(ref, *decoded, kSearchMetric);
+    const Ssimulacra2Result m = floor_score(ref, *decoded, kSearchMetric);
     scratch.samples = std::move(decoded->samples);  // the next candidate decodes into it
     LevelEval e{level, m.score, m.worst_tile_score, candidate.size(), false, {}};
     if (whole) e.fingerprint = fingerprint_coefficients(target);
@@ -329,11 +329,15 @@ PerceptualResult FloorSearch::run() {
   result.fingerprint = best->fingerprint;
   result.detail = fmt::format(
       "requantised q~{} -> q{:.2f} (Robidoux-shaped tables) with trellis, SSIMULACRA2 {:.2f} "
-      "(worst tile {:.1f}, floor {:.1f}, {} evaluations{})",
+      "(worst tile {:.1f}, floor {:.1f}, {} evaluations{}{})",
       st.q_src, quality_of(best->level), best->score, best->worst, st.floor, evals.size(),
       sampled_evaluations   ? fmt::format(" after {} on a quarter of the rows", sampled_evaluations)
       : st.untracked_sample ? " on the whole image: its row sample did not track it"
-                            : "");
+                            : "",
+      st.reference.width < kFullScaleSide || st.reference.height < kFullScaleSide
+          ? fmt::format("; under {0} px, the lower of it and the score mirrored out to {0} px",
+                        kFullScaleSide)
+          : "");
   return result;
 }
 
@@ -376,7 +380,7 @@ std::optional<SubsampledSource> subsampled_source(CoefficientImage& source, Byte
   // less what such a sample flatters by.
   const std::vector<McuRows> bands = sample_bands(info);
   const unsigned unit = unsigned(info.max_v_samp_factor) * DCTSIZE;
-  out.score = bands.empty() ? ssimulacra2(*reference, *decoded, kSearchMetric).score
+  out.score = bands.empty() ? floor_score(*reference, *decoded, kSearchMetric).score
                             : ssimulacra2(pixel_rows(*reference, bands, unit),
                                           pixel_rows(*decoded, bands, unit), kSearchMetric)
                                       .score -

@@ -11,7 +11,7 @@
 #include "formats/jpeg/mpf.h"
 #include "formats/jpeg/perceptual.h"
 #include "formats/jpeg/secondary_images.h"
-#include "quality/ssimulacra2.h"
+#include "quality/floor_score.h"
 
 namespace lighten {
 namespace jpeg {
@@ -229,7 +229,7 @@ Verdict verify_jpeg(ByteView input, ByteView output, const Policy& policy,
           v.problem = "the output changed pixels of an image the metric cannot read";
           return v;
         }
-        r = ssimulacra2(*a, *b);
+        r = floor_score(*a, *b);
       }
       v.quality.ssimulacra2 = r.score;
       if (!(r.score >= floor)) {

@@ -21,7 +21,7 @@ extern "C" {
 #include "core/errors.h"
 #include "formats/media/av_io.h"
 #include "formats/media/rgb_converter.h"
-#include "quality/ssimulacra2.h"
+#include "quality/floor_score.h"
 
 namespace lighten::media {
 namespace {
@@ -219,7 +219,7 @@ GateResult frame_gate(ByteView reference, ByteView candidate, double floor, uint
       problem = "frame " + std::to_string(n) + " differs in size from the reference's";
       break;
     }
-    const Ssimulacra2Result s = ssimulacra2(ref.rgb(a), cand.rgb(b));
+    const Ssimulacra2Result s = floor_score(ref.rgb(a), cand.rgb(b));
     ++result.compared;
     score_sum += s.score;
     if (s.score < result.worst) result.worst = s.score, result.worst_frame = n;

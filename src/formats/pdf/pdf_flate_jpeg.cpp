@@ -11,7 +11,7 @@
 #include "formats/jpeg/coefficients.h"
 #include "formats/jpeg/metadata.h"
 #include "formats/jpeg/perceptual.h"
-#include "quality/ssimulacra2.h"
+#include "quality/floor_score.h"
 
 namespace lighten::pdf {
 namespace {
@@ -115,7 +115,7 @@ std::optional<Score> score_of(const ImageRgb8& reference, ByteView jpeg) {
   if (!decoded || decoded->width != reference.width || decoded->height != reference.height ||
       decoded->channels != reference.channels)
     return std::nullopt;
-  const Ssimulacra2Result r = ssimulacra2(reference, *decoded);
+  const Ssimulacra2Result r = floor_score(reference, *decoded);
   return Score{r.score, r.worst_tile_score};
 }
 

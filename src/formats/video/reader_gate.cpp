@@ -1,6 +1,7 @@
 #include "formats/video/reader_gate.h"
 
 #include "core/errors.h"
+#include "quality/floor_score.h"
 
 namespace lighten::video {
 
@@ -31,7 +32,7 @@ Ssimulacra2Result ReaderGate::score(ByteView candidate) {
   const ImageRgb8 image = candidate_decoder_->decode(candidate);
   if (image.width != reference_->width || image.height != reference_->height)
     throw FormatError(Reason::kCorrupt, 0, "the frame decodes to another size");
-  return ssimulacra2(*reference_, image);
+  return floor_score(*reference_, image);
 }
 
 double ReaderGate::first_floor(double floor) const {
