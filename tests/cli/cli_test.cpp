@@ -194,5 +194,27 @@ TEST_F(CliTest, ReportSaysWhatToWriteAndWhatIsWrongWithItsInput) {
   EXPECT_NE(r.output.find("lighten optimize"), std::string::npos) << r.output;
 }
 
+// `lighten compare --json` gives both scores: the published SSIMULACRA2 and the floor score the
+// quality floors check, lower on a strip too thin for the metric's six scales; the text form
+// names the floor score only where it differs.
+TEST_F(CliTest, CompareGivesThePublishedScoreAndTheFloorScore) {
+  const fs::path a = dir_ / "a.jpg", b = dir_ / "b.jpg", big = dir_ / "big.jpg";
+  testing::write_file(a, testing::make_jpeg({.width = 600, .height = 20, .quality = 95}));
+  testing::write_file(b, testing::make_jpeg({.width = 600, .height = 20, .quality = 40}));
+  CliRun r = run_cli("compare --json --no-butteraugli " + a.string() + " " + b.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(r.output);
+  EXPECT_LT(j.at("floor_score").get<double>(), j.at("ssimulacra2").get<double>()) << r.output;
+  EXPECT_TRUE(j.at("butteraugli").is_null());
+  r = run_cli("compare --no-butteraugli " + a.string() + " " + b.string());
+  EXPECT_NE(r.output.find("floor score: "), std::string::npos) << r.output;
+  testing::write_file(big, testing::make_jpeg({.width = 300, .height = 260, .quality = 40}));
+  testing::write_file(a, testing::make_jpeg({.width = 300, .height = 260, .quality = 95}));
+  r = run_cli("compare --json --no-butteraugli " + a.string() + " " + big.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  const nlohmann::json k = nlohmann::json::parse(r.output);
+  EXPECT_EQ(k.at("floor_score").get<double>(), k.at("ssimulacra2").get<double>()) << r.output;
+}
+
 }  // namespace
 }  // namespace lighten

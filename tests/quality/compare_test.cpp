@@ -20,7 +20,8 @@ TEST(Compare, PngAgainstJpegMatchesTheOracle) {
   const ImageScores s = compare_images(a, b);
   EXPECT_NEAR(s.ssimulacra2, 61.6043, 0.5);
   EXPECT_LE(s.ssimulacra2_worst_tile, s.ssimulacra2);
-  if (s.butteraugli) {  // built with libjxl: a q50 JPEG is clearly visible
+  EXPECT_EQ(s.floor_score, s.ssimulacra2);  // large enough for all six scales
+  if (s.butteraugli) {                      // built with libjxl: a q50 JPEG is clearly visible
     EXPECT_GT(*s.butteraugli, 1.0);
   }
   const ImageScores same = compare_images(b, b);
