@@ -184,18 +184,19 @@ struct FloorSearch::State {
         policy(policy),
         context(context),
         floor(quality_floor(policy)),
+        pass(floor + kSearchMetricSlack),
+        start(kLevelsPerQuality * starting_quality(floor)),
         q_src(q_src),
         rq(std::move(rq)),
         log_d(log_distortion_curve(this->rq, image, l_lo, l_hi)),
         reference(reference),
-        // Candidates clear the floor by the quick metric's slack (kSearchMetric).
-        search(floor + kSearchMetricSlack, floor + kSearchMetricSlack - kWorstTileMargin, l_lo,
-               l_hi, log_d) {}
+        search(pass, pass - kWorstTileMargin, l_lo, l_hi, log_d) {}
 
-  // One candidate: requantised, written, decoded and scored against `ref`.
-  LevelEval score_candidate(CoefficientImage& target, const Requantizer& r, const ImageRgb8& ref,
-                            int level, bool whole) {
+  // One candidate: requantised into the image `r` writes, written, decoded and scored against
+  // `ref`.
+  LevelEval score_candidate(const Requantizer& r, const ImageRgb8& ref, int level, bool whole) {
     r.apply(r.tables_for(permille_of(level)), rdo);
+    CoefficientImage& target = r.image();
     const Bytes candidate = write_coefficients(target, WriteOptions{});
     decode_pixels_into(candidate, scratch);
     std::optional<ImageRgb8> decoded = to_metric_image(std::move(scratch));
@@ -206,12 +207,14 @@ struct FloorSearch::State {
     if (whole) e.fingerprint = fingerprint_coefficients(target);
     return e;
   }
-  LevelEval evaluate(int level) { return score_candidate(image, rq, reference, level, true); }
+  LevelEval evaluate(int level) { return score_candidate(rq, reference, level, true); }
 
   CoefficientImage& image;
   const Policy& policy;
   const Context* context;
   const double floor;
+  const double pass;  // what candidates must score: the floor plus the quick metric's slack
+  const int start;    // the level the search starts from
   const int q_src;
   const Requantizer rq;
   const std::vector<double> log_d;  // the cheap estimate for every candidate level
@@ -264,26 +267,24 @@ FloorSearch::FloorSearch(CoefficientImage& image, ByteView input, const Layout& 
   state_ =
       std::make_unique<State>(image, std::move(rq), policy, context, q_src, l_lo, l_hi, *reference);
   State& st = *state_;
-  const int start = kLevelsPerQuality * q_start;
   st.sample = row_sample(image, *reference, context);
   if (st.sample) {
     // A sample whose coefficients answer requantisation unlike the whole image's (its bands
     // miss where the detail is) would mislead the search: the whole image is searched instead.
     st.sample_rq.emplace(*st.sample->image);
     if (!sample_tracks_whole(log_distortion_curve(*st.sample_rq, *st.sample->image, l_lo, l_hi),
-                             st.log_d, l_lo, l_hi, start)) {
+                             st.log_d, l_lo, l_hi, st.start)) {
       st.sample.reset();
       st.sample_rq.reset();
       st.untracked_sample = true;
     }
   }
   if (st.sample) {
-    const double pass = floor + kSearchMetricSlack;
     st.sampled.emplace(
-        st.search, pass, pass - kWorstTileMargin, start, sampled_search_params(policy.effort),
+        st.search, st.pass, st.pass - kWorstTileMargin, st.start,
+        sampled_search_params(policy.effort),
         [&st](int level) {
-          return st.score_candidate(*st.sample->image, *st.sample_rq, st.sample->reference, level,
-                                    false);
+          return st.score_candidate(*st.sample_rq, st.sample->reference, level, false);
         },
         [&st](int level) { return st.evaluate(level); }, context);
   }
@@ -306,8 +307,7 @@ PerceptualResult FloorSearch::run() {
     sampled_evaluations = st.sampled->finish();
   } else {
     st.search.run(
-        kLevelsPerQuality * starting_quality(st.floor),
-        {.budget = max_evaluations(st.policy.effort)},
+        st.start, {.budget = max_evaluations(st.policy.effort)},
         [&st](int level) { return st.evaluate(level); }, st.context);
   }
   const std::vector<LevelEval>& evals = st.search.evals();

@@ -98,6 +98,8 @@ class Requantizer {
   // Writes the requantised coefficients into the image's arrays and sets its output tables.
   // Returns the total squared error (all components).
   double apply(const std::vector<QuantTable>& tables, const RdoParams& rdo) const;
+  // The image apply() writes into.
+  CoefficientImage& image() const { return *image_; }
 
  private:
   struct Component {
