@@ -14,7 +14,7 @@ struct ImageScores {
   double ssimulacra2_worst_tile = 100;
   // What lighten's quality floors check: ssimulacra2 itself from 256 px on both sides; for a
   // smaller image the lower of it and the score of both images mirrored out to 256 px (the
-  // metric runs short of scales there and its score drifts with the size alone).
+  // metric's coarse scales shrink to a few pixels there and its score drifts with the size).
   double floor_score = 100;
   std::optional<double> butteraugli;  // empty: this build has no butteraugli (libjxl)
 };

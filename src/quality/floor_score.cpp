@@ -12,6 +12,22 @@ uint32_t reflected(uint32_t p, uint32_t size) {
   return q < size ? q : 2 * size - 1 - q;
 }
 
+// Columns [x, x + width) and rows [y, y + height) of `image`.
+ImageRgb8 crop(const ImageRgb8& image, uint32_t x, uint32_t y, uint32_t width, uint32_t height) {
+  if (x == 0 && y == 0 && width == image.width && height == image.height) return image;
+  ImageRgb8 out;
+  out.width = width;
+  out.height = height;
+  out.channels = image.channels;
+  const size_t c = image.channels;
+  out.samples.resize(size_t(width) * height * c);
+  for (uint32_t row = 0; row < height; ++row)
+    std::memcpy(out.samples.data() + size_t(row) * width * c,
+                image.samples.data() + ((size_t(y) + row) * image.width + x) * c,
+                size_t(width) * c);
+  return out;
+}
+
 }  // namespace
 
 ImageRgb8 mirror_to_side(const ImageRgb8& image, uint32_t min_side) {
@@ -46,13 +62,25 @@ Ssimulacra2Result floor_score(const ImageRgb8& reference, const ImageRgb8& disto
                               const Ssimulacra2Options& options) {
   Ssimulacra2Result r = ssimulacra2(reference, distorted, options);
   if (distorted.width >= kFullScaleSide && distorted.height >= kFullScaleSide) return r;
-  const Ssimulacra2Result m = ssimulacra2(mirror_to_side(reference, kFullScaleSide),
-                                          mirror_to_side(distorted, kFullScaleSide), options);
-  r.score = std::min(r.score, m.score);
-  if (m.worst_tile_score < r.worst_tile_score) {
-    r.worst_tile_score = m.worst_tile_score;
-    r.worst_tile_x = reflected(m.worst_tile_x, distorted.width);
-    r.worst_tile_y = reflected(m.worst_tile_y, distorted.height);
+  // Pieces of (nearly) equal length along the longer side.
+  const bool across = distorted.width >= distorted.height;
+  const uint32_t length = across ? distorted.width : distorted.height;
+  const uint32_t pieces = (length + kMirrorPiece - 1) / kMirrorPiece;
+  for (uint32_t i = 0; i < pieces; ++i) {
+    const uint32_t begin = uint32_t(uint64_t(length) * i / pieces);
+    const uint32_t end = uint32_t(uint64_t(length) * (i + 1) / pieces);
+    const uint32_t x = across ? begin : 0, y = across ? 0 : begin;
+    const uint32_t w = across ? end - begin : distorted.width;
+    const uint32_t h = across ? distorted.height : end - begin;
+    const Ssimulacra2Result m =
+        ssimulacra2(mirror_to_side(crop(reference, x, y, w, h), kFullScaleSide),
+                    mirror_to_side(crop(distorted, x, y, w, h), kFullScaleSide), options);
+    r.score = std::min(r.score, m.score);
+    if (m.worst_tile_score < r.worst_tile_score) {
+      r.worst_tile_score = m.worst_tile_score;
+      r.worst_tile_x = x + reflected(m.worst_tile_x, w);
+      r.worst_tile_y = y + reflected(m.worst_tile_y, h);
+    }
   }
   return r;
 }

@@ -195,7 +195,7 @@ TEST_F(CliTest, ReportSaysWhatToWriteAndWhatIsWrongWithItsInput) {
 }
 
 // `lighten compare --json` gives both scores: the published SSIMULACRA2 and the floor score the
-// quality floors check, lower on a strip too thin for the metric's six scales; the text form
+// quality floors check, lower on a strip too thin for the metric's coarse scales; the text form
 // names the floor score only where it differs.
 TEST_F(CliTest, CompareGivesThePublishedScoreAndTheFloorScore) {
   const fs::path a = dir_ / "a.jpg", b = dir_ / "b.jpg", big = dir_ / "big.jpg";

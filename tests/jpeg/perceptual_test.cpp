@@ -180,10 +180,11 @@ TEST(Perceptual, LargeImagesAreSearchedOnASampleOfRows) {
   EXPECT_GE(compare_images(jpeg, o.bytes, false).ssimulacra2, quality_floor(p)) << o.detail;
 }
 
-// SSIMULACRA 2 runs short of scales on an image under 256 px a side and its score drifts up with
-// the shortage (strips like these scored 89-91 at q10): such an image meets its floor also when
-// both it and the original are mirrored out to 256 px (floor_score), in the search and in the
-// verifier, so a strip is not coarsened far beyond what its content bears in a larger picture.
+// SSIMULACRA 2's coarse scales shrink to a few pixels on an image under 256 px a side, and under
+// 113 px it drops scales: its score drifts up (strips like these scored 89-91 at q10). Such an
+// image meets its floor also when both it and the original are mirrored out to 256 px
+// (floor_score), in the search and in the verifier, so a strip is not coarsened far beyond what
+// its content bears in a larger picture.
 TEST(Perceptual, ThinImagesMeetTheFloorMirroredOutToFullSize) {
   for (auto [width, height] : {std::pair{1200, 24}, std::pair{16, 900}}) {
     SCOPED_TRACE(std::to_string(width) + "x" + std::to_string(height));

@@ -1,6 +1,6 @@
 // floor_score: the published SSIMULACRA 2 from 256 px a side; on smaller images also the score
 // of both images mirrored out to 256 px, so that a thin strip is held to what its content scores
-// in a larger picture rather than to what the metric's missing scales leave of the score.
+// in a larger picture rather than to what the metric's shrunken or missing scales make of it.
 #include "quality/floor_score.h"
 
 #include <gtest/gtest.h>
@@ -111,7 +111,7 @@ TEST(FloorScore, ThinStripsScoreAsTheirContentDoesInALargerPicture) {
   const ImageRgb8 lossy = blocky(picture);
   const double full = ssimulacra2(picture, lossy).score;
   double widest_drift = 0;
-  for (uint32_t rows : {8u, 16u, 32u, 48u, 64u, 96u, 128u, 192u}) {
+  for (uint32_t rows : {4u, 8u, 16u, 32u, 48u, 64u, 96u, 128u, 192u}) {
     SCOPED_TRACE(rows);
     const ImageRgb8 a = first_rows(picture, rows), b = first_rows(lossy, rows);
     const double published = ssimulacra2(a, b).score;
@@ -122,8 +122,45 @@ TEST(FloorScore, ThinStripsScoreAsTheirContentDoesInALargerPicture) {
     EXPECT_EQ(f.score, std::min(published, mirrored));
     EXPECT_LE(f.score, full + 4.0);
     widest_drift = std::max(widest_drift, std::abs(published - full));
+    // Under 8 px the published metric has no scale at all: 100 whatever the loss.
+    if (rows < 8) {
+      EXPECT_EQ(published, 100.0);
+    }
   }
   EXPECT_GT(widest_drift, 15.0) << "the published score no longer drifts on thin strips";
+}
+
+// A strip longer than kMirrorPiece is mirrored piece by piece (each at most kMirrorPiece long,
+// so memory stays bounded however long the strip): the floor score is the lowest piece's, and a
+// loss confined to one piece is found there.
+TEST(FloorScore, LongStripsAreScoredInPieces) {
+  const uint32_t length = 3 * kMirrorPiece + 100;
+  for (bool across : {true, false}) {
+    SCOPED_TRACE(across ? "wide" : "tall");
+    const ImageRgb8 picture = across ? texture(length, 24) : texture(24, length);
+    ImageRgb8 lossy = picture;
+    // The loss only in the third piece (of four, each about length / 4 long).
+    const ImageRgb8 damaged = blocky(picture);
+    const uint32_t from = length / 2 + 100, to = 3 * length / 4 - 100;
+    for (uint32_t y = 0; y < picture.height; ++y) {
+      for (uint32_t x = 0; x < picture.width; ++x) {
+        const uint32_t along = across ? x : y;
+        if (along < from || along >= to) continue;
+        for (uint32_t c = 0; c < 3; ++c) {
+          const size_t i = (size_t(y) * picture.width + x) * 3 + c;
+          lossy.samples[i] = damaged.samples[i];
+        }
+      }
+    }
+    const Ssimulacra2Result f = floor_score(picture, lossy);
+    EXPECT_LE(f.score, ssimulacra2(picture, lossy).score);
+    // That piece is mostly damaged: it scores about as the damage does on a whole picture (75).
+    EXPECT_LT(f.score, 82.0);
+    const uint32_t worst_along = across ? f.worst_tile_x : f.worst_tile_y;
+    EXPECT_GE(worst_along + kFullScaleSide, from);
+    EXPECT_LT(worst_along, to);
+    EXPECT_EQ(floor_score(picture, picture).score, 100.0);
+  }
 }
 
 }  // namespace

@@ -381,7 +381,7 @@ std::optional<SubsampledSource> subsampled_source(CoefficientImage& source, Byte
   const std::vector<McuRows> bands = sample_bands(info);
   const unsigned unit = unsigned(info.max_v_samp_factor) * DCTSIZE;
   out.score = bands.empty() ? floor_score(*reference, *decoded, kSearchMetric).score
-                            : ssimulacra2(pixel_rows(*reference, bands, unit),
+                            : floor_score(pixel_rows(*reference, bands, unit),
                                           pixel_rows(*decoded, bands, unit), kSearchMetric)
                                       .score -
                                   kSampleFlattery;
