@@ -123,9 +123,7 @@ ImageScores compare_images(std::span<const uint8_t> reference, std::span<const u
   const Ssimulacra2Result r = ssimulacra2(a, b);
   s.ssimulacra2 = r.score;
   s.ssimulacra2_worst_tile = r.worst_tile_score;
-  s.floor_score = r.score;
-  if (a.width < kFullScaleSide || a.height < kFullScaleSide)
-    s.floor_score = floor_score(a, b).score;
+  s.floor_score = floor_score(r, a, b).score;
   if (with_butteraugli) s.butteraugli = butteraugli_distance(a, b);
   return s;
 }

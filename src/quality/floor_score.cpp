@@ -58,10 +58,18 @@ ImageRgb8 mirror_to_side(const ImageRgb8& image, uint32_t min_side) {
   return out;
 }
 
+bool below_full_scale(const ImageRgb8& image) {
+  return image.width < kFullScaleSide || image.height < kFullScaleSide;
+}
+
 Ssimulacra2Result floor_score(const ImageRgb8& reference, const ImageRgb8& distorted,
                               const Ssimulacra2Options& options) {
-  Ssimulacra2Result r = ssimulacra2(reference, distorted, options);
-  if (distorted.width >= kFullScaleSide && distorted.height >= kFullScaleSide) return r;
+  return floor_score(ssimulacra2(reference, distorted, options), reference, distorted, options);
+}
+
+Ssimulacra2Result floor_score(Ssimulacra2Result r, const ImageRgb8& reference,
+                              const ImageRgb8& distorted, const Ssimulacra2Options& options) {
+  if (!below_full_scale(distorted)) return r;
   // Pieces of (nearly) equal length along the longer side.
   const bool across = distorted.width >= distorted.height;
   const uint32_t length = across ? distorted.width : distorted.height;

@@ -33,5 +33,10 @@ ImageRgb8 mirror_to_side(const ImageRgb8& image, uint32_t min_side);
 inline constexpr uint32_t kMirrorPiece = 2048;
 Ssimulacra2Result floor_score(const ImageRgb8& reference, const ImageRgb8& distorted,
                               const Ssimulacra2Options& options = {});
+// The same from `published`, ssimulacra2() of the pair already computed with `options`.
+Ssimulacra2Result floor_score(Ssimulacra2Result published, const ImageRgb8& reference,
+                              const ImageRgb8& distorted, const Ssimulacra2Options& options = {});
+// Whether `image` is too small on a side for the published score alone (under kFullScaleSide).
+bool below_full_scale(const ImageRgb8& image);
 
 }  // namespace lighten

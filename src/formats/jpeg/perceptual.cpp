@@ -334,7 +334,7 @@ PerceptualResult FloorSearch::run() {
       sampled_evaluations   ? fmt::format(" after {} on a quarter of the rows", sampled_evaluations)
       : st.untracked_sample ? " on the whole image: its row sample did not track it"
                             : "",
-      st.reference.width < kFullScaleSide || st.reference.height < kFullScaleSide
+      below_full_scale(st.reference)
           ? fmt::format("; under {0} px, the lower of it and the score mirrored out to {0} px",
                         kFullScaleSide)
           : "");
