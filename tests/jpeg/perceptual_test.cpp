@@ -167,6 +167,26 @@ TEST(Perceptual, HalfWidthChromaMayBecomeHalfHeightToo) {
   EXPECT_FALSE(chroma_finer_than_420(out));
 }
 
+// Adobe's encoders number the components 0, 1, 2: the 4:2:0 re-encode keeps the source's
+// identifiers, or the verifier (rightly) rejects the output as a different frame.
+TEST(Perceptual, ResampledFramesKeepTheComponentIdentifiers) {
+  const auto jpeg = testing::make_jpeg({.width = 320,
+                                        .height = 240,
+                                        .quality = 97,
+                                        .markers = {},
+                                        .luma_sampling = 1,
+                                        .smooth_chroma = true,
+                                        .component_ids = {0, 1, 2}});
+  Policy p;
+  p.mode = Mode::kHigh;
+  const Outcome o = optimize(jpeg, p);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  EXPECT_NE(o.detail.find("re-encoded from pixels as 4:2:0"), std::string::npos) << o.detail;
+  CoefficientImage out(o.bytes, nullptr);
+  for (int ci = 0; ci < 3; ++ci) EXPECT_EQ(out.info().comp_info[ci].component_id, ci);
+  EXPECT_GE(compare_images(jpeg, o.bytes, false).ssimulacra2, 80.0);
+}
+
 // Images of 3 MP and more are searched on a quarter of their rows and confirmed on the whole:
 // the floor holds on the final bytes all the same.
 TEST(Perceptual, LargeImagesAreSearchedOnASampleOfRows) {

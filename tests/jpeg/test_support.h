@@ -60,6 +60,7 @@ struct EncodeOptions {
   int luma_sampling = 2;  // the first component's factors: 2 is 4:2:0 (libjpeg's default), 1 4:4:4
   int luma_v_sampling = 0;     // its vertical factor when not luma_sampling (2 and 1: 4:2:2)
   bool smooth_chroma = false;  // smooth_chroma_pixels (the default pattern has sharp chroma edges)
+  std::vector<int> component_ids = {};  // the frame's identifiers when not libjpeg's 1, 2, 3
 };
 
 // Writes a small JPEG of a smooth pattern with noise, so that the coefficients are not trivial.
@@ -98,6 +99,8 @@ inline std::vector<uint8_t> make_jpeg(const EncodeOptions& o) {
     s.c.comp_info[0].h_samp_factor = o.luma_sampling;
     s.c.comp_info[0].v_samp_factor = o.luma_v_sampling ? o.luma_v_sampling : o.luma_sampling;
   }
+  for (size_t ci = 0; ci < o.component_ids.size() && ci < size_t(o.components); ++ci)
+    s.c.comp_info[ci].component_id = o.component_ids[ci];
   if (o.progressive) jpeg_simple_progression(&s.c);
   jpeg_scan_info dc_scan{};
   if (o.dc_only) {

@@ -449,7 +449,7 @@ Bytes write_mcu_rows(CoefficientImage& image, const std::vector<McuRows>& bands)
 namespace {
 
 bool encode_raw(Writer* w, const ImageRgb8* rgb, const std::array<uint16_t, 64>* luma,
-                const std::array<uint16_t, 64>* chroma) {
+                const std::array<uint16_t, 64>* chroma, const std::array<int, 3>* ids) {
   if (setjmp(w->err.jump)) return false;
   start_writer(w);
   w->info.image_width = rgb->width;
@@ -460,6 +460,7 @@ bool encode_raw(Writer* w, const ImageRgb8* rgb, const std::array<uint16_t, 64>*
   w->info.comp_info[0].h_samp_factor = w->info.comp_info[0].v_samp_factor = 2;
   for (int ci = 1; ci < 3; ++ci)
     w->info.comp_info[ci].h_samp_factor = w->info.comp_info[ci].v_samp_factor = 1;
+  for (int ci = 0; ci < 3; ++ci) w->info.comp_info[ci].component_id = (*ids)[size_t(ci)];
   unsigned int table[DCTSIZE2];
   for (int k = 0; k < DCTSIZE2; ++k) table[k] = (*luma)[size_t(k)];
   jpeg_add_quant_table(&w->info, 0, table, 100, TRUE);
@@ -482,11 +483,12 @@ bool encode_raw(Writer* w, const ImageRgb8* rgb, const std::array<uint16_t, 64>*
 }  // namespace
 
 Bytes encode_pixels_420(const ImageRgb8& rgb, const std::array<uint16_t, 64>& luma,
-                        const std::array<uint16_t, 64>& chroma) {
+                        const std::array<uint16_t, 64>& chroma,
+                        const std::array<int, 3>& component_ids) {
   if (rgb.channels != 3 || rgb.width == 0 || rgb.height == 0 ||
       rgb.samples.size() != size_t(rgb.width) * rgb.height * 3)
     throw FormatError(Reason::kUnsupportedVariant, 0, "only RGB pixels are re-encoded as 4:2:0");
-  return run_writer([&](Writer* w) { return encode_raw(w, &rgb, &luma, &chroma); },
+  return run_writer([&](Writer* w) { return encode_raw(w, &rgb, &luma, &chroma, &component_ids); },
                     "libjpeg while encoding");
 }
 

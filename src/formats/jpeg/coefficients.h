@@ -89,9 +89,11 @@ Bytes write_mcu_rows(CoefficientImage& image, const std::vector<McuRows>& bands)
 
 // Encodes 8-bit RGB pixels as a sequential YCbCr JPEG with 4:2:0 chroma and the given
 // quantisation tables (natural order), libjpeg's accurate DCT and no markers of its own: the
-// source of a pixel-domain re-encode. Throws FormatError.
+// source of a pixel-domain re-encode. The components carry the source's identifiers (Adobe files
+// number them 0, 1, 2 where libjpeg writes 1, 2, 3). Throws FormatError.
 Bytes encode_pixels_420(const ImageRgb8& rgb, const std::array<uint16_t, 64>& luma,
-                        const std::array<uint16_t, 64>& chroma);
+                        const std::array<uint16_t, 64>& chroma,
+                        const std::array<int, 3>& component_ids);
 
 // Decoded samples with libjpeg's default settings (RGB, gray or CMYK, interleaved).
 struct PixelImage {

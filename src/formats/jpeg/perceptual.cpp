@@ -371,8 +371,10 @@ std::optional<SubsampledSource> subsampled_source(CoefficientImage& source, Byte
     luma[size_t(k)] = info.comp_info[0].quant_table->quantval[k];
     chroma[size_t(k)] = info.comp_info[1].quant_table->quantval[k];
   }
+  const std::array<int, 3> ids = {info.comp_info[0].component_id, info.comp_info[1].component_id,
+                                  info.comp_info[2].component_id};
   SubsampledSource out;
-  out.bytes = encode_pixels_420(*reference, luma, chroma);
+  out.bytes = encode_pixels_420(*reference, luma, chroma, ids);
   out.image = std::make_unique<CoefficientImage>(out.bytes, context);
   const std::optional<ImageRgb8> decoded = to_metric_image(decode_pixels(out.bytes));
   if (!decoded) return std::nullopt;

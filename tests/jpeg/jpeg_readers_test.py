@@ -1,0 +1,159 @@
+#!/usr/bin/python3
+"""Every JPEG of the corpus through `lighten optimize` in one mode, each output opened by PIL
+(an independent reader) and checked against the promises, then optimised a second time.
+
+For every input: no run may end in verify-failed or internal-error (a file lighten cannot
+handle is left alone with a reason). For every output that replaced its input: PIL opens it
+with the input's size and mode; lossless mode decodes to the same pixels; a perceptual mode
+either decodes to the same pixels or scores at least the mode's floor by `lighten compare` on
+PIL's decodes (floor_score: under 256 px a side, the stricter mirrored score); every metadata
+segment (APPn, COM) is kept byte for byte except lighten's own quality marker and a rewritten
+MPF index; the bytes after the image are kept unless an MPF index points into them. The
+outputs, optimised again under the same mode, come back with the same pixels (no generation
+loss) and no file grows.
+
+Usage: jpeg_readers_test.py LIGHTEN_BINARY SHARED_DIR [--mode lossless|visually-lossless|high|compact]
+Skips (exit 77) when the corpus or PIL is missing.
+"""
+import io, json, shutil, subprocess, sys, tempfile, warnings
+from pathlib import Path
+
+warnings.simplefilter("ignore")  # PIL warns of the corpus's malformed files as it opens them
+
+SKIP = 77
+FLOORS = {"visually-lossless": 85.0, "high": 80.0, "compact": 70.0}
+QUALITY_MARKER = b"LIGHTEN\0"
+OUR_BUGS = {"verify-failed", "internal-error"}
+
+
+def segments(data):
+    """(metadata segments [(marker, payload)], has MPF, offset after the primary image's EOI)."""
+    meta, mpf, i = [], False, 2
+    if data[:2] != b"\xff\xd8":
+        return None
+    while i + 4 <= len(data):
+        if data[i] != 0xFF:
+            return None
+        m = data[i + 1]
+        if m == 0xFF:
+            i += 1
+            continue
+        if m == 0xDA:
+            break
+        size = int.from_bytes(data[i + 2:i + 4], "big")
+        payload = data[i + 4:i + 2 + size]
+        if 0xE0 <= m <= 0xEF or m == 0xFE:
+            if m == 0xE2 and payload.startswith(b"MPF\0"):
+                mpf = True
+            elif not (m == 0xEF and payload.startswith(QUALITY_MARKER)):
+                meta.append((m, payload))
+        i += 2 + size
+    eoi = data.find(b"\xff\xd9", i)
+    return meta, mpf, (len(data) if eoi < 0 else eoi + 2)
+
+
+def decoded(data):
+    from PIL import Image
+    try:
+        with Image.open(io.BytesIO(data)) as im:
+            im.load()
+            return im.copy()
+    except Exception:  # a variant PIL cannot read (12-bit, lossless, broken)
+        return None
+
+
+def floor_score(lighten, a, b, tmp):
+    pa, pb = tmp / "a.png", tmp / "b.png"
+    a.save(pa, compress_level=0)  # fast: 12 MP photos take seconds at the default level
+    b.save(pb, compress_level=0)
+    out = subprocess.run([lighten, "compare", "--json", "--no-butteraugli", str(pa), str(pb)],
+                         capture_output=True, text=True, check=True).stdout
+    return json.loads(out)["floor_score"]
+
+
+def optimise(lighten, mode, src, dst, report):
+    subprocess.run([lighten, "optimize", "--quiet", "--no-journal", "--mode", mode, "--report",
+                    str(report), "-o", str(dst), str(src)], check=True)
+    rows = json.loads(report.read_text())["files"]
+    return {Path(r["path"]).name: r for r in rows}
+
+
+def check_output(lighten, mode, name, before, after, tmp):
+    """Failures of one replaced file, as text."""
+    x, y = decoded(before), decoded(after)
+    if y is None:
+        return [] if x is None else [f"{name}: PIL cannot read the output"]
+    if x is None:
+        return []  # the input is a variant PIL cannot read; lighten's own checks cover it
+    if (x.size, x.mode) != (y.size, y.mode):
+        return [f"{name}: {y.size} {y.mode}, not {x.size} {x.mode}"]
+    failures = []
+    if x.tobytes() != y.tobytes():
+        if mode == "lossless":
+            failures.append(f"{name}: pixels differ in lossless mode")
+        else:
+            rgb = lambda im: im if im.mode in ("L", "RGB") else im.convert("RGB")
+            s = floor_score(lighten, rgb(x), rgb(y), tmp)
+            if s < FLOORS[mode]:
+                failures.append(f"{name}: SSIMULACRA2 {s:.2f} under {FLOORS[mode]}")
+    sa, sb = segments(before), segments(after)
+    if sa and sb:
+        if sa[0] != sb[0]:
+            failures.append(f"{name}: metadata segments differ")
+        if not sa[1] and before[sa[2]:] != after[sb[2]:]:
+            failures.append(f"{name}: the bytes after the image differ")
+    return failures
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__)
+        return 2
+    lighten, shared = sys.argv[1], Path(sys.argv[2])
+    mode = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--mode" else "lossless"
+    try:
+        import PIL  # noqa: F401
+    except ImportError:
+        print("SKIP: PIL is not installed")
+        return SKIP
+    corpus = shared / "corpus" / "jpeg"
+    if not corpus.is_dir():
+        print(f"SKIP: {corpus} is absent")
+        return SKIP
+    failures, replaced = [], 0
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        shutil.copytree(corpus, tmp / "in")
+        first = optimise(lighten, mode, tmp / "in", tmp / "out", tmp / "first.json")
+        for name, row in sorted(first.items()):
+            if row["reason"] in OUR_BUGS:
+                failures.append(f"{name}: {row['reason']}: {row['message']}")
+            if row["action"] != "optimized":
+                continue
+            replaced += 1
+            before, after = (tmp / "in" / name).read_bytes(), (tmp / "out" / name).read_bytes()
+            found = check_output(lighten, mode, name, before, after, tmp)
+            failures += found
+            print(f"{name}: {len(before)} -> {len(after)} bytes{'' if found else ', checked'}")
+        second = optimise(lighten, mode, tmp / "out", tmp / "again", tmp / "second.json")
+        for name, row in sorted(second.items()):
+            if row["reason"] in OUR_BUGS:
+                failures.append(f"{name}, second run: {row['reason']}: {row['message']}")
+            if row["action"] != "optimized":
+                continue
+            a, b = decoded((tmp / "out" / name).read_bytes()), decoded(
+                (tmp / "again" / name).read_bytes())
+            if a is not None and (b is None or a.tobytes() != b.tobytes()):
+                failures.append(f"{name}: the second run changed pixels ({row['detail']})")
+            if row["bytes_after"] > row["bytes_before"]:
+                failures.append(f"{name}: the second run made it larger")
+    if replaced == 0:
+        failures.append("no file was optimised")
+    for f in failures:
+        print("FAIL:", f)
+    print(f"{len(first)} files, {replaced} optimised, {len(failures)} failures ({mode})")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
