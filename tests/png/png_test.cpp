@@ -1,6 +1,8 @@
 // PNG: re-filtered and re-deflated, every other chunk identical, pixels identical by libpng.
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 #include "codecs/deflate.h"
 #include "formats/png/png_chunks.h"
 #include "formats/png/png_filters.h"
@@ -32,6 +34,8 @@ struct Variant {
   const char* name;
   testing::PngRecipe recipe;
 };
+// Names the variant in test listings (gtest would print the struct's bytes, pointers included).
+void PrintTo(const Variant& v, std::ostream* os) { *os << v.name; }
 
 class PngVariants : public ::testing::TestWithParam<Variant> {};
 
