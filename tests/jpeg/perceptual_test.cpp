@@ -320,10 +320,27 @@ TEST(Perceptual, RequantizerKeepsTheSourceFromBeforeItsFirstWrite) {
   rq.apply(rq.tables_for(4000), RdoParams{});
   EXPECT_NE(write_coefficients(image, WriteOptions{}), written_before);
   EXPECT_EQ(rq.distortion_estimate(1)(probe), before);
-  rq.apply(rq.source_tables(), RdoParams{.strength = 0});
-  image.set_output_tables({});
+  rq.restore_source();
   CoefficientImage fresh(jpeg, nullptr);
   EXPECT_EQ(fingerprint_coefficients(image), fingerprint_coefficients(fresh));
+  EXPECT_EQ(write_coefficients(image, WriteOptions{}), written_before);
+}
+
+// An extended-sequential file whose coefficients exceed what baseline JPEG can code (a fuzzer's
+// find): no level meets the floor, and the source must come back exactly. Putting it back by
+// requantising to its own tables clamped those coefficients, and the verifier then caught a
+// lossy output that nothing had scored.
+TEST(Perceptual, SearchThatFindsNothingPutsOutOfRangeCoefficientsBack) {
+  const Bytes jpeg = testing::read_file(std::filesystem::path(LIGHTEN_SOURCE_DIR) / "tests" /
+                                        "fuzz" / "crashers" / "jpeg" / "mem_dest_double_free");
+  ASSERT_FALSE(jpeg.empty());
+  for (Mode mode : {Mode::kVisuallyLossless, Mode::kCompact}) {
+    Policy p;
+    p.mode = mode;
+    const Outcome o = optimize(jpeg, p);
+    EXPECT_NE(o.reason, Reason::kVerifyFailed) << o.message;
+    EXPECT_FALSE(o.replaced()) << o.detail;
+  }
 }
 
 // The search's cheap estimate, from magnitudes counted once, against a direct pass over the

@@ -314,8 +314,7 @@ PerceptualResult FloorSearch::run() {
   const LevelEval* best = st.search.best();
   if (!best) {
     // Put the source's coefficients back: the output is the lossless one.
-    st.rq.apply(st.rq.source_tables(), RdoParams{.strength = 0});
-    st.image.set_output_tables({});
+    st.rq.restore_source();
     result.detail =
         fmt::format("lossless only (no requantisation met SSIMULACRA2 {:.1f} in {} tries)",
                     st.floor, evals.size());

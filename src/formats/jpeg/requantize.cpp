@@ -265,6 +265,18 @@ void Requantizer::copy_source() const {
   copied_ = true;
 }
 
+void Requantizer::restore_source() const {
+  if (copied_) {
+    for (size_t ci = 0; ci < components_.size(); ++ci) {
+      const Component& c = components_[ci];
+      for (JDIMENSION row = 0; row < c.height; ++row)
+        std::memcpy(image_->mutable_block_row(int(ci), row),
+                    c.coefs.data() + size_t(row) * c.width * 64, sizeof(JBLOCK) * c.width);
+    }
+  }
+  image_->set_output_tables({});
+}
+
 const JCOEF* Requantizer::source_row(size_t ci, JDIMENSION row) const {
   const Component& c = components_[ci];
   return copied_ ? c.coefs.data() + size_t(row) * c.width * 64 : image_->block_row(int(ci), row)[0];

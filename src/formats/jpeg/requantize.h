@@ -98,6 +98,10 @@ class Requantizer {
   // Writes the requantised coefficients into the image's arrays and sets its output tables.
   // Returns the total squared error (all components).
   double apply(const std::vector<QuantTable>& tables, const RdoParams& rdo) const;
+  // Puts the source's coefficients and tables back exactly as they were before apply() (a
+  // requantisation to the source's own tables would clamp coefficients that are out of range
+  // for baseline JPEG, as an extended-sequential file may hold).
+  void restore_source() const;
   // The image apply() writes into.
   CoefficientImage& image() const { return *image_; }
 
