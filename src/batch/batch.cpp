@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "batch/journal.h"
+#include "batch/memory_estimate.h"
 #include "batch/process.h"
 #include "batch/scheduler.h"
 #include "batch/shard.h"
@@ -199,9 +200,17 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
 
   batch::RunContext context{options, *store, journal.get(), summary.run_id, fingerprint};
   batch::Scheduler scheduler(options.jobs, options.memory_budget);
-  scheduler.run(
-      files.size(), [&](size_t i) { return batch::memory_estimate(files[i].stat.size); },
-      [&](size_t i) { collector.file(batch::process_file(context, files[i])); });
+  // Images are priced by their pixels, read from their headers as each reaches the head of the
+  // queue. A file that cannot be read is priced by its size; its worker reports why.
+  auto estimate = [&](size_t i) {
+    std::vector<uint8_t> head;
+    (void)store->read_head(files[i].path, batch::kEstimateHeadBytes, head);
+    if (batch::frame_header_beyond(head))
+      (void)store->read_head(files[i].path, batch::kEstimateLongHeadBytes, head);
+    return batch::memory_estimate(files[i].stat.size, head, options.policy);
+  };
+  scheduler.run(files.size(), estimate,
+                [&](size_t i) { collector.file(batch::process_file(context, files[i])); });
 
   if (journal) journal->flush();
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

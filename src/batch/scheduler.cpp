@@ -10,15 +10,8 @@
 
 namespace lighten::batch {
 namespace {
-constexpr uint64_t kEstimateFactor = 16;
-constexpr uint64_t kMinEstimate = 1 << 20;
 constexpr uint64_t kMaxDefaultBudget = 8ull << 30;
 }  // namespace
-
-uint64_t memory_estimate(uint64_t file_size) {
-  uint64_t e = file_size > UINT64_MAX / kEstimateFactor ? UINT64_MAX : file_size * kEstimateFactor;
-  return std::max(e, kMinEstimate);
-}
 
 uint64_t default_memory_budget() {
   long pages = ::sysconf(_SC_PHYS_PAGES);
@@ -40,6 +33,12 @@ SchedulerStats Scheduler::run(size_t count, const std::function<uint64_t(size_t)
   size_t running = 0;
   SchedulerStats stats;
 
+  // Each task's estimate, made once when the task reaches the head of the queue: it may read
+  // the file's header, so it is made outside the lock while the other workers wait for it.
+  std::vector<uint64_t> needs(count, 0);
+  std::vector<bool> known(count, false);
+  bool estimating = false;
+
   auto worker = [&]() {
     std::unique_lock lock(mutex);
     for (;;) {
@@ -47,12 +46,25 @@ SchedulerStats Scheduler::run(size_t count, const std::function<uint64_t(size_t)
       // being overtaken forever by small ones.
       changed.wait(lock, [&]() {
         if (next >= count) return true;
-        uint64_t need = estimate(next);
+        if (!known[next]) return !estimating;
+        const uint64_t need = needs[next];
         return running == 0 || (need <= budget_ && in_flight + need <= budget_);
       });
       if (next >= count) return;
+      if (!known[next]) {
+        const size_t head = next;
+        estimating = true;
+        lock.unlock();
+        const uint64_t need = estimate(head);
+        lock.lock();
+        needs[head] = need;
+        known[head] = true;
+        estimating = false;
+        changed.notify_all();
+        continue;
+      }
       size_t index = next++;
-      uint64_t need = estimate(index);
+      uint64_t need = needs[index];
       in_flight += need;
       ++running;
       stats.peak_in_flight = std::max(stats.peak_in_flight, in_flight);

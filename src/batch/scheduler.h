@@ -7,10 +7,6 @@
 
 namespace lighten::batch {
 
-// What a file is expected to need in memory while it is optimised (input, decoded planes,
-// candidates): a coarse upper bound, enough to keep a pool of workers out of swap.
-uint64_t memory_estimate(uint64_t file_size);
-
 struct SchedulerStats {
   uint64_t peak_in_flight = 0;  // largest sum of estimates running at once
   size_t peak_running = 0;      // most tasks running at once
@@ -23,7 +19,8 @@ class Scheduler {
 
   // Runs work(i) for i in [0, count), starting tasks in index order. A task starts only while
   // the estimates in flight plus its own stay within the budget; a task larger than the whole
-  // budget runs alone. Returns when all are done. work must not throw.
+  // budget runs alone. estimate(i) is called once per task, in index order, outside the
+  // scheduler's lock (it may read the file). Returns when all are done. Neither may throw.
   SchedulerStats run(size_t count, const std::function<uint64_t(size_t)>& estimate,
                      const std::function<void(size_t)>& work);
 

@@ -208,6 +208,27 @@ class LocalStore final : public Store {
     });
   }
 
+  IoStatus read_head(const std::string& path, size_t max_bytes,
+                     std::vector<uint8_t>& bytes) override {
+    bytes.clear();
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) return IoStatus::fail("open", path, errno);
+    bytes.resize(max_bytes);
+    size_t got = 0;
+    while (got < max_bytes) {
+      ssize_t n = ::read(fd.get(), bytes.data() + got, max_bytes - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        bytes.clear();
+        return IoStatus::fail("read", path, errno);
+      }
+      if (n == 0) break;
+      got += size_t(n);
+    }
+    bytes.resize(got);
+    return {};
+  }
+
   IoStatus read_into(const std::string& path, FileBackedBuffer& buffer, FileStat& st) override {
     return read_whole(path, st, [&](int fd, uint64_t size) -> IoStatus {
       std::vector<uint8_t> chunk(kReadChunk);

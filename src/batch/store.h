@@ -54,6 +54,9 @@ class Store {
   virtual IoStatus list(const std::string& dir, std::vector<DirEntry>& out) = 0;
   // Reads the whole file; `st` is the state of the opened file, so size and mtime match bytes.
   virtual IoStatus read(const std::string& path, std::vector<uint8_t>& bytes, FileStat& st) = 0;
+  // At most `max_bytes` from the start of the file (fewer when it is shorter).
+  virtual IoStatus read_head(const std::string& path, size_t max_bytes,
+                             std::vector<uint8_t>& bytes) = 0;
   // The same into a file-backed buffer: for inputs too large to hold in memory (long videos).
   virtual IoStatus read_into(const std::string& path, FileBackedBuffer& buffer, FileStat& st) = 0;
   // Writes `target` atomically: temp file beside it, data, metadata of `source` (mode, owner

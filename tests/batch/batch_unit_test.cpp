@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "batch/journal.h"
+#include "batch/memory_estimate.h"
 #include "batch/scheduler.h"
 #include "batch/shard.h"
 #include "batch/store.h"
@@ -281,8 +282,66 @@ TEST(Scheduler, RespectsTheMemoryBudget) {
   EXPECT_TRUE(big_alone);
   EXPECT_GE(stats.peak_running, 2u);  // it does run in parallel
   EXPECT_EQ(stats.peak_in_flight, 150u);
-  EXPECT_EQ(batch::memory_estimate(0), 1u << 20);
-  EXPECT_EQ(batch::memory_estimate(10 << 20), 160u << 20);
+}
+
+TEST(Scheduler, EstimatesEachTaskOnceInIndexOrder) {
+  std::mutex mutex;
+  std::vector<size_t> asked;
+  batch::Scheduler scheduler(3, 100);
+  scheduler.run(
+      40,
+      [&](size_t i) {
+        std::lock_guard lock(mutex);
+        asked.push_back(i);
+        return uint64_t(i % 7 == 0 ? 150 : 30);  // some larger than the budget, run alone
+      },
+      [&](size_t) { std::this_thread::sleep_for(std::chrono::milliseconds(1)); });
+  ASSERT_EQ(asked.size(), 40u);
+  for (size_t i = 0; i < asked.size(); ++i) EXPECT_EQ(asked[i], i);
+}
+
+// A JPEG with a 5000-byte APP1 before its 4000x3000 frame header.
+std::vector<uint8_t> jpeg_head() {
+  std::vector<uint8_t> b = {0xFF, 0xD8, 0xFF, 0xE1, 5000 >> 8, 5000 & 0xFF};
+  b.resize(b.size() + 4998, 0);
+  const uint8_t sof[] = {0xFF, 0xC0, 0, 17, 8, 3000 >> 8, 3000 & 0xFF, 4000 >> 8, 4000 & 0xFF, 3};
+  b.insert(b.end(), sof, sof + sizeof sof);
+  b.resize(b.size() + 9, 1);
+  return b;
+}
+
+TEST(MemoryEstimate, ImagesArePricedByTheirPixels) {
+  Policy lossless, compact;
+  compact.mode = Mode::kCompact;
+  constexpr uint64_t kMiB = 1 << 20;
+  // Anything else: 16 times its size, at least 1 MiB.
+  EXPECT_EQ(batch::memory_estimate(0, {}, lossless), kMiB);
+  EXPECT_EQ(batch::memory_estimate(10 * kMiB, {}, lossless), 160 * kMiB);
+
+  const std::vector<uint8_t> jpeg = jpeg_head();
+  const uint64_t size = 3 * kMiB;  // a q90 12 MP photo: 16 times it would be 48 MiB
+  EXPECT_EQ(batch::memory_estimate(size, jpeg, lossless), 12'000'000u * 8 + 4 * size);
+  EXPECT_EQ(batch::memory_estimate(size, jpeg, compact), 12'000'000u * 26 + 4 * size);
+  Policy capped = compact;
+  capped.limits.max_pixels = 1'000'000;  // larger frames are refused before decoding
+  EXPECT_EQ(batch::memory_estimate(size, jpeg, capped), 16 * size);
+
+  // The first short read ends inside the APP1: the batch reads further for this file only.
+  const ByteView short_head(jpeg.data(), batch::kEstimateHeadBytes);
+  EXPECT_TRUE(batch::frame_header_beyond(short_head));
+  EXPECT_FALSE(batch::frame_header_beyond(jpeg));
+  EXPECT_EQ(batch::memory_estimate(size, short_head, compact), 16 * size);
+
+  // PNG: IHDR of 2000x1000 RGBA at 16 bits, 16 MB of raw samples.
+  std::vector<uint8_t> png = {0x89, 'P', 'N',  'G',  '\r', '\n', 0x1A, '\n', 0,    0,
+                              0,    13,  'I',  'H',  'D',  'R',  0,    0,    0x07, 0xD0,
+                              0,    0,   0x03, 0xE8, 16,   6,    0,    0,    0};
+  EXPECT_EQ(batch::memory_estimate(kMiB, png, lossless), 16'000'000u * 14 + 4 * kMiB);
+
+  // Damaged headers fall back to the size.
+  const std::vector<uint8_t> broken = {0xFF, 0xD8, 0xFF, 0xE1, 0, 1, 0xFF, 0xC0};
+  EXPECT_FALSE(batch::frame_header_beyond(broken));
+  EXPECT_EQ(batch::memory_estimate(kMiB, broken, compact), 16 * kMiB);
 }
 
 }  // namespace

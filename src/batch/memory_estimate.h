@@ -1,0 +1,27 @@
+// What a file is expected to need in memory while it is optimised, so that the scheduler keeps
+// a pool of workers within the memory budget.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/bytes.h"
+#include "lighten/policy.h"
+
+namespace lighten::batch {
+
+// How much of a file's start the batch reads for memory_estimate: a first read that holds the
+// headers of most files, and a longer one for a JPEG whose frame header lies past it (behind
+// EXIF, ICC and XMP segments), enough for nearly every photo.
+inline constexpr size_t kEstimateHeadBytes = 4096, kEstimateLongHeadBytes = 256 * 1024;
+
+// True when `head` starts a JPEG whose frame header lies past its end.
+bool frame_header_beyond(ByteView head);
+
+// A coarse upper bound of the peak memory of optimising one file of `file_size` bytes whose
+// first bytes are `head` (any prefix, possibly empty). Images are priced by their pixels (from
+// the JPEG frame or PNG header in `head`), as decoding, candidates and the metric grow with
+// them and not with the compressed size; anything else by its size.
+uint64_t memory_estimate(uint64_t file_size, ByteView head, const Policy& policy);
+
+}  // namespace lighten::batch
