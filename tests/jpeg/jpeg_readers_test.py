@@ -6,7 +6,8 @@ For every input: no run may end in verify-failed or internal-error (a file light
 handle is left alone with a reason). For every output that replaced its input: PIL opens it
 with the input's size and mode; lossless mode decodes to the same pixels; a perceptual mode
 either decodes to the same pixels or scores at least the mode's floor by `lighten compare` on
-PIL's decodes (floor_score: under 256 px a side, the stricter mirrored score); every metadata
+PIL's decodes (floor_score: under 256 px a side, the stricter mirrored score), with butteraugli
+reported beside it for images up to 2 MP; every metadata
 segment (APPn, COM) is kept byte for byte except lighten's own quality marker and a rewritten
 MPF index; the bytes after the image are kept unless an MPF index points into them. The
 outputs, optimised again under the same mode, come back with the same pixels (no generation
@@ -24,6 +25,7 @@ SKIP = 77
 FLOORS = {"visually-lossless": 85.0, "high": 80.0, "compact": 70.0}
 QUALITY_MARKER = b"LIGHTEN\0"
 OUR_BUGS = {"verify-failed", "internal-error"}
+BUTTERAUGLI_PIXELS = 2_000_000
 
 
 def segments(data):
@@ -62,13 +64,17 @@ def decoded(data):
         return None
 
 
-def floor_score(lighten, a, b, tmp):
+def scores(lighten, a, b, tmp):
+    """(floor_score, butteraugli or None): butteraugli, reported beside the floor, only for
+    images up to BUTTERAUGLI_PIXELS (it takes seconds and gigabytes on large photos)."""
     pa, pb = tmp / "a.png", tmp / "b.png"
     a.save(pa, compress_level=0)  # fast: 12 MP photos take seconds at the default level
     b.save(pb, compress_level=0)
-    out = subprocess.run([lighten, "compare", "--json", "--no-butteraugli", str(pa), str(pb)],
-                         capture_output=True, text=True, check=True).stdout
-    return json.loads(out)["floor_score"]
+    small = a.size[0] * a.size[1] <= BUTTERAUGLI_PIXELS
+    out = subprocess.run([lighten, "compare", "--json"] + ([] if small else ["--no-butteraugli"]) +
+                         [str(pa), str(pb)], capture_output=True, text=True, check=True).stdout
+    j = json.loads(out)
+    return j["floor_score"], j.get("butteraugli")
 
 
 def optimise(lighten, mode, src, dst, report):
@@ -79,21 +85,22 @@ def optimise(lighten, mode, src, dst, report):
 
 
 def check_output(lighten, mode, name, before, after, tmp):
-    """Failures of one replaced file, as text."""
+    """(failures of one replaced file as text, what was measured)."""
     x, y = decoded(before), decoded(after)
     if y is None:
-        return [] if x is None else [f"{name}: PIL cannot read the output"]
+        return ([] if x is None else [f"{name}: PIL cannot read the output"]), ""
     if x is None:
-        return []  # the input is a variant PIL cannot read; lighten's own checks cover it
+        return [], "PIL cannot read the input"  # lighten's own checks cover it
     if (x.size, x.mode) != (y.size, y.mode):
-        return [f"{name}: {y.size} {y.mode}, not {x.size} {x.mode}"]
-    failures = []
+        return [f"{name}: {y.size} {y.mode}, not {x.size} {x.mode}"], ""
+    failures, measured = [], "same pixels"
     if x.tobytes() != y.tobytes():
         if mode == "lossless":
             failures.append(f"{name}: pixels differ in lossless mode")
         else:
             rgb = lambda im: im if im.mode in ("L", "RGB") else im.convert("RGB")
-            s = floor_score(lighten, rgb(x), rgb(y), tmp)
+            s, ba = scores(lighten, rgb(x), rgb(y), tmp)
+            measured = f"SSIMULACRA2 {s:.2f}" + (f", butteraugli {ba:.2f}" if ba else "")
             if s < FLOORS[mode]:
                 failures.append(f"{name}: SSIMULACRA2 {s:.2f} under {FLOORS[mode]}")
     sa, sb = segments(before), segments(after)
@@ -102,7 +109,7 @@ def check_output(lighten, mode, name, before, after, tmp):
             failures.append(f"{name}: metadata segments differ")
         if not sa[1] and before[sa[2]:] != after[sb[2]:]:
             failures.append(f"{name}: the bytes after the image differ")
-    return failures
+    return failures, measured
 
 
 def main():
@@ -132,9 +139,10 @@ def main():
                 continue
             replaced += 1
             before, after = (tmp / "in" / name).read_bytes(), (tmp / "out" / name).read_bytes()
-            found = check_output(lighten, mode, name, before, after, tmp)
+            found, measured = check_output(lighten, mode, name, before, after, tmp)
             failures += found
-            print(f"{name}: {len(before)} -> {len(after)} bytes{'' if found else ', checked'}")
+            print(f"{name}: {len(before)} -> {len(after)} bytes, {measured}"
+                  f"{'' if found else ', checked'}")
         second = optimise(lighten, mode, tmp / "out", tmp / "again", tmp / "second.json")
         for name, row in sorted(second.items()):
             if row["reason"] in OUR_BUGS:
