@@ -19,9 +19,10 @@ Skips (exit 77) when the corpus or PIL is missing.
 import io, json, shutil, subprocess, sys, tempfile, warnings
 from pathlib import Path
 
+from corpus_script import arguments
+
 warnings.simplefilter("ignore")  # PIL warns of the corpus's malformed files as it opens them
 
-SKIP = 77
 FLOORS = {"visually-lossless": 85.0, "high": 80.0, "compact": 70.0}
 QUALITY_MARKER = b"LIGHTEN\0"
 OUR_BUGS = {"verify-failed", "internal-error"}
@@ -113,20 +114,10 @@ def check_output(lighten, mode, name, before, after, tmp):
 
 
 def main():
-    if len(sys.argv) < 3:
-        print(__doc__)
-        return 2
-    lighten, shared = sys.argv[1], Path(sys.argv[2])
-    mode = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--mode" else "lossless"
-    try:
-        import PIL  # noqa: F401
-    except ImportError:
-        print("SKIP: PIL is not installed")
-        return SKIP
-    corpus = shared / "corpus" / "jpeg"
-    if not corpus.is_dir():
-        print(f"SKIP: {corpus} is absent")
-        return SKIP
+    args = arguments(__doc__)
+    if isinstance(args, int):
+        return args
+    lighten, mode, corpus = args
     failures, replaced = [], 0
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)

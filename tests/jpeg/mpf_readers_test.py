@@ -17,9 +17,10 @@ Skips (exit 77) when the corpus or PIL is missing, or the corpus holds no MPF fi
 import io, subprocess, sys, tempfile, warnings
 from pathlib import Path
 
+from corpus_script import SKIP, arguments
+
 warnings.simplefilter("ignore")  # PIL warns of each malformed MPO of the corpus as it opens it
 
-SKIP = 77
 FLOORS = {"visually-lossless": 85.0, "high": 80.0, "compact": 70.0}
 VIEWS = {"Large Thumbnail (VGA Equivalent)", "Large Thumbnail (Full HD Equivalent)",
          "Multi-Frame Image (Panorama)", "Multi-Frame Image: (Disparity)",
@@ -61,20 +62,10 @@ def score(lighten, a, b, tmp):
 
 
 def main():
-    if len(sys.argv) < 3:
-        print(__doc__)
-        return 2
-    lighten, shared = sys.argv[1], Path(sys.argv[2])
-    mode = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--mode" else "lossless"
-    try:
-        import PIL  # noqa: F401
-    except ImportError:
-        print("SKIP: PIL is not installed")
-        return SKIP
-    corpus = shared / "corpus" / "jpeg"
-    if not corpus.is_dir():
-        print(f"SKIP: {corpus} is absent")
-        return SKIP
+    args = arguments(__doc__)
+    if isinstance(args, int):
+        return args
+    lighten, mode, corpus = args
     inputs = [p for p in sorted(corpus.iterdir())
               if p.suffix.lower() in (".jpg", ".jpeg", ".mpo") and images(p)]
     if not inputs:
