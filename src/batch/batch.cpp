@@ -201,13 +201,20 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
   batch::RunContext context{options, *store, journal.get(), summary.run_id, fingerprint};
   batch::Scheduler scheduler(options.jobs, options.memory_budget);
   // Images are priced by their pixels, read from their headers as each reaches the head of the
-  // queue. A file that cannot be read is priced by its size; its worker reports why.
-  auto estimate = [&](size_t i) {
-    std::vector<uint8_t> head;
-    (void)store->read_head(files[i].path, batch::kEstimateHeadBytes, head);
-    if (batch::frame_header_beyond(head))
-      (void)store->read_head(files[i].path, batch::kEstimateLongHeadBytes, head);
-    return batch::memory_estimate(files[i].stat.size, head, options.policy);
+  // queue; files the journal has done are not read. A file that cannot be read is priced by its
+  // size (its worker reports why).
+  auto estimate = [&](size_t i) -> uint64_t {
+    const batch::WalkEntry& file = files[i];
+    try {
+      if (batch::journal_says_done(context, file)) return 0;
+      std::vector<uint8_t> head;
+      (void)store->read_head(file.path, batch::kEstimateHeadBytes, head);
+      if (head.size() == batch::kEstimateHeadBytes && batch::frame_header_beyond(head))
+        (void)store->read_head(file.path, batch::kEstimateLongHeadBytes, head);
+      return batch::memory_estimate(file.stat.size, head, options.policy);
+    } catch (const std::exception&) {  // out of memory for the head, or the journal failing
+      return batch::memory_estimate(file.stat.size, {}, options.policy);
+    }
   };
   scheduler.run(files.size(), estimate,
                 [&](size_t i) { collector.file(batch::process_file(context, files[i])); });

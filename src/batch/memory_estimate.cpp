@@ -67,15 +67,19 @@ JpegFrame jpeg_frame(ByteView b) {
   }
 }
 
-// The decoded image's raw size (width x height x channels x bytes per sample) from IHDR.
-std::optional<uint64_t> png_raw_bytes(ByteView b) {
+struct PngImage {
+  uint64_t pixels = 0;
+  uint64_t raw_bytes = 0;  // width x height x channels x bytes per sample
+};
+
+std::optional<PngImage> png_image(ByteView b) {
   static constexpr uint8_t kSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
   if (b.size() < 8 + 8 + 13 || !std::equal(kSignature, kSignature + 8, b.begin())) return {};
   if (!(b[12] == 'I' && b[13] == 'H' && b[14] == 'D' && b[15] == 'R')) return std::nullopt;
-  const uint64_t width = be32(b, 16), height = be32(b, 20);
+  const uint64_t pixels = uint64_t(be32(b, 16)) * be32(b, 20);
   const uint8_t depth = b[24], colour = b[25];
   const uint64_t channels = colour == 2 ? 3 : colour == 4 ? 2 : colour == 6 ? 4 : 1;
-  return saturating_mul(saturating_mul(width, height), channels * (depth > 8 ? 2 : 1));
+  return PngImage{pixels, saturating_mul(pixels, channels * (depth > 8 ? 2 : 1))};
 }
 
 }  // namespace
@@ -85,14 +89,15 @@ bool frame_header_beyond(ByteView head) { return jpeg_frame(head).beyond; }
 uint64_t memory_estimate(uint64_t file_size, ByteView head, const Policy& policy) {
   uint64_t estimate = saturating_mul(file_size, kPerFileByte);
   const uint64_t around = saturating_mul(file_size, kImagePerFileByte);
-  if (const std::optional<uint64_t> pixels = jpeg_frame(head).pixels) {
-    // Larger frames are refused before they are decoded.
-    const uint64_t decoded = std::min(*pixels, policy.limits.max_pixels);
+  // Frames over the pixel limit are refused before they are decoded: priced by size.
+  const uint64_t limit = policy.limits.max_pixels;
+  if (const std::optional<uint64_t> pixels = jpeg_frame(head).pixels; pixels && *pixels <= limit) {
     const uint64_t per_pixel =
         policy.mode == Mode::kLossless ? kJpegLosslessPerPixel : kJpegPerceptualPerPixel;
-    estimate = std::max(estimate, saturating_add(saturating_mul(decoded, per_pixel), around));
-  } else if (const std::optional<uint64_t> raw = png_raw_bytes(head)) {
-    estimate = std::max(estimate, saturating_add(saturating_mul(*raw, kPngPerRawByte), around));
+    estimate = std::max(estimate, saturating_add(saturating_mul(*pixels, per_pixel), around));
+  } else if (const std::optional<PngImage> png = png_image(head); png && png->pixels <= limit) {
+    estimate =
+        std::max(estimate, saturating_add(saturating_mul(png->raw_bytes, kPngPerRawByte), around));
   }
   return std::max(estimate, kMinEstimate);
 }

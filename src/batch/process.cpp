@@ -49,6 +49,22 @@ void set_io_error(FileResult& r, const IoStatus& status) {
 // Reasons that say nothing final about the file: they are redone by the next run.
 bool is_final(Reason reason) { return reason != Reason::kIoError && reason != Reason::kSkipped; }
 
+// The journal's row for this file as it is now (the input it saw, or in place the output it
+// wrote), final under this run's policy; nullopt when the file has to be processed.
+std::optional<JournalRow> final_journal_row(const RunContext& ctx, const WalkEntry& entry,
+                                            const std::string& key) {
+  if (!ctx.journal) return std::nullopt;
+  auto row = ctx.journal->find(key);
+  if (!row || row->policy_fingerprint != ctx.policy_fingerprint || !is_final(row->reason))
+    return std::nullopt;
+  const FileStat& st = entry.stat;
+  const bool as_input = row->size == st.size && row->mtime_ns == st.mtime_ns;
+  const bool as_output = ctx.options.in_place && row->action == Action::kReplaced &&
+                         row->out_size == st.size && row->out_mtime_ns == st.mtime_ns;
+  if (!as_input && !as_output) return std::nullopt;
+  return row;
+}
+
 class FileJob {
  public:
   FileJob(const RunContext& context, const WalkEntry& entry)
@@ -76,15 +92,8 @@ class FileJob {
 
  private:
   bool from_journal() {
-    if (!ctx_.journal) return false;
-    auto row = ctx_.journal->find(key_);
-    if (!row || row->policy_fingerprint != ctx_.policy_fingerprint || !is_final(row->reason))
-      return false;
-    const FileStat& st = entry_.stat;
-    bool as_input = row->size == st.size && row->mtime_ns == st.mtime_ns;
-    bool as_output = options_.in_place && row->action == Action::kReplaced &&
-                     row->out_size == st.size && row->out_mtime_ns == st.mtime_ns;
-    if (!as_input && !as_output) return false;
+    auto row = final_journal_row(ctx_, entry_, key_);
+    if (!row) return false;
     if (mirror_) {  // the mirror must still hold what the row says was written
       FileStat out;
       if (!ctx_.store.stat(out_path_, false, out).ok() || out.size != row->out_size ||
@@ -241,6 +250,10 @@ class FileJob {
 };
 
 }  // namespace
+
+bool journal_says_done(const RunContext& context, const WalkEntry& entry) {
+  return context.journal && final_journal_row(context, entry, journal_key(entry.path));
+}
 
 std::string journal_key(const std::string& path) {
   std::error_code ec;

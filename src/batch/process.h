@@ -21,6 +21,10 @@ struct RunContext {
 // Never throws for anything the file or the disk does: problems end as the result's reason.
 FileResult process_file(const RunContext& context, const WalkEntry& entry);
 
+// Whether the journal holds a final result for this file as it is now under this run's policy
+// (process_file then takes it from there, once it has also checked the mirror's copy).
+bool journal_says_done(const RunContext& context, const WalkEntry& entry);
+
 // The journal's key for a path: absolute and lexically normal, so any working directory agrees.
 std::string journal_key(const std::string& path);
 

@@ -130,14 +130,19 @@ IoStatus make_temp(const std::string& target, std::string& temp, Fd& fd) {
   return {};
 }
 
-// Opens `path` for reading without touching its atime, fills `st` from the opened file and hands
-// the descriptor and size to `fill`.
+// Opens `path` for reading. O_NOATIME: reading must not change the atime that the output is
+// to keep (it needs the file's owner or CAP_FOWNER; without, the atime may change).
+int open_for_reading(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOATIME);
+  if (fd < 0 && errno == EPERM) return ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  return fd;
+}
+
+// Opens `path` for reading, fills `st` from the opened file and hands the descriptor and size
+// to `fill`.
 template <typename Fill>
 IoStatus read_whole(const std::string& path, FileStat& st, Fill&& fill) {
-  // O_NOATIME: reading must not change the atime that the output is to keep.
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOATIME));
-  if (fd.get() < 0 && errno == EPERM)
-    fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+  Fd fd(open_for_reading(path));
   if (fd.get() < 0) return IoStatus::fail("open", path, errno);
   struct stat s;
   if (::fstat(fd.get(), &s) != 0) return IoStatus::fail("stat", path, errno);
@@ -211,7 +216,7 @@ class LocalStore final : public Store {
   IoStatus read_head(const std::string& path, size_t max_bytes,
                      std::vector<uint8_t>& bytes) override {
     bytes.clear();
-    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    Fd fd(open_for_reading(path));
     if (fd.get() < 0) return IoStatus::fail("open", path, errno);
     bytes.resize(max_bytes);
     size_t got = 0;

@@ -323,7 +323,7 @@ TEST(MemoryEstimate, ImagesArePricedByTheirPixels) {
   EXPECT_EQ(batch::memory_estimate(size, jpeg, lossless), 12'000'000u * 8 + 4 * size);
   EXPECT_EQ(batch::memory_estimate(size, jpeg, compact), 12'000'000u * 26 + 4 * size);
   Policy capped = compact;
-  capped.limits.max_pixels = 1'000'000;  // larger frames are refused before decoding
+  capped.limits.max_pixels = 11'999'999;  // larger frames are refused before decoding
   EXPECT_EQ(batch::memory_estimate(size, jpeg, capped), 16 * size);
 
   // The first short read ends inside the APP1: the batch reads further for this file only.
@@ -337,6 +337,9 @@ TEST(MemoryEstimate, ImagesArePricedByTheirPixels) {
                               0,    13,  'I',  'H',  'D',  'R',  0,    0,    0x07, 0xD0,
                               0,    0,   0x03, 0xE8, 16,   6,    0,    0,    0};
   EXPECT_EQ(batch::memory_estimate(kMiB, png, lossless), 16'000'000u * 14 + 4 * kMiB);
+  Policy png_capped = lossless;
+  png_capped.limits.max_pixels = 1'999'999;
+  EXPECT_EQ(batch::memory_estimate(kMiB, png, png_capped), 16 * kMiB);
 
   // Damaged headers fall back to the size.
   const std::vector<uint8_t> broken = {0xFF, 0xD8, 0xFF, 0xE1, 0, 1, 0xFF, 0xC0};

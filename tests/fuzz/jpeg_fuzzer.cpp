@@ -64,10 +64,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   policy.verify =
       (pick & 0x40) ? lighten::VerifyLevel::kPixels : lighten::VerifyLevel::kCoefficients;
   policy.effort = (pick & 0x80) ? 5 : 3;  // 5 runs the band search
-  // The byte before it picks the mode: the perceptual search (requantisation, trellis, the
-  // metric, the 4:2:0 re-encode) is fuzzed as much as the lossless path, on smaller images so
-  // that an input takes milliseconds, not seconds.
-  const uint8_t mode_pick = size > 1 ? data[size - 2] : 0;
+  // The byte before it and the size pick the mode (well-formed files all end FF D9), so the
+  // perceptual search (requantisation, trellis, the metric, the 4:2:0 re-encode) is fuzzed as
+  // well as the lossless path, on smaller images so that an input takes milliseconds.
+  const size_t mode_pick = size > 1 ? data[size - 2] + size : 0;
   policy.mode = static_cast<lighten::Mode>(mode_pick % 4);
   if (policy.mode != lighten::Mode::kLossless) policy.limits.max_pixels = 300'000;
   FuzzContext context(policy);

@@ -100,7 +100,8 @@ class Requantizer {
   double apply(const std::vector<QuantTable>& tables, const RdoParams& rdo) const;
   // Puts the source's coefficients and tables back exactly as they were before apply() (a
   // requantisation to the source's own tables would clamp coefficients that are out of range
-  // for baseline JPEG, as an extended-sequential file may hold).
+  // for baseline JPEG, as an extended-sequential file may hold). Assumes no other Requantizer
+  // has written into the same image.
   void restore_source() const;
   // The image apply() writes into.
   CoefficientImage& image() const { return *image_; }
