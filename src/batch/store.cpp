@@ -138,6 +138,19 @@ int open_for_reading(const std::string& path) {
   return fd;
 }
 
+// Reads until `size` bytes or the end of the file, whichever comes first; `got` says how many.
+IoStatus read_up_to(int fd, uint8_t* out, size_t size, const std::string& path, size_t& got) {
+  got = 0;
+  while (got < size) {
+    const ssize_t n = ::read(fd, out + got, size - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return IoStatus::fail("read", path, errno);
+    if (n == 0) break;
+    got += size_t(n);
+  }
+  return {};
+}
+
 // Opens `path` for reading, fills `st` from the opened file and hands the descriptor and size
 // to `fill`.
 template <typename Fill>
@@ -199,15 +212,7 @@ class LocalStore final : public Store {
     return read_whole(path, st, [&](int fd, uint64_t size) -> IoStatus {
       bytes.resize(size);
       size_t got = 0;
-      while (got < bytes.size()) {
-        ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
-        if (n < 0) {
-          if (errno == EINTR) continue;
-          return IoStatus::fail("read", path, errno);
-        }
-        if (n == 0) break;
-        got += size_t(n);
-      }
+      if (IoStatus s = read_up_to(fd, bytes.data(), bytes.size(), path, got); !s.ok()) return s;
       if (got != bytes.size()) return IoStatus::fail("read (file shrank while reading)", path, EIO);
       return {};
     });
@@ -220,18 +225,9 @@ class LocalStore final : public Store {
     if (fd.get() < 0) return IoStatus::fail("open", path, errno);
     bytes.resize(max_bytes);
     size_t got = 0;
-    while (got < max_bytes) {
-      ssize_t n = ::read(fd.get(), bytes.data() + got, max_bytes - got);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        bytes.clear();
-        return IoStatus::fail("read", path, errno);
-      }
-      if (n == 0) break;
-      got += size_t(n);
-    }
-    bytes.resize(got);
-    return {};
+    IoStatus s = read_up_to(fd.get(), bytes.data(), max_bytes, path, got);
+    bytes.resize(s.ok() ? got : 0);
+    return s;
   }
 
   IoStatus read_into(const std::string& path, FileBackedBuffer& buffer, FileStat& st) override {
