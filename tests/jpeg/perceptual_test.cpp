@@ -1,11 +1,13 @@
 // Perceptual modes end to end through the public optimize(): every output meets its floor by
 // lighten's metric on the final bytes, keeps dimensions, components and metadata, carries the
 // quality marker, and a second run changes nothing.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "formats/jpeg/coefficients.h"
@@ -185,6 +187,39 @@ TEST(Perceptual, ResampledFramesKeepTheComponentIdentifiers) {
   CoefficientImage out(o.bytes, nullptr);
   for (int ci = 0; ci < 3; ++ci) EXPECT_EQ(out.info().comp_info[ci].component_id, ci);
   EXPECT_GE(compare_images(jpeg, o.bytes, false).ssimulacra2, 80.0);
+}
+
+// A YCbCr photo whose JFIF marker says YCbCr but whose components are numbered 'R', 'G', 'B':
+// the JPEGs the search writes for itself carry no marker, and libjpeg would read them as RGB
+// (every candidate far under the floor). They are read as the image they came from, so the
+// output is the one the same photo numbered 1, 2, 3 gets, numbered as its source. Small 4:4:4
+// and 4:2:0 sources, and a large one searched on a sample of its rows.
+TEST(Perceptual, YCbCrNumberedRgbIsSearchedAsYCbCr) {
+  const std::vector<int> rgb_ids = {'R', 'G', 'B'};
+  for (auto [width, height, luma_sampling] :
+       {std::tuple{320, 240, 1}, std::tuple{320, 240, 2}, std::tuple{2048, 1536, 2}}) {
+    SCOPED_TRACE(fmt::format("{}x{}, luma sampling {}", width, height, luma_sampling));
+    testing::EncodeOptions source{.width = width,
+                                  .height = height,
+                                  .quality = 97,
+                                  .markers = {},
+                                  .luma_sampling = luma_sampling,
+                                  .smooth_chroma = true};
+    const auto plain = testing::make_jpeg(source);
+    source.component_ids = rgb_ids;
+    const auto jpeg = testing::make_jpeg(source);
+    ASSERT_EQ(CoefficientImage(jpeg, nullptr).info().jpeg_color_space, JCS_YCbCr);
+    Policy p;
+    p.mode = Mode::kHigh;
+    const Outcome o = optimize(jpeg, p);
+    ASSERT_TRUE(o.replaced()) << o.message;
+    EXPECT_NE(o.detail.find("requantised"), std::string::npos) << o.detail;
+    EXPECT_EQ(o.bytes.size(), optimize(plain, p).bytes.size()) << o.detail;
+    CoefficientImage out(o.bytes, nullptr);
+    EXPECT_EQ(out.info().jpeg_color_space, JCS_YCbCr);
+    for (int ci = 0; ci < 3; ++ci) EXPECT_EQ(out.info().comp_info[ci].component_id, rgb_ids[ci]);
+    EXPECT_GE(compare_images(jpeg, o.bytes, false).ssimulacra2, 80.0) << o.detail;
+  }
 }
 
 // Images of 3 MP and more are searched on a quarter of their rows and confirmed on the whole:

@@ -124,7 +124,18 @@ struct CoefficientImage::State {
 
 namespace {
 
-bool read_raw(CoefficientImage::State* s, const uint8_t* data, size_t size) {
+// After jpeg_read_header: a three-component image that libjpeg takes as YCbCr or RGB is read as
+// `color_space` when that is one of the two (other images and colour spaces as marked).
+void override_color_space(jpeg_decompress_struct& info, J_COLOR_SPACE color_space) {
+  auto ycc_or_rgb = [](J_COLOR_SPACE c) { return c == JCS_YCbCr || c == JCS_RGB; };
+  if (info.num_components != 3 || !ycc_or_rgb(color_space) || !ycc_or_rgb(info.jpeg_color_space))
+    return;
+  info.jpeg_color_space = color_space;
+  info.out_color_space = JCS_RGB;
+}
+
+bool read_raw(CoefficientImage::State* s, const uint8_t* data, size_t size,
+              J_COLOR_SPACE color_space) {
   if (setjmp(s->err.jump)) return false;
   jpeg_create_decompress(&s->info);
   s->created = true;
@@ -132,6 +143,7 @@ bool read_raw(CoefficientImage::State* s, const uint8_t* data, size_t size) {
   s->info.progress = &s->progress.pub;
   jpeg_mem_src(&s->info, data, static_cast<unsigned long>(size));
   jpeg_read_header(&s->info, TRUE);
+  override_color_space(s->info, color_space);
   s->arrays = jpeg_read_coefficients(&s->info);
   return true;
 }
@@ -146,7 +158,7 @@ bool access_raw(CoefficientImage::State* s, int ci, JDIMENSION row, JBLOCKARRAY*
 
 }  // namespace
 
-CoefficientImage::CoefficientImage(ByteView jpeg, const Context* context)
+CoefficientImage::CoefficientImage(ByteView jpeg, const Context* context, J_COLOR_SPACE color_space)
     : state_(std::make_unique<State>()) {
   State* s = state_.get();
   std::memset(&s->info, 0, sizeof(s->info));
@@ -154,7 +166,7 @@ CoefficientImage::CoefficientImage(ByteView jpeg, const Context* context)
   s->info.err = &s->err.pub;
   s->progress.pub.progress_monitor = on_progress;
   s->progress.context = context;
-  const bool ok = read_raw(s, jpeg.data(), jpeg.size());
+  const bool ok = read_raw(s, jpeg.data(), jpeg.size(), color_space);
   if (ok && s->err.warning_code < 0) return;
   // The destructor does not run when the constructor throws: release libjpeg's memory here.
   if (s->created) jpeg_destroy_decompress(&s->info);
@@ -500,13 +512,15 @@ struct Decoder {
   bool created = false;
 };
 
-bool decode_raw(Decoder* d, const uint8_t* data, size_t size, PixelImage* out) {
+bool decode_raw(Decoder* d, const uint8_t* data, size_t size, J_COLOR_SPACE color_space,
+                PixelImage* out) {
   if (setjmp(d->err.jump)) return false;
   jpeg_create_decompress(&d->info);
   d->created = true;
   d->info.mem->max_memory_to_use = kMaxLibjpegMemory;
   jpeg_mem_src(&d->info, data, static_cast<unsigned long>(size));
   jpeg_read_header(&d->info, TRUE);
+  override_color_space(d->info, color_space);
   jpeg_start_decompress(&d->info);
   out->width = d->info.output_width;
   out->height = d->info.output_height;
@@ -524,20 +538,20 @@ bool decode_raw(Decoder* d, const uint8_t* data, size_t size, PixelImage* out) {
 
 }  // namespace
 
-void decode_pixels_into(ByteView jpeg, PixelImage& out) {
+void decode_pixels_into(ByteView jpeg, PixelImage& out, J_COLOR_SPACE color_space) {
   auto d = std::make_unique<Decoder>();
   std::memset(&d->info, 0, sizeof(d->info));
   init_error_mgr(d->err);
   d->info.err = &d->err.pub;
-  bool ok = decode_raw(d.get(), jpeg.data(), jpeg.size(), &out);
+  bool ok = decode_raw(d.get(), jpeg.data(), jpeg.size(), color_space, &out);
   if (d->created) jpeg_destroy_decompress(&d->info);
   if (!ok) throw_error(d->err, "libjpeg");
   if (d->err.warning_code >= 0) throw_warning(d->err);
 }
 
-PixelImage decode_pixels(ByteView jpeg) {
+PixelImage decode_pixels(ByteView jpeg, J_COLOR_SPACE color_space) {
   PixelImage img;
-  decode_pixels_into(jpeg, img);
+  decode_pixels_into(jpeg, img, color_space);
   return img;
 }
 

@@ -23,14 +23,23 @@ class Context;
 
 namespace lighten::jpeg {
 
+// How a reader takes a three-component JPEG's colour space. kAsMarked: as libjpeg infers it
+// from the JFIF and Adobe markers, else from the component identifiers ('R', 'G', 'B' reads as
+// RGB, anything else as YCbCr). The JPEGs lighten writes for itself (candidates, row samples,
+// 4:2:0 re-encodings) carry no markers, so they are read as the image they came from: a YCbCr
+// photo whose components are numbered 'R', 'G', 'B' and whose JFIF marker says YCbCr would
+// otherwise come back as RGB. JCS_YCbCr or JCS_RGB overrides libjpeg's inference where that is
+// one of the two; other values leave it as marked.
+constexpr J_COLOR_SPACE kAsMarked = JCS_UNKNOWN;
+
 // The DCT coefficients of one JPEG, read once and written as often as needed.
 class CoefficientImage {
  public:
   // Reads every coefficient. Throws FormatError (kCorrupt, kTruncated, kUnsupportedVariant,
   // kLimitExceeded). Any libjpeg warning other than skipped junk between markers is an error:
   // a damaged file is left alone, never silently "repaired". `context` (may be null) is asked
-  // for the time budget while decoding.
-  CoefficientImage(ByteView jpeg, const Context* context);
+  // for the time budget while decoding. `color_space` (see ReadAs) overrides libjpeg's guess.
+  CoefficientImage(ByteView jpeg, const Context* context, J_COLOR_SPACE color_space = kAsMarked);
   ~CoefficientImage();
   CoefficientImage(const CoefficientImage&) = delete;
   CoefficientImage& operator=(const CoefficientImage&) = delete;
@@ -100,9 +109,9 @@ struct PixelImage {
   unsigned width = 0, height = 0, components = 0;
   std::vector<uint8_t> samples;
 };
-PixelImage decode_pixels(ByteView jpeg);
+PixelImage decode_pixels(ByteView jpeg, J_COLOR_SPACE color_space = kAsMarked);
 // The same into `out`, whose buffer is reused when it has the room (the perceptual search
 // decodes many candidates of one size).
-void decode_pixels_into(ByteView jpeg, PixelImage& out);
+void decode_pixels_into(ByteView jpeg, PixelImage& out, J_COLOR_SPACE color_space = kAsMarked);
 
 }  // namespace lighten::jpeg

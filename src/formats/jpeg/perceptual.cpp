@@ -105,7 +105,8 @@ std::optional<RowSample> row_sample(CoefficientImage& image, const ImageRgb8& re
   const std::vector<McuRows> bands = sample_bands(image.info());
   if (bands.empty()) return std::nullopt;
   const unsigned unit = unsigned(image.info().max_v_samp_factor) * DCTSIZE;
-  return RowSample{std::make_unique<CoefficientImage>(write_mcu_rows(image, bands), context),
+  return RowSample{std::make_unique<CoefficientImage>(write_mcu_rows(image, bands), context,
+                                                      image.info().jpeg_color_space),
                    pixel_rows(reference, bands, unit)};
 }
 
@@ -198,7 +199,7 @@ struct FloorSearch::State {
     r.apply(r.tables_for(permille_of(level)), rdo);
     CoefficientImage& target = r.image();
     const Bytes candidate = write_coefficients(target, WriteOptions{});
-    decode_pixels_into(candidate, scratch);
+    decode_pixels_into(candidate, scratch, target.info().jpeg_color_space);
     std::optional<ImageRgb8> decoded = to_metric_image(std::move(scratch));
     if (!decoded) throw FormatError(Reason::kInternalError, 0, "candidate decodes to CMYK");
     const Ssimulacra2Result m = floor_score(ref, *decoded, kSearchMetric);
@@ -374,8 +375,8 @@ std::optional<SubsampledSource> subsampled_source(CoefficientImage& source, Byte
                                   info.comp_info[2].component_id};
   SubsampledSource out;
   out.bytes = encode_pixels_420(*reference, luma, chroma, ids);
-  out.image = std::make_unique<CoefficientImage>(out.bytes, context);
-  const std::optional<ImageRgb8> decoded = to_metric_image(decode_pixels(out.bytes));
+  out.image = std::make_unique<CoefficientImage>(out.bytes, context, JCS_YCbCr);
+  const std::optional<ImageRgb8> decoded = to_metric_image(decode_pixels(out.bytes, JCS_YCbCr));
   if (!decoded) return std::nullopt;
   // Only a plan hangs on this score: a large image is scored on the search's sample of rows,
   // less what such a sample flatters by.
