@@ -79,6 +79,62 @@ TEST(LevelSearch, NothingPassingLeavesNoBest) {
   EXPECT_LE(calls, 4);
 }
 
+// A page of text: the whole-image score meets floor 70 from level 250, but the worst tile (the
+// densest text) lies far under it and climbs three times as fast, meeting its floor of 60 only
+// from level 340.
+struct TextPage {
+  std::vector<double> log_d = LinearFile().log_d;
+  static double score(int level) { return 70.0 + 0.15 * (level - 250); }
+  static double worst(int level) { return 60.0 + 0.45 * (level - 340); }
+  Evaluate evaluator(int* calls, double score_shift = 0, double worst_shift = 0) const {
+    return [calls, score_shift, worst_shift](int level) {
+      ++*calls;
+      return LevelEval{.level = level,
+                       .score = score(level) + score_shift,
+                       .worst = worst(level) + worst_shift,
+                       .bytes = size_t(level) * 100};
+    };
+  }
+};
+
+// A failing worst tile is followed along its own line, not in fixed steps: a pass near its floor
+// in a few evaluations (steps of two qualities took ten to get there from 260).
+TEST(LevelSearch, AFailingWorstTileIsFollowedAlongItsOwnLine) {
+  const TextPage page;
+  int calls = 0;
+  LevelSearch search(70.0, 60.0, 40, 400, page.log_d);
+  search.run(260, {.budget = 4}, page.evaluator(&calls), nullptr);
+  ASSERT_NE(search.best(), nullptr);
+  EXPECT_GE(search.best()->worst, 60.0);
+  EXPECT_LE(search.best()->level, 345);
+  EXPECT_LE(calls, 5);
+}
+
+// Its row sample falls where the page is blank: the sample's worst tile sits 20 points above the
+// whole page's. The first confirmation shows that the sample does not represent the page, and
+// the rest of the budget searches the whole page, ending near the worst tile's floor.
+TEST(LevelSearch, AnUnrepresentativeSampleHandsTheSearchToTheWholeImage) {
+  const TextPage page;
+  int sample_calls = 0, whole_calls = 0;
+  LevelSearch whole(70.0, 60.0, 40, 400, page.log_d);
+  SampledSearch search(whole, 70.0, 60.0, 260, {}, page.evaluator(&sample_calls, 1.0, 20.0),
+                       page.evaluator(&whole_calls), nullptr);
+  search.finish();
+  EXPECT_TRUE(search.unrepresentative());
+  ASSERT_NE(whole.best(), nullptr);
+  EXPECT_GE(whole.best()->worst, 60.0);
+  EXPECT_LE(whole.best()->level, 345);
+  const SampledSearchParams defaults;
+  EXPECT_LE(whole_calls, defaults.whole_budget + defaults.refine_budget + 1);
+  // A sample as the whole image sees it is kept to the end.
+  int calls = 0;
+  LevelSearch again(70.0, 60.0, 40, 400, page.log_d);
+  SampledSearch tracked(again, 70.0, 60.0, 260, {}, page.evaluator(&calls, 1.0, 2.0),
+                        page.evaluator(&calls), nullptr);
+  tracked.finish();
+  EXPECT_FALSE(tracked.unrepresentative());
+}
+
 // The sample flatters the file by 3 points: the search must learn that from its first whole
 // evaluation and still end on a level the whole image passes, near the true one, with few whole
 // evaluations.

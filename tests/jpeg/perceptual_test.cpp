@@ -235,6 +235,53 @@ TEST(Perceptual, LargeImagesAreSearchedOnASampleOfRows) {
   EXPECT_GE(compare_images(jpeg, o.bytes, false).ssimulacra2, quality_floor(p)) << o.detail;
 }
 
+// A page of text whose lines lie between the rows the search samples (bands at 256-512 and
+// 1024-1280 of 1536): the sample is bare paper, so its worst tile scores far above the page's.
+// The first whole-page confirmation shows it, and the page is searched on its own evaluations,
+// ending near the floor (or its worst tile's, 10 under it). On real pages the sample alone led
+// the search to levels far too fine (a 200 dpi page in compact: q98 where q86 passes).
+std::vector<uint8_t> text_page_pixels(int width, int height) {
+  std::vector<uint8_t> pixels(size_t(width) * height * 3);
+  uint32_t seed = 7;
+  auto next = [&seed] { return seed = seed * 1103515245u + 12345u; };
+  for (int y = 0; y < height; ++y) {
+    const bool text_row = (y >= 560 && y < 960) || (y >= 1320 && y < 1500);
+    for (int x = 0; x < width; ++x) {
+      // Paper printed with a fine texture everywhere (so the sample's coefficients answer
+      // requantisation as the page's do), and a little grain.
+      int v = 190 + int(40 * std::sin(x * 0.9) * std::sin(y * 0.7)) + int(next() >> 29);
+      if (text_row && x >= 96 && x < width - 96 && (y - 560) % 24 < 16 && x % 11 < 8) {
+        // A glyph per 11 x 24 cell: a 4 x 4 bitmap of strokes picked by the cell's hash.
+        const uint32_t cell = uint32_t(x / 11) * 2654435761u ^ uint32_t(y / 24) * 40503u;
+        const int bit = ((y - 560) % 24 / 4) * 4 + x % 11 / 2;
+        if ((cell >> (bit % 16)) & 1) v = 30;
+      }
+      for (int c = 0; c < 3; ++c) pixels[(size_t(y) * width + x) * 3 + c] = uint8_t(v);
+    }
+  }
+  return pixels;
+}
+
+TEST(Perceptual, ASampleOfBarePaperHandsTheSearchToTheWholePage) {
+  const int width = 2048, height = 1536;
+  const auto jpeg = testing::make_jpeg({.width = width,
+                                        .height = height,
+                                        .quality = 95,
+                                        .markers = {},
+                                        .pixels = text_page_pixels(width, height)});
+  ASSERT_FALSE(jpeg.empty());
+  Policy p;
+  p.mode = Mode::kCompact;
+  const Outcome o = optimize(jpeg, p);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  EXPECT_NE(o.detail.find("then on the whole image alone"), std::string::npos) << o.detail;
+  const ImageScores s = compare_images(jpeg, o.bytes, false);
+  EXPECT_GE(s.floor_score, 70.0) << o.detail;
+  EXPECT_GE(s.ssimulacra2_worst_tile, 60.0) << o.detail;
+  // Near one floor or the other (led by the sample to the end, it stopped at 71.75 here).
+  EXPECT_LE(std::min(s.floor_score - 70.0, s.ssimulacra2_worst_tile - 60.0), 1.0) << o.detail;
+}
+
 // SSIMULACRA 2's coarse scales shrink to a few pixels on an image under 256 px a side, and under
 // 113 px it drops scales: its score drifts up (strips like these scored 89-91 at q10). Such an
 // image meets its floor also when both it and the original are mirrored out to 256 px

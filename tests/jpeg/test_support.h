@@ -61,6 +61,7 @@ struct EncodeOptions {
   int luma_v_sampling = 0;     // its vertical factor when not luma_sampling (2 and 1: 4:2:2)
   bool smooth_chroma = false;  // smooth_chroma_pixels (the default pattern has sharp chroma edges)
   std::vector<int> component_ids = {};  // the frame's identifiers when not libjpeg's 1, 2, 3
+  std::vector<uint8_t> pixels = {};     // interleaved samples to encode instead of the pattern
 };
 
 // Writes a small JPEG of a smooth pattern with noise, so that the coefficients are not trivial.
@@ -79,6 +80,10 @@ inline std::vector<uint8_t> make_jpeg(const EncodeOptions& o) {
     pixels[i] = uint8_t((x * 3 + y * 2 + (i % o.components) * 40 + (seed >> 27)) & 255);
   }
   if (o.smooth_chroma && o.components == 3) pixels = smooth_chroma_pixels(o.width, o.height);
+  if (!o.pixels.empty()) {
+    if (o.pixels.size() != pixels.size()) return {};
+    pixels = o.pixels;
+  }
   s.c.err = jpeg_std_error(&s.err.pub);
   s.err.pub.error_exit = test_error_exit;
   if (setjmp(s.err.jump)) {

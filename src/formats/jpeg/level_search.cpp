@@ -39,7 +39,7 @@ const LevelEval& LevelSearch::add(LevelEval e) {
   return evals_.back();
 }
 
-double LevelSearch::slope() const {
+double LevelSearch::model_slope(double LevelEval::*value) const {
   const LevelEval* lo = find(fail_);
   const LevelEval* hi = find(pass_);
   if (!(lo && hi) && evals_.size() >= 2) {
@@ -48,8 +48,20 @@ double LevelSearch::slope() const {
   }
   double slope = kPriorSlope;
   if (lo && hi && log_d_[size_t(lo->level)] != log_d_[size_t(hi->level)])
-    slope = (hi->score - lo->score) / (log_d_[size_t(hi->level)] - log_d_[size_t(lo->level)]);
+    slope = (hi->*value - lo->*value) / (log_d_[size_t(hi->level)] - log_d_[size_t(lo->level)]);
   return slope < -1.0 ? slope : kPriorSlope;
+}
+
+double LevelSearch::slope() const { return model_slope(&LevelEval::score); }
+double LevelSearch::worst_slope() const { return model_slope(&LevelEval::worst); }
+
+int LevelSearch::coarsest_predicted(const LevelEval& from, double LevelEval::*value, double slope,
+                                    double target) const {
+  for (int c = fail_ + 1; c < pass_ && c <= hi_; ++c) {
+    const double predicted = from.*value + slope * (log_d_[size_t(c)] - log_d_[size_t(from.level)]);
+    if (predicted >= target) return c;
+  }
+  return std::min(pass_ - 1, hi_);  // nothing predicted to pass: go finest
 }
 
 void LevelSearch::run(int start, const LevelSearchParams& params, const Evaluate& evaluate,
@@ -82,19 +94,14 @@ void LevelSearch::run(int start, const LevelSearchParams& params, const Evaluate
     // would creep one level at a time: aim between the floor and that pass instead.
     if (e.passes && e.score < target)
       target = floor_ + std::min(kAimInside, (e.score - floor_) / 2);
-    int next = -1;
-    for (int c = fail_ + 1; c < pass_ && c <= hi_; ++c) {
-      const double predicted = e.score + slope * (log_d_[size_t(c)] - log_d_[size_t(e.level)]);
-      if (predicted >= target) {
-        next = c;
-        break;
-      }
-    }
-    if (next < 0) next = std::min(pass_ - 1, hi_);  // nothing predicted to pass: go finest
+    int next = coarsest_predicted(e, &LevelEval::score, slope, target);
+    // A failing worst tile follows its own line: on pages of text it lies far under the score
+    // and climbs two to three times as fast with the level, so neither the score's line nor
+    // fixed steps reach it in few evaluations.
+    if (!e.passes && e.worst < worst_floor_)
+      next = std::max(
+          next, coarsest_predicted(e, &LevelEval::worst, worst_slope(), worst_floor_ + kAimInside));
     if (next <= fail_ || next >= pass_) break;
-    // A local failure (worst tile) is not cured by a step the model thinks is enough.
-    if (!e.passes && e.score >= floor_)
-      next = std::max(next, std::min(level + 2 * kLevelsPerQuality, pass_ - 1));
     level = next;
   }
 }
@@ -168,6 +175,7 @@ int SampledSearch::finish() {
   double offset = params_.prior_offset, worst_offset = params_.prior_worst_offset;
   int level = start_;
   int budget = params_.whole_budget;
+  int whole_evaluations = 0;
   for (int round = 0; round < budget; ++round) {
     // Also before a first round run earlier: time may have run out since (another search).
     if (context_ && context_->out_of_time()) break;
@@ -179,22 +187,36 @@ int SampledSearch::finish() {
     }
     if (!pick) break;
     const LevelEval& e = whole_.add(on_whole_(*pick));
+    ++whole_evaluations;
     const LevelEval on_sample_there = sample_at(*pick);
     offset = e.score - on_sample_there.score;
     worst_offset = e.worst - on_sample_there.worst;
+    level = *pick;
     if (e.passes && e.score < floor_ + params_.stop_within) break;
+    if (offset < params_.unrepresentative_offset ||
+        worst_offset < params_.unrepresentative_worst_offset) {
+      unrepresentative_ = true;
+      break;
+    }
     if (round + 1 == budget && budget == params_.whole_budget && !whole_.best()) ++budget;
     if (whole_.coarsest_passing() - whole_.finest_failing() <= 1) break;
-    level = *pick;
   }
   const LevelEval* best = whole_.best();
-  if (best && best->score > floor_ + params_.refine_above &&
-      best->worst > worst_floor_ + params_.refine_above &&
-      whole_.coarsest_passing() - whole_.finest_failing() > 1)
+  const bool open = whole_.coarsest_passing() - whole_.finest_failing() > 1;
+  if (unrepresentative_ && open) {
+    // From the best pass, or from the failure just confirmed (both known: no evaluation).
+    whole_.run(
+        best ? best->level : level,
+        {.budget = std::max(params_.whole_budget - whole_evaluations, 0) + params_.refine_budget,
+         .stop_within = params_.stop_within},
+        on_whole_, context_);
+  } else if (best && best->score > floor_ + params_.refine_above &&
+             best->worst > worst_floor_ + params_.refine_above && open) {
     whole_.run(
         best->level,
         {.budget = params_.refine_budget, .may_extend = false, .stop_within = params_.stop_within},
         on_whole_, context_);
+  }
   return int(sampled_.size());
 }
 

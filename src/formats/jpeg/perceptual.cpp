@@ -331,7 +331,11 @@ PerceptualResult FloorSearch::run() {
       "requantised q~{} -> q{:.2f} (Robidoux-shaped tables) with trellis, SSIMULACRA2 {:.2f} "
       "(worst tile {:.1f}, floor {:.1f}, {} evaluations{}{})",
       st.q_src, quality_of(best->level), best->score, best->worst, st.floor, evals.size(),
-      sampled_evaluations   ? fmt::format(" after {} on a quarter of the rows", sampled_evaluations)
+      sampled_evaluations
+          ? fmt::format(" after {} on a quarter of the rows{}", sampled_evaluations,
+                        st.sampled->unrepresentative()
+                            ? ", then on the whole image alone (the sample scored far above it)"
+                            : "")
       : st.untracked_sample ? " on the whole image: its row sample did not track it"
                             : "",
       below_full_scale(st.reference)
