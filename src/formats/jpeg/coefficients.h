@@ -38,7 +38,7 @@ class CoefficientImage {
   // Reads every coefficient. Throws FormatError (kCorrupt, kTruncated, kUnsupportedVariant,
   // kLimitExceeded). Any libjpeg warning other than skipped junk between markers is an error:
   // a damaged file is left alone, never silently "repaired". `context` (may be null) is asked
-  // for the time budget while decoding. `color_space` (see ReadAs) overrides libjpeg's guess.
+  // for the time budget while decoding. `color_space` (see kAsMarked) overrides libjpeg's guess.
   CoefficientImage(ByteView jpeg, const Context* context, J_COLOR_SPACE color_space = kAsMarked);
   ~CoefficientImage();
   CoefficientImage(const CoefficientImage&) = delete;

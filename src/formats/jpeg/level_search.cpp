@@ -56,12 +56,12 @@ double LevelSearch::slope() const { return model_slope(&LevelEval::score); }
 double LevelSearch::worst_slope() const { return model_slope(&LevelEval::worst); }
 
 int LevelSearch::coarsest_predicted(const LevelEval& from, double LevelEval::*value, double slope,
-                                    double target) const {
+                                    double target, int otherwise) const {
   for (int c = fail_ + 1; c < pass_ && c <= hi_; ++c) {
     const double predicted = from.*value + slope * (log_d_[size_t(c)] - log_d_[size_t(from.level)]);
     if (predicted >= target) return c;
   }
-  return std::min(pass_ - 1, hi_);  // nothing predicted to pass: go finest
+  return otherwise;
 }
 
 void LevelSearch::run(int start, const LevelSearchParams& params, const Evaluate& evaluate,
@@ -94,13 +94,23 @@ void LevelSearch::run(int start, const LevelSearchParams& params, const Evaluate
     // would creep one level at a time: aim between the floor and that pass instead.
     if (e.passes && e.score < target)
       target = floor_ + std::min(kAimInside, (e.score - floor_) / 2);
-    int next = coarsest_predicted(e, &LevelEval::score, slope, target);
-    // A failing worst tile follows its own line: on pages of text it lies far under the score
-    // and climbs two to three times as fast with the level, so neither the score's line nor
-    // fixed steps reach it in few evaluations.
+    // The worst tile follows its own line, and the next level must reach both: on pages of
+    // text the worst tile lies far under the score and climbs two to three times as fast with
+    // the level, so neither the score's line nor fixed steps reach it in few evaluations.
+    double worst_target = worst_floor_ + (inside ? kAimInside : params.aim_outside);
+    if (e.worst >= worst_floor_ && e.worst < worst_target)
+      worst_target = worst_floor_ + std::min(kAimInside, (e.worst - worst_floor_) / 2);
+    // Where nothing is predicted to pass: the finest level inside the bracket for the score (the
+    // search had always gone there), and for the worst tile too after a failure; after a pass,
+    // nothing coarser is predicted to keep the worst tile, and the search ends.
+    const int finest = std::min(pass_ - 1, hi_);
+    int next = std::max(coarsest_predicted(e, &LevelEval::score, slope, target, finest),
+                        coarsest_predicted(e, &LevelEval::worst, worst_slope(), worst_target,
+                                           e.passes ? pass_ : finest));
+    // A failing worst tile is a minimum over tiles, less straight than the score: at least a
+    // quality finer, whatever its line says.
     if (!e.passes && e.worst < worst_floor_)
-      next = std::max(
-          next, coarsest_predicted(e, &LevelEval::worst, worst_slope(), worst_floor_ + kAimInside));
+      next = std::max(next, std::min(level + kLevelsPerQuality, pass_ - 1));
     if (next <= fail_ || next >= pass_) break;
     level = next;
   }
@@ -208,6 +218,7 @@ int SampledSearch::finish() {
     whole_.run(
         best ? best->level : level,
         {.budget = std::max(params_.whole_budget - whole_evaluations, 0) + params_.refine_budget,
+         .may_extend = false,
          .stop_within = params_.stop_within},
         on_whole_, context_);
   } else if (best && best->score > floor_ + params_.refine_above &&

@@ -78,9 +78,9 @@ class LevelSearch {
  private:
   double model_slope(double LevelEval::*value) const;
   // The coarsest level inside the bracket where the line through `from` with `slope` reaches
-  // `target` for `value` (score or worst tile); the finest inside when none does.
+  // `target` for `value` (score or worst tile); `otherwise` when none does.
   int coarsest_predicted(const LevelEval& from, double LevelEval::*value, double slope,
-                         double target) const;
+                         double target, int otherwise) const;
 
   double floor_, worst_floor_;
   int lo_, hi_;
@@ -115,7 +115,8 @@ struct SampledSearchParams {
   int sample_budget = 4;  // per round
   int whole_budget = 3;
   // Whole minus sample before the first confirmation (the sample's seams and fewer tiles flatter
-  // it: -0.4 to -3.9 on the score, more on the worst tile, measured on camera photos).
+  // it: -0.4 to -3.9 on the score, more on the worst tile, measured on camera photos before
+  // samples that do not track the whole image were set aside; -2.1 at most since).
   double prior_offset = -0.8, prior_worst_offset = -1.5;
   double stop_within = 0.6;
   // A sample that does not track the whole image (a flat sample of a photo whose detail lies
@@ -124,9 +125,10 @@ struct SampledSearchParams {
   // inside its bracket, for up to `refine_budget` more.
   double refine_above = 2.0;
   int refine_budget = 2;
-  // Whole minus sample past which the sample does not represent the image. Camera photos ranged
-  // down to -2.1 (score) and -6.8 (worst tile) over 72 confirmations in the three modes; pages of
-  // text sampled where they are blank, to -7.2 and -20.7.
+  // Whole minus sample past which the sample does not represent the image. The samples kept of
+  // the corpus's camera photos ranged down to -2.1 (score) and -6.8 (worst tile) over 72
+  // confirmations in the three modes; pages of text sampled where the paper is bare, to -7.2
+  // and -20.7.
   double unrepresentative_offset = -3.5, unrepresentative_worst_offset = -9.0;
 };
 int search_with_sample(LevelSearch& whole, double floor, double worst_floor, int start,
