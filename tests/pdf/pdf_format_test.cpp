@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "formats/pdf/pdf_format.h"
 #include "lighten/lighten.h"
@@ -175,6 +176,53 @@ TEST(PdfFormat, ColorTransformImagesKeepTheirSampling) {
                              .getKey("/Im1");
   EXPECT_EQ(luma_sampling(data_of(im0, qpdf_dl_none)), 1);
   EXPECT_EQ(luma_sampling(data_of(im1, qpdf_dl_none)), 2);
+}
+
+// Every quantisation table segment (DQT) of a JPEG, in order.
+std::vector<std::vector<uint8_t>> quantisation_tables(const std::vector<uint8_t>& jpeg) {
+  std::vector<std::vector<uint8_t>> tables;
+  for (size_t i = 2; i + 4 <= jpeg.size() && jpeg[i] == 0xFF;) {
+    const size_t length = size_t(jpeg[i + 2]) << 8 | jpeg[i + 3];
+    if (jpeg[i + 1] == 0xDA || i + 2 + length > jpeg.size()) break;
+    if (jpeg[i + 1] == 0xDB)
+      tables.emplace_back(jpeg.begin() + long(i), jpeg.begin() + long(i + 2 + length));
+    i += 2 + length;
+  }
+  return tables;
+}
+
+// /ColorTransform 0 makes a viewer show a YCbCr-coded photo's planes as RGB: colours the
+// perceptual search never scores, with two planes its tables would treat as chroma. Such an
+// image is optimised losslessly (same tables), while /ColorTransform 1, the transform the search
+// scores in, is requantised as usual.
+TEST(PdfFormat, ImagesShownWithoutTheYCbCrTransformAreOnlyOptimisedLosslessly) {
+  const auto photo = testing::make_jpeg({.width = 320, .height = 240, .quality = 97});
+  ASSERT_FALSE(quantisation_tables(photo).empty());
+  const Sample s;
+  auto objects = s.objects();
+  const std::string image =
+      "/Type /XObject /Subtype /Image /Width 320 /Height 240 /ColorSpace "
+      "/DeviceRGB /BitsPerComponent 8 /Filter /DCTDecode";
+  objects[4] =
+      stream_object(image + " /DecodeParms << /ColorTransform 0 >>", testing::as_string(photo));
+  objects[7] =
+      stream_object(image + " /DecodeParms << /ColorTransform 1 >>", testing::as_string(photo));
+  Policy p;
+  p.mode = Mode::kHigh;
+  const Outcome o = optimize(as_bytes(make_pdf(objects)), p);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  auto b = open(o.bytes);
+  QPDFObjectHandle page = QPDFPageDocumentHelper(*b).getAllPages()[0].getObjectHandle();
+  QPDFObjectHandle im0 = page.getKey("/Resources").getKey("/XObject").getKey("/Im0");
+  QPDFObjectHandle im1 = page.getKey("/Resources")
+                             .getKey("/XObject")
+                             .getKey("/Fm0")
+                             .getDict()
+                             .getKey("/Resources")
+                             .getKey("/XObject")
+                             .getKey("/Im1");
+  EXPECT_EQ(quantisation_tables(data_of(im0, qpdf_dl_none)), quantisation_tables(photo));
+  EXPECT_NE(quantisation_tables(data_of(im1, qpdf_dl_none)), quantisation_tables(photo));
 }
 
 TEST(PdfFormat, SecondRunFindsNothing) {

@@ -1,6 +1,9 @@
 #include "formats/pdf/pdf_streams.h"
 
+#include <optional>
+
 #include "codecs/deflate.h"
+#include "formats/jpeg/markers.h"
 #include "formats/pdf/pdf_document.h"
 #include "formats/pdf/pdf_flate_jpeg.h"
 #include "formats/pdf/pdf_predictors.h"
@@ -66,13 +69,23 @@ size_t StreamOptimizer::budget_left() const {
 
 namespace {
 
-// A /ColorTransform in the stream's DecodeParms overrides the colour transform the JPEG's own
-// markers imply, so the channels a viewer decodes may not be the ones libjpeg shows: such an
-// image keeps its chroma sampling (its planes may not be chroma at all).
-bool overrides_color_transform(QPDFObjectHandle stream) {
+// The /ColorTransform in the stream's DecodeParms, if any. It overrides the colour transform the
+// JPEG's own markers imply, so the channels a viewer decodes may not be the ones libjpeg shows.
+std::optional<QPDFObjectHandle> color_transform(QPDFObjectHandle stream) {
   QPDFObjectHandle parms = stream.getDict().getKey("/DecodeParms");
   if (parms.isArray() && parms.getArrayNItems() > 0) parms = parms.getArrayItem(0);
-  return parms.isDictionary() && parms.hasKey("/ColorTransform");
+  if (!parms.isDictionary() || !parms.hasKey("/ColorTransform")) return std::nullopt;
+  return parms.getKey("/ColorTransform");
+}
+
+// The number of components in a JPEG's frame; 0 when its markers do not parse (the JPEG
+// optimiser then says why).
+size_t components_of(ByteView jpeg) {
+  try {
+    return jpeg::parse_layout(jpeg).frame.components.size();
+  } catch (const FormatError&) {
+    return 0;
+  }
 }
 
 }  // namespace
@@ -83,7 +96,14 @@ void StreamOptimizer::jpeg(QPDFObjectHandle stream) {
   charge(raw.size());
   const std::string name = name_of(stream);
   Policy policy = context_.policy();
-  if (overrides_color_transform(stream)) policy.jpeg_subsampling = SubsamplingPolicy::kKeep;
+  if (std::optional<QPDFObjectHandle> transform = color_transform(stream)) {
+    // Its planes may not be chroma at all: the sampling stays. And unless the dictionary asks
+    // for the YCbCr transform that the perceptual search scores in, the viewer shows other
+    // colours than the ones scored (and planes the tables treat as chroma): lossless only.
+    policy.jpeg_subsampling = SubsamplingPolicy::kKeep;
+    if (!(transform->isInteger() && transform->getIntValue() == 1) && components_of(raw) == 3)
+      policy.mode = Mode::kLossless;
+  }
   Outcome item = context_.optimize_embedded_under(raw, name, policy);
   for (auto& w : item.warnings) outcome_.warnings.push_back(name + ": " + w);
   if (!item.replaced() || item.bytes.size() >= raw.size()) return;
