@@ -130,8 +130,7 @@ void override_color_space(jpeg_decompress_struct& info, J_COLOR_SPACE color_spac
   auto ycc_or_rgb = [](J_COLOR_SPACE c) { return c == JCS_YCbCr || c == JCS_RGB; };
   if (info.num_components != 3 || !ycc_or_rgb(color_space) || !ycc_or_rgb(info.jpeg_color_space))
     return;
-  info.jpeg_color_space = color_space;
-  info.out_color_space = JCS_RGB;
+  info.jpeg_color_space = color_space;  // the output stays RGB, as libjpeg set it for either
 }
 
 bool read_raw(CoefficientImage::State* s, const uint8_t* data, size_t size,

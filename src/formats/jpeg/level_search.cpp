@@ -211,22 +211,19 @@ int SampledSearch::finish() {
     if (round + 1 == budget && budget == params_.whole_budget && !whole_.best()) ++budget;
     if (whole_.coarsest_passing() - whole_.finest_failing() <= 1) break;
   }
+  // The whole image alone, inside its bracket: with what is left of the budget when the sample
+  // did not represent it, or to refine a best pass that the sample left far above the floor.
+  // From the best pass, or from the failure just confirmed (both known: no evaluation).
   const LevelEval* best = whole_.best();
-  const bool open = whole_.coarsest_passing() - whole_.finest_failing() > 1;
-  if (unrepresentative_ && open) {
-    // From the best pass, or from the failure just confirmed (both known: no evaluation).
-    whole_.run(
-        best ? best->level : level,
-        {.budget = std::max(params_.whole_budget - whole_evaluations, 0) + params_.refine_budget,
-         .may_extend = false,
-         .stop_within = params_.stop_within},
-        on_whole_, context_);
-  } else if (best && best->score > floor_ + params_.refine_above &&
-             best->worst > worst_floor_ + params_.refine_above && open) {
-    whole_.run(
-        best->level,
-        {.budget = params_.refine_budget, .may_extend = false, .stop_within = params_.stop_within},
-        on_whole_, context_);
+  const bool misled = best && best->score > floor_ + params_.refine_above &&
+                      best->worst > worst_floor_ + params_.refine_above;
+  if ((unrepresentative_ || misled) && whole_.coarsest_passing() - whole_.finest_failing() > 1) {
+    const int left = unrepresentative_ ? std::max(params_.whole_budget - whole_evaluations, 0) : 0;
+    whole_.run(best ? best->level : level,
+               {.budget = left + params_.refine_budget,
+                .may_extend = false,
+                .stop_within = params_.stop_within},
+               on_whole_, context_);
   }
   return int(sampled_.size());
 }
