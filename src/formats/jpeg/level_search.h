@@ -149,6 +149,8 @@ class SampledSearch {
   const LevelEval* first_pick();
   // Returns the number of sample evaluations made, first round included.
   int finish();
+  // Sample evaluations made so far.
+  int sample_evaluations() const { return int(sampled_.size()); }
   // Whether a confirmation showed the sample unrepresentative (after finish()).
   bool unrepresentative() const { return unrepresentative_; }
 

@@ -54,8 +54,11 @@ PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, c
 // whole image. `image`, `input`, `layout`, `policy`, `context` and `reference` must outlive it.
 class FloorSearch {
  public:
+  // `race_weights`: whether a large image's row sample also tries the heavier trellis weights
+  // (from effort 4 on); off, the default weight alone is searched.
   FloorSearch(CoefficientImage& image, ByteView input, const Layout& layout, const Policy& policy,
-              const Context* context, std::optional<ImageRgb8>& reference);
+              const Context* context, std::optional<ImageRgb8>& reference,
+              bool race_weights = true);
   ~FloorSearch();
   FloorSearch(const FloorSearch&) = delete;
   FloorSearch& operator=(const FloorSearch&) = delete;
@@ -69,6 +72,7 @@ class FloorSearch {
   PerceptualResult run();
 
  private:
+  struct Arm;
   struct State;
   std::unique_ptr<State> state_;
   PerceptualResult early_;  // the answer when the file stays lossless before any search

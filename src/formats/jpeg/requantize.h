@@ -41,7 +41,8 @@ struct RateModel {
 struct RdoParams {
   // Weight of squared error (in quantisation steps) against bits; 0 turns RDO off (plain
   // rounding). Scaled per block by its activity: busy blocks mask more error. 1 is mozjpeg's
-  // lambda; 0.5 saved about 2 % more at equal SSIMULACRA2 on camera photos here (2 was worse).
+  // lambda; 0.5 saved about 2 % more at equal SSIMULACRA2 on camera photos here (2 was worse on
+  // most, better on some and on text: the search races it, see perceptual.cpp).
   double strength = 0.5;
 };
 
