@@ -70,6 +70,31 @@ TEST(LevelSearch, APassNearTheFloorIsNotFollowedByOneLevelSteps) {
   EXPECT_LE(calls, 4);
 }
 
+// A score that bends: nearly flat at the fine levels and falling ever faster at coarse ones (a
+// screenshot of text, where the source's own tables are nearly lossless). The first pass is at
+// the finest level, far above the floor; a line through the bracket's ends would then creep
+// towards the floor a few levels per evaluation.
+TEST(LevelSearch, ABendingScoreIsNotApproachedFromOneSideOnly) {
+  const LinearFile file;  // its distortion estimate: straight in the level
+  auto score = [](int level) { return 90.0 - 10.0 * std::exp((300 - level) / 25.0); };
+  int calls = 0;
+  LevelSearch search(80.0, 70.0, 200, 400, file.log_d);
+  search.run(
+      260, {.budget = 5},
+      [&](int level) {
+        ++calls;
+        return LevelEval{.level = level,
+                         .score = score(level),
+                         .worst = score(level) - 3,
+                         .bytes = size_t(level) * 100};
+      },
+      nullptr);
+  ASSERT_NE(search.best(), nullptr);
+  EXPECT_LE(calls, 6);
+  // Level 300 meets the floor exactly.
+  EXPECT_LE(search.best()->level, 310) << search.best()->score;
+}
+
 TEST(LevelSearch, NothingPassingLeavesNoBest) {
   const LinearFile file;
   int calls = 0;

@@ -39,21 +39,36 @@ const LevelEval& LevelSearch::add(LevelEval e) {
   return evals_.back();
 }
 
-double LevelSearch::model_slope(double LevelEval::*value) const {
+double LevelSearch::model_slope(double LevelEval::*value, double floor) const {
   const LevelEval* lo = find(fail_);
   const LevelEval* hi = find(pass_);
-  if (!(lo && hi) && evals_.size() >= 2) {
+  double lo_value = 0, hi_value = 0;
+  if (lo && hi) {
+    lo_value = lo->*value, hi_value = hi->*value;
+    // The Illinois rule: where the score bends, a line through the bracket's ends moves the near
+    // end a little at a time while the far end stays put (from a pass at q98 to the floor of a
+    // screenshot at q92, five evaluations at 0.7-1.5 qualities each). Each evaluation beyond
+    // the first that lands on the same side halves the far end's distance to the floor.
+    const bool latest_passes = evals_.back().passes;
+    int same_side = 0;
+    for (auto e = evals_.rbegin(); e != evals_.rend() && e->passes == latest_passes; ++e)
+      ++same_side;
+    const double pull = std::ldexp(1.0, -std::min(same_side - 1, 30));
+    double& far = latest_passes ? lo_value : hi_value;
+    far = floor + (far - floor) * pull;
+  } else if (evals_.size() >= 2) {
     lo = &evals_[evals_.size() - 2];
     hi = &evals_.back();
+    lo_value = lo->*value, hi_value = hi->*value;
   }
   double slope = kPriorSlope;
   if (lo && hi && log_d_[size_t(lo->level)] != log_d_[size_t(hi->level)])
-    slope = (hi->*value - lo->*value) / (log_d_[size_t(hi->level)] - log_d_[size_t(lo->level)]);
+    slope = (hi_value - lo_value) / (log_d_[size_t(hi->level)] - log_d_[size_t(lo->level)]);
   return slope < -1.0 ? slope : kPriorSlope;
 }
 
-double LevelSearch::slope() const { return model_slope(&LevelEval::score); }
-double LevelSearch::worst_slope() const { return model_slope(&LevelEval::worst); }
+double LevelSearch::slope() const { return model_slope(&LevelEval::score, floor_); }
+double LevelSearch::worst_slope() const { return model_slope(&LevelEval::worst, worst_floor_); }
 
 int LevelSearch::coarsest_predicted(const LevelEval& from, double LevelEval::*value, double slope,
                                     double target, int otherwise) const {

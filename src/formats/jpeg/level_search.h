@@ -76,7 +76,9 @@ class LevelSearch {
   const std::vector<double>& log_distortion() const { return log_d_; }
 
  private:
-  double model_slope(double LevelEval::*value) const;
+  // Through the bracket's ends (the far end pulled towards `floor` while evaluations keep
+  // landing on the near side), else through the last two evaluations; kPriorSlope when flat.
+  double model_slope(double LevelEval::*value, double floor) const;
   // The coarsest level inside the bracket where the line through `from` with `slope` reaches
   // `target` for `value` (score or worst tile); `otherwise` when none does.
   int coarsest_predicted(const LevelEval& from, double LevelEval::*value, double slope,
