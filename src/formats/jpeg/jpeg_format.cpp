@@ -18,6 +18,10 @@ namespace lighten {
 namespace jpeg {
 namespace {
 
+// Requantised outputs under this size are compared with the lossless one (a second write of a
+// small image costs little; above it, coarser coefficients save far more than a marker costs).
+constexpr size_t kCompareLosslessBelow = 64 * 1024;
+
 // Where libjpeg's frame header ends in its own output (its segments are well formed).
 size_t end_of_frame_header(const Bytes& core) {
   ByteReader r(core, 2);
@@ -161,6 +165,19 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
     if (!perceptual.requantized || other.first.size() < written.first.size()) {
       written = std::move(other);
       perceptual = subsampled;
+    }
+  }
+  // New tables and the marker can outweigh what coarser coefficients save on a small image (a
+  // 7x9 one came out 10 bytes larger than losslessly): a small output is also written from the
+  // input's own coefficients, and the smaller kept.
+  if (perceptual.requantized && written.first.size() < kCompareLosslessBelow) {
+    CoefficientImage source(input, &context);
+    auto lossless = write(source, policy.jpeg_scans, PerceptualResult{});
+    if (lossless.first.size() <= written.first.size()) {
+      perceptual = PerceptualResult{
+          .detail = fmt::format("lossless only (smaller than requantised, {} bytes)",
+                                written.first.size())};
+      written = std::move(lossless);
     }
   }
   auto& [bytes, scan_detail] = written;
