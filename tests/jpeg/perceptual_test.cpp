@@ -316,13 +316,13 @@ TEST(Perceptual, APageOfTextKeepsTheHeavierTrellisWeight) {
   }
   // 15 % smaller here.
   EXPECT_LT(double(bytes[0]), 0.93 * double(bytes[1])) << bytes[0] << " " << bytes[1];
+  // Below effort 4 the default weight is searched alone.
+  p.effort = 3;
+  const Outcome fast = optimize(jpeg, p);
+  ASSERT_TRUE(fast.replaced()) << fast.message;
+  EXPECT_EQ(fast.detail.find("(weight"), std::string::npos) << fast.detail;
 }
 
-// SSIMULACRA 2's coarse scales shrink to a few pixels on an image under 256 px a side, and under
-// 113 px it drops scales: its score drifts up (strips like these scored 89-91 at q10). Such an
-// image meets its floor also when both it and the original are mirrored out to 256 px
-// (floor_score), in the search and in the verifier, so a strip is not coarsened far beyond what
-// its content bears in a larger picture.
 // On a tiny image the new tables and the marker can cost more than the coarser coefficients save:
 // the lossless output is kept where it is smaller.
 TEST(Perceptual, ATinyImageIsNeverLargerThanItsLosslessOutput) {
@@ -347,6 +347,11 @@ TEST(Perceptual, ATinyImageIsNeverLargerThanItsLosslessOutput) {
   }
 }
 
+// SSIMULACRA 2's coarse scales shrink to a few pixels on an image under 256 px a side, and under
+// 113 px it drops scales: its score drifts up (strips like these scored 89-91 at q10). Such an
+// image meets its floor also when both it and the original are mirrored out to 256 px
+// (floor_score), in the search and in the verifier, so a strip is not coarsened far beyond what
+// its content bears in a larger picture.
 TEST(Perceptual, ThinImagesMeetTheFloorMirroredOutToFullSize) {
   for (auto [width, height] : {std::pair{1200, 24}, std::pair{16, 900}}) {
     SCOPED_TRACE(std::to_string(width) + "x" + std::to_string(height));

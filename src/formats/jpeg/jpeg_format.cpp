@@ -18,9 +18,10 @@ namespace lighten {
 namespace jpeg {
 namespace {
 
-// Requantised outputs under this size are compared with the lossless one (a second write of a
-// small image costs little; above it, coarser coefficients save far more than a marker costs).
-constexpr size_t kCompareLosslessBelow = 64 * 1024;
+// Requantised images of at most this many pixels are compared with their lossless output (a
+// second write of a small image costs little; in larger ones, coarser coefficients save far
+// more than new tables and the marker cost).
+constexpr uint64_t kCompareLosslessPixels = 256 * 256;
 
 // Where libjpeg's frame header ends in its own output (its segments are well formed).
 size_t end_of_frame_header(const Bytes& core) {
@@ -168,9 +169,11 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
     }
   }
   // New tables and the marker can outweigh what coarser coefficients save on a small image (a
-  // 7x9 one came out 10 bytes larger than losslessly): a small output is also written from the
-  // input's own coefficients, and the smaller kept.
-  if (perceptual.requantized && written.first.size() < kCompareLosslessBelow) {
+  // 1x1 one came out 37 bytes larger than losslessly): a small image is also written from the
+  // input's own coefficients, and the smaller output kept.
+  if (perceptual.requantized &&
+      uint64_t(image.info().image_width) * image.info().image_height <= kCompareLosslessPixels &&
+      !context.out_of_time()) {
     CoefficientImage source(input, &context);
     auto lossless = write(source, policy.jpeg_scans, PerceptualResult{});
     if (lossless.first.size() <= written.first.size()) {

@@ -39,7 +39,8 @@ const LevelEval& LevelSearch::add(LevelEval e) {
   return evals_.back();
 }
 
-double LevelSearch::model_slope(double LevelEval::*value, double floor) const {
+double LevelSearch::model_slope(double LevelEval::*value, double floor,
+                                const LevelEval& from) const {
   const LevelEval* lo = find(fail_);
   const LevelEval* hi = find(pass_);
   double lo_value = 0, hi_value = 0;
@@ -47,15 +48,18 @@ double LevelSearch::model_slope(double LevelEval::*value, double floor) const {
     lo_value = lo->*value, hi_value = hi->*value;
     // The Illinois rule: where the score bends, a line through the bracket's ends moves the near
     // end a little at a time while the far end stays put (from a pass at q98 to the floor of a
-    // screenshot at q92, five evaluations at 0.7-1.5 qualities each). Each evaluation beyond
-    // the first that lands on the same side halves the far end's distance to the floor.
-    const bool latest_passes = evals_.back().passes;
+    // screenshot at q92, five evaluations at 0.7-1.5 qualities each). Each evaluation of this
+    // run beyond the first that lands on the same side halves the far end's distance to the
+    // floor: only when the line is drawn from the latest evaluation, the near end, and the ends
+    // lie on either side of this line's floor (a worst tile can decide the bracket alone).
+    const LevelEval& latest = evals_.back();
     int same_side = 0;
-    for (auto e = evals_.rbegin(); e != evals_.rend() && e->passes == latest_passes; ++e)
+    for (size_t i = evals_.size(); i > run_first_ && evals_[i - 1].passes == latest.passes; --i)
       ++same_side;
-    const double pull = std::ldexp(1.0, -std::min(same_side - 1, 30));
-    double& far = latest_passes ? lo_value : hi_value;
-    far = floor + (far - floor) * pull;
+    double& near = latest.passes ? hi_value : lo_value;
+    double& far = latest.passes ? lo_value : hi_value;
+    if (same_side >= 2 && &from == &latest && (near >= floor) != (far >= floor))
+      far = floor + (far - floor) * std::ldexp(1.0, -std::min(same_side - 1, 30));
   } else if (evals_.size() >= 2) {
     lo = &evals_[evals_.size() - 2];
     hi = &evals_.back();
@@ -67,8 +71,12 @@ double LevelSearch::model_slope(double LevelEval::*value, double floor) const {
   return slope < -1.0 ? slope : kPriorSlope;
 }
 
-double LevelSearch::slope() const { return model_slope(&LevelEval::score, floor_); }
-double LevelSearch::worst_slope() const { return model_slope(&LevelEval::worst, worst_floor_); }
+double LevelSearch::slope(const LevelEval& from) const {
+  return model_slope(&LevelEval::score, floor_, from);
+}
+double LevelSearch::worst_slope(const LevelEval& from) const {
+  return model_slope(&LevelEval::worst, worst_floor_, from);
+}
 
 int LevelSearch::coarsest_predicted(const LevelEval& from, double LevelEval::*value, double slope,
                                     double target, int otherwise) const {
@@ -83,12 +91,13 @@ void LevelSearch::run(int start, const LevelSearchParams& params, const Evaluate
                       const Context* context) {
   int level = std::clamp(start, lo_, hi_);
   int budget = params.budget;
+  run_first_ = evals_.size();
   bool extended = !params.may_extend;
   // Known levels cost nothing; every step narrows the bracket, so this ends.
   for (int n = 0; n < budget && pass_ - fail_ > 1;) {
     const LevelEval* known = find(level);
     if (!known && context && context->out_of_time()) break;
-    const LevelEval e = known ? *known : add(evaluate(level));
+    const LevelEval& e = known ? *known : add(evaluate(level));
     if (!known) ++n;
     if (pass_ - fail_ <= 1) break;
     if (e.passes && e.score < floor_ + params.stop_within) break;
@@ -103,7 +112,7 @@ void LevelSearch::run(int start, const LevelSearchParams& params, const Evaluate
     }
     // Model: score = a + b ln D through the latest evaluation.
     const bool inside = fail_ >= lo_ && pass_ <= hi_;
-    const double slope = this->slope();
+    const double slope = this->slope(e);
     double target = floor_ + (inside ? kAimInside : params.aim_outside);
     // From a pass already below that, every coarser level is predicted to miss it and the search
     // would creep one level at a time: aim between the floor and that pass instead.
@@ -120,7 +129,7 @@ void LevelSearch::run(int start, const LevelSearchParams& params, const Evaluate
     // nothing coarser is predicted to keep the worst tile, and the search ends.
     const int finest = std::min(pass_ - 1, hi_);
     int next = std::max(coarsest_predicted(e, &LevelEval::score, slope, target, finest),
-                        coarsest_predicted(e, &LevelEval::worst, worst_slope(), worst_target,
+                        coarsest_predicted(e, &LevelEval::worst, worst_slope(e), worst_target,
                                            e.passes ? pass_ : finest));
     // A failing worst tile is a minimum over tiles, less straight than the score: at least a
     // quality finer, whatever its line says.

@@ -71,14 +71,15 @@ class LevelSearch {
   int coarsest_passing() const { return pass_; }
   // The model's slope from the evaluations so far (through the bracket when there is one), for
   // the whole-image score and for the worst tile.
-  double slope() const;
-  double worst_slope() const;
+  // `from`: the evaluation the next line is drawn through.
+  double slope(const LevelEval& from) const;
+  double worst_slope(const LevelEval& from) const;
   const std::vector<double>& log_distortion() const { return log_d_; }
 
  private:
   // Through the bracket's ends (the far end pulled towards `floor` while evaluations keep
   // landing on the near side), else through the last two evaluations; kPriorSlope when flat.
-  double model_slope(double LevelEval::*value, double floor) const;
+  double model_slope(double LevelEval::*value, double floor, const LevelEval& from) const;
   // The coarsest level inside the bracket where the line through `from` with `slope` reaches
   // `target` for `value` (score or worst tile); `otherwise` when none does.
   int coarsest_predicted(const LevelEval& from, double LevelEval::*value, double slope,
@@ -89,6 +90,7 @@ class LevelSearch {
   const std::vector<double>& log_d_;
   int fail_, pass_;
   std::vector<LevelEval> evals_;
+  size_t run_first_ = 0;  // the first of evals_ the current run() made
 };
 
 // Whether a sample's distortion estimate changes with the level as the whole image's does: from

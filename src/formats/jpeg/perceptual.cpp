@@ -266,10 +266,13 @@ struct FloorSearch::State {
       size_t best = 0;
       for (size_t i = 1; i < arms.size(); ++i)
         if (bytes[i] && (!bytes[best] || *bytes[i] < *bytes[best])) best = i;
-      if (best != 0 && bytes[0])
-        race = fmt::format(
-            "{:g}: its row sample {:.1f} % smaller than at {:g}", arms[best]->rdo.strength,
-            100.0 * (1 - double(*bytes[best]) / double(*bytes[0])), arms[0]->rdo.strength);
+      if (best != 0)
+        race = bytes[0] ? fmt::format("{:g}: its row sample {:.1f} % smaller than at {:g}",
+                                      arms[best]->rdo.strength,
+                                      100.0 * (1 - double(*bytes[best]) / double(*bytes[0])),
+                                      arms[0]->rdo.strength)
+                        : fmt::format("{:g}: no pick at {:g}", arms[best]->rdo.strength,
+                                      arms[0]->rdo.strength);
       for (size_t i = 0; i < arms.size(); ++i)
         if (i != best) dropped_sample_evaluations += arms[i]->sampled->sample_evaluations();
       std::unique_ptr<Arm> kept = std::move(arms[best]);

@@ -64,7 +64,8 @@ class FloorSearch {
   FloorSearch& operator=(const FloorSearch&) = delete;
 
   // Bytes of the row sample at the level the search confirms first on the whole image (its
-  // first round, run now): what the photo costs near the floor, up to the sample's share.
+  // first round, run now at each trellis weight raced, the weight kept decided): what the photo
+  // costs near the floor, up to the sample's share.
   // nullopt when the image is searched whole (small, or a sample that does not track it) or
   // stays lossless.
   std::optional<size_t> first_sample_bytes();
