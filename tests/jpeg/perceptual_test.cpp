@@ -323,6 +323,41 @@ TEST(Perceptual, APageOfTextKeepsTheHeavierTrellisWeight) {
   EXPECT_EQ(fast.detail.find("(weight"), std::string::npos) << fast.detail;
 }
 
+// On a screenshot of text the default trellis weight thins the strokes at every level, so that
+// nothing meets the floor; the heavier weight is searched before the file is left lossless.
+TEST(Perceptual, TextTheDefaultWeightCannotKeepIsSearchedAtTheHeavierOne) {
+  // Black glyphs on flat white, as a screenshot has them: no paper texture or grain to mask.
+  const int width = 640, height = 480;
+  std::vector<uint8_t> pixels(size_t(width) * height * 3, 250);
+  for (int y = 16; y < height - 16; ++y)
+    for (int x = 16; x < width - 16; ++x) {
+      const uint32_t cell = uint32_t(x / 7) * 2654435761u ^ uint32_t(y / 12) * 40503u;
+      const int bit = (y % 12 / 3) * 4 + x % 7 / 2;
+      if (y % 12 < 9 && x % 7 < 5 && ((cell >> (bit % 16)) & 1))
+        std::fill_n(pixels.begin() + long((size_t(y) * width + x) * 3), 3, uint8_t(20));
+    }
+  const auto jpeg = testing::make_jpeg(
+      {.width = width, .height = height, .quality = 90, .markers = {}, .pixels = pixels});
+  ASSERT_FALSE(jpeg.empty());
+  Policy p;
+  p.mode = Mode::kHigh;
+  Policy lossless = p;
+  lossless.mode = Mode::kLossless;
+  const Outcome l = optimize(jpeg, lossless);
+  ASSERT_TRUE(l.replaced()) << l.message;
+  const Outcome o = optimize(jpeg, p);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  EXPECT_NE(o.detail.find("(weight 2: nothing met the floor at 0.5"), std::string::npos)
+      << o.detail;
+  EXPECT_GE(compare_images(jpeg, o.bytes, false).floor_score, quality_floor(p)) << o.detail;
+  EXPECT_LT(o.bytes.size(), l.bytes.size()) << o.detail;
+  // Below effort 4 the default weight alone is searched, and the file stays lossless.
+  p.effort = 3;
+  const Outcome fast = optimize(jpeg, p);
+  ASSERT_TRUE(fast.replaced()) << fast.message;
+  EXPECT_NE(fast.detail.find("lossless only"), std::string::npos) << fast.detail;
+}
+
 // On a tiny image the new tables and the marker can cost more than the coarser coefficients save:
 // the lossless output is kept where it is smaller.
 TEST(Perceptual, ATinyImageIsNeverLargerThanItsLosslessOutput) {

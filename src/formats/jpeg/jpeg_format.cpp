@@ -18,10 +18,12 @@ namespace lighten {
 namespace jpeg {
 namespace {
 
-// Requantised images of at most this many pixels are compared with their lossless output (a
-// second write of a small image costs little; in larger ones, coarser coefficients save far
-// more than new tables and the marker cost).
+// A requantised output is also compared with the lossless one where it could lose to it: the
+// image has at most this many pixels (a second write costs little), or the output keeps more
+// than this fraction of the input's bytes (the search kept the tables near the source's).
+// Elsewhere coarser coefficients save far more than new tables and the marker cost.
 constexpr uint64_t kCompareLosslessPixels = 256 * 256;
+constexpr double kCompareLosslessKept = 0.9;
 
 // Where libjpeg's frame header ends in its own output (its segments are well formed).
 size_t end_of_frame_header(const Bytes& core) {
@@ -168,11 +170,12 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
       perceptual = subsampled;
     }
   }
-  // New tables and the marker can outweigh what coarser coefficients save on a small image (a
-  // 1x1 one came out 37 bytes larger than losslessly): a small image is also written from the
-  // input's own coefficients, and the smaller output kept.
+  // New tables and the marker can outweigh what coarser coefficients save (a 1x1 image came out
+  // 37 bytes larger than losslessly, a 24 kB one 30 bytes): such an image is also written from
+  // the input's own coefficients, and the smaller output kept.
   if (perceptual.requantized &&
-      uint64_t(image.info().image_width) * image.info().image_height <= kCompareLosslessPixels &&
+      (uint64_t(image.info().image_width) * image.info().image_height <= kCompareLosslessPixels ||
+       double(written.first.size()) > kCompareLosslessKept * double(input.size())) &&
       !context.out_of_time()) {
     CoefficientImage source(input, &context);
     auto lossless = write(source, policy.jpeg_scans, PerceptualResult{});
