@@ -18,12 +18,29 @@ namespace lighten {
 namespace jpeg {
 namespace {
 
-// A requantised output is also compared with the lossless one where it could lose to it: the
-// image has at most this many pixels (a second write costs little), or the output keeps more
-// than this fraction of the input's bytes (the search kept the tables near the source's).
-// Elsewhere coarser coefficients save far more than new tables and the marker cost.
-constexpr uint64_t kCompareLosslessPixels = 256 * 256;
+// A requantised output is also compared with the lossless one where it could lose to it: its
+// image data is under this size (a second write costs little; a lossless rewrite of a small file
+// can save a third of it, its Huffman tables being a large share), or keeps more than this
+// fraction of the input's (the search kept the tables near the source's). Elsewhere coarser
+// coefficients save far more than new tables and the marker cost.
+constexpr size_t kCompareLosslessBelow = 64 * 1024;
 constexpr double kCompareLosslessKept = 0.9;
+
+// One output: its bytes, what its scans are, and its image data alone (no metadata, trailing
+// data or marker).
+struct WrittenJpeg {
+  Bytes bytes;
+  std::string detail;
+  size_t image_bytes = 0;
+};
+
+// The primary image's bytes less its metadata segments.
+size_t image_bytes(const Layout& layout) {
+  size_t metadata = 0;
+  for (const Segment& s : layout.segments)
+    if (s.is_metadata()) metadata += s.length;
+  return layout.image_end - metadata;
+}
 
 // Where libjpeg's frame header ends in its own output (its segments are well formed).
 size_t end_of_frame_header(const Bytes& core) {
@@ -129,9 +146,9 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
       with_marker.before_sof.push_back(
           {quality_marker_segment(quality_floor(policy), chosen.score), SIZE_MAX});
     ScanResult scans = choose_scans(coefficients, scan_mode, policy.effort, restart, &context);
-    return std::make_pair(assemble(scans.jpeg, with_marker, trailing, mpf, layout.image_end,
-                                   secondary ? &secondary->images : nullptr),
-                          scans.detail);
+    return WrittenJpeg{assemble(scans.jpeg, with_marker, trailing, mpf, layout.image_end,
+                                secondary ? &secondary->images : nullptr),
+                       std::move(scans.detail), scans.jpeg.size()};
   };
 
   // Perceptual: the input's coefficients requantised and, for a 4:4:4 or 4:2:2 photo whose 4:2:0
@@ -156,7 +173,7 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
       if (r->requantized) r->detail = searches.race + ", " + r->detail;
   }
   // The input's own coefficients are written unless only the 4:2:0 search ran and passed.
-  std::pair<Bytes, std::string> written;
+  WrittenJpeg written;
   if (perceptual.requantized || !subsampled.requantized)
     written = write(image, policy.jpeg_scans, perceptual);
   if (subsampled.requantized) {
@@ -165,28 +182,32 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
                           : image.info().progressive_mode      ? ScanMode::kProgressive
                                                                : ScanMode::kBaseline;
     auto other = write(*source_420->image, mode, subsampled);
-    if (!perceptual.requantized || other.first.size() < written.first.size()) {
+    if (!perceptual.requantized || other.bytes.size() < written.bytes.size()) {
       written = std::move(other);
       perceptual = subsampled;
     }
   }
   // New tables and the marker can outweigh what coarser coefficients save (a 1x1 image came out
   // 37 bytes larger than losslessly, a 24 kB one 30 bytes): such an image is also written from
-  // the input's own coefficients, and the smaller output kept.
+  // the input's own coefficients, and the smaller output kept. The search's images are let go
+  // first: the second decode then adds nothing to the peak.
   if (perceptual.requantized &&
-      (uint64_t(image.info().image_width) * image.info().image_height <= kCompareLosslessPixels ||
-       double(written.first.size()) > kCompareLosslessKept * double(input.size())) &&
+      (written.image_bytes < kCompareLosslessBelow ||
+       double(written.image_bytes) > kCompareLosslessKept * double(image_bytes(layout))) &&
       !context.out_of_time()) {
+    reference.reset();
+    source_420.reset();
     CoefficientImage source(input, &context);
-    auto lossless = write(source, policy.jpeg_scans, PerceptualResult{});
-    if (lossless.first.size() <= written.first.size()) {
+    WrittenJpeg lossless = write(source, policy.jpeg_scans, PerceptualResult{});
+    if (lossless.bytes.size() <= written.bytes.size()) {
       perceptual = PerceptualResult{
           .detail = fmt::format("lossless only (smaller than requantised, {} bytes)",
-                                written.first.size())};
+                                written.bytes.size())};
       written = std::move(lossless);
     }
   }
-  auto& [bytes, scan_detail] = written;
+  Bytes& bytes = written.bytes;
+  const std::string& scan_detail = written.detail;
   // The verifier may take this score for an output that decodes to the same coefficients.
   if (perceptual.requantized)
     context.note_scored(input, {perceptual.fingerprint, perceptual.score, perceptual.worst_tile});

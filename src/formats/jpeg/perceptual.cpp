@@ -275,6 +275,8 @@ struct FloorSearch::State {
                                       arms[0]->rdo.strength);
       for (size_t i = 0; i < arms.size(); ++i)
         if (i != best) dropped_sample_evaluations += arms[i]->sampled->sample_evaluations();
+      others_picked = false;
+      for (size_t i = 1; i < bytes.size(); ++i) others_picked |= bytes[i].has_value();
       std::unique_ptr<Arm> kept = std::move(arms[best]);
       arms.clear();
       arms.push_back(std::move(kept));
@@ -301,6 +303,7 @@ struct FloorSearch::State {
   std::string race;                        // why another weight than the default was kept
   bool may_race = true;                    // the policy's effort allows other weights
   bool raced = false;
+  bool others_picked = true;           // false: a race ran and no other weight passed on the sample
   int dropped_sample_evaluations = 0;  // the first rounds of the weights dropped
 };
 
@@ -378,20 +381,23 @@ PerceptualResult FloorSearch::run() {
   } else {
     st.search_whole(*searched);
   }
-  size_t tries = searched->search.evals().size();
+  std::string tries = std::to_string(searched->search.evals().size());
   // Where nothing met the floor at the default weight (text, whose strokes the trellis thins at
   // every level: a 1280x720 screenshot at q90 scored 80.5 at most, against 100 losslessly), the
-  // heavier weight gets a search of the whole image before the file is left lossless.
-  if (!searched->search.best() && st.may_race && st.race.empty()) {
+  // heavier weight gets a search of the whole image before the file is left lossless (unless it
+  // met nothing on the row sample either).
+  if (!searched->search.best() && st.may_race && st.race.empty() && st.others_picked) {
+    const double default_weight = searched->rdo.strength;
     Arm& heavier = st.add_arm(kRaceTrellisWeights[0], false);
     st.search_whole(heavier);
     if (heavier.search.best()) {
       st.race = fmt::format("{:g}: nothing met the floor at {:g} in {} tries", heavier.rdo.strength,
-                            searched->rdo.strength, tries);
+                            default_weight, tries);
       searched = &heavier;
       sampled_evaluations = 0;
     }
-    tries += heavier.search.evals().size();
+    tries = fmt::format("{} at trellis weight {:g} and {} at {:g}", tries, default_weight,
+                        heavier.search.evals().size(), heavier.rdo.strength);
   }
   Arm& arm = *searched;
   const std::vector<LevelEval>& evals = arm.search.evals();
