@@ -29,10 +29,12 @@ std::vector<uint8_t> text_page_pixels(int width, int height, TextRow text_row) {
       // Paper printed with a fine texture everywhere (so the sample's coefficients answer
       // requantisation as the page's do), and a little grain.
       int v = 190 + int(40 * std::sin(x * 0.9) * std::sin(y * 0.7)) + int(next() >> 29);
-      if (text_row(y) && x >= 96 && x < width - 96 && (y - 560) % 24 < 16 && x % 11 < 8) {
+      // Lines of text 24 rows apart, in step with row 560.
+      const int line_row = ((y - 560) % 24 + 24) % 24;
+      if (text_row(y) && x >= 96 && x < width - 96 && line_row < 16 && x % 11 < 8) {
         // A glyph per 11 x 24 cell: a 4 x 4 bitmap of strokes picked by the cell's hash.
         const uint32_t cell = uint32_t(x / 11) * 2654435761u ^ uint32_t(y / 24) * 40503u;
-        const int bit = ((y - 560) % 24 / 4) * 4 + x % 11 / 2;
+        const int bit = (line_row / 4) * 4 + x % 11 / 2;
         if ((cell >> (bit % 16)) & 1) v = 30;
       }
       for (int c = 0; c < 3; ++c) pixels[(size_t(y) * width + x) * 3 + c] = uint8_t(v);
