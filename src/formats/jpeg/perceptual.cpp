@@ -60,9 +60,9 @@ constexpr double kSampleFlattery = 1.0;
 // Trellis weights raced against the default on an image's row sample (RdoParams::strength), from
 // effort 4 on. The default suits most camera photos; a heavier one (fewer coefficients zeroed in
 // busy blocks, coarser tables for the same score) suits pages of text and some detailed photos.
-// At floor 80, each photo searched at weight 0.5 and at 2: 2 was 5-9 % smaller on 3 of the 16
-// and up to 10 % larger on others; raced, 5 took 2 and 4 of those were right (1.5 % smaller in
-// all, for 20 % more CPU). On 12 pages rendered from the corpus's PDFs: 6.7-8.4 % smaller in the
+// At floor 80, each photo searched at weight 0.5 and at 2: 2 was up to 9 % smaller on 4 of the
+// 14 sampled ones and up to 10 % larger on others; raced, those 4 took 2 (1.5 % smaller in all,
+// for 20 % more CPU). On 12 pages rendered from the corpus's PDFs: 6.7-8.2 % smaller in the
 // three modes. A third weight would add under 0.1 % on the photos (1 or 4), 1.3 % on the pages (4).
 constexpr double kRaceTrellisWeights[] = {2.0};
 constexpr int kRaceMinEffort = 4;
@@ -230,11 +230,13 @@ struct FloorSearch::State {
     return e;
   }
 
+  // Candidates of the whole image at `arm`'s weight.
+  Evaluate on_whole(const Arm& arm) {
+    return [this, &arm](int level) { return score_candidate(rq, reference, arm.rdo, level, true); };
+  }
+
   void search_whole(Arm& arm) {
-    arm.search.run(
-        start, {.budget = max_evaluations(policy.effort)},
-        [this, &arm](int level) { return score_candidate(rq, reference, arm.rdo, level, true); },
-        context);
+    arm.search.run(start, {.budget = max_evaluations(policy.effort)}, on_whole(arm), context);
   }
 
   Arm& add_arm(double strength, bool on_sample = true) {
@@ -246,8 +248,7 @@ struct FloorSearch::State {
           [this, &arm](int level) {
             return score_candidate(*sample_rq, sample->reference, arm.rdo, level, false);
           },
-          [this, &arm](int level) { return score_candidate(rq, reference, arm.rdo, level, true); },
-          context);
+          on_whole(arm), context);
     }
     return arm;
   }
@@ -381,7 +382,7 @@ PerceptualResult FloorSearch::run() {
   } else {
     st.search_whole(*searched);
   }
-  std::string tries = std::to_string(searched->search.evals().size());
+  std::string tries = fmt::format("{} tries", searched->search.evals().size());
   // Where nothing met the floor at the default weight (text, whose strokes the trellis thins at
   // every level: a 1280x720 screenshot at q90 scored 80.5 at most, against 100 losslessly), the
   // heavier weight gets a search of the whole image before the file is left lossless (unless it
@@ -391,7 +392,7 @@ PerceptualResult FloorSearch::run() {
     Arm& heavier = st.add_arm(kRaceTrellisWeights[0], false);
     st.search_whole(heavier);
     if (heavier.search.best()) {
-      st.race = fmt::format("{:g}: nothing met the floor at {:g} in {} tries", heavier.rdo.strength,
+      st.race = fmt::format("{:g}: nothing met the floor at {:g} in {}", heavier.rdo.strength,
                             default_weight, tries);
       searched = &heavier;
       sampled_evaluations = 0;
@@ -405,8 +406,8 @@ PerceptualResult FloorSearch::run() {
   if (!best) {
     // Put the source's coefficients back: the output is the lossless one.
     st.rq.restore_source();
-    result.detail = fmt::format(
-        "lossless only (no requantisation met SSIMULACRA2 {:.1f} in {} tries)", st.floor, tries);
+    result.detail = fmt::format("lossless only (no requantisation met SSIMULACRA2 {:.1f} in {})",
+                                st.floor, tries);
     return result;
   }
   if (evals.back().level != best->level)
