@@ -67,6 +67,11 @@ constexpr double kSampleFlattery = 1.0;
 constexpr double kRaceTrellisWeights[] = {2.0};
 constexpr int kRaceMinEffort = 4;
 
+// Points of SSIMULACRA2 lost per unit of ln(trellis weight) that easing assumes: near the
+// median at floor 80 and above; at floor 70, where the spread is wider, above it (at the
+// median, 10 of the 16 photos' eased candidates failed; at 4.5, one).
+double weight_sensitivity(double floor) { return std::clamp(2.5 + 0.2 * (80.0 - floor), 2.5, 4.5); }
+
 std::vector<McuRows> sample_bands(const jpeg_decompress_struct& info) {
   if (info.image_height < kMinSampledHeight ||
       uint64_t(info.image_width) * info.image_height < kMinSampledPixels)
@@ -176,6 +181,12 @@ bool tables_at_most(const std::vector<QuantTable>& tables, const CoefficientImag
 }
 
 }  // namespace
+
+double eased_trellis_weight(double weight, double headroom, double floor) {
+  if (!(headroom >= kEaseMinHeadroom)) return weight;
+  return weight *
+         std::max(kEaseLightest, std::exp(-(headroom - kEaseAimAbove) / weight_sensitivity(floor)));
+}
 
 std::optional<ImageRgb8> to_metric_image(PixelImage pixels) {
   if (pixels.components != 1 && pixels.components != 3) return std::nullopt;
@@ -410,17 +421,41 @@ PerceptualResult FloorSearch::run() {
                                 st.floor, tries);
     return result;
   }
-  if (evals.back().level != best->level)
-    st.rq.apply(st.rq.tables_for(permille_of(best->level)), arm.rdo);
+  // The last bytes of headroom, at a lighter trellis weight (the image's arrays then hold the
+  // lighter candidate, or the best pass again).
+  std::optional<LevelEval> eased;
+  std::string easing;
+  size_t evaluations = evals.size();
+  const double eased_weight =
+      st.policy.effort >= kEaseMinEffort
+          ? eased_trellis_weight(arm.rdo.strength, best->score - st.pass, st.floor)
+          : arm.rdo.strength;
+  bool reapply = evals.back().level != best->level;
+  if (eased_weight < arm.rdo.strength) {
+    LevelEval e =
+        st.score_candidate(st.rq, st.reference, RdoParams{eased_weight}, best->level, true);
+    ++evaluations;
+    if (e.score >= st.pass && e.worst >= st.pass - kWorstTileMargin && e.bytes < best->bytes) {
+      easing = fmt::format(" (weight eased to {:.2f} from {:g}: {:.2f} points of headroom)",
+                           eased_weight, arm.rdo.strength, best->score - st.floor);
+      eased = e;
+      best = &*eased;
+      reapply = false;
+    } else {
+      easing = fmt::format(" (weight {:.2f} scored {:.2f})", eased_weight, e.score);
+      reapply = true;
+    }
+  }
+  if (reapply) st.rq.apply(st.rq.tables_for(permille_of(best->level)), arm.rdo);
   result.requantized = true;
   result.score = best->score;
   result.worst_tile = best->worst;
   result.fingerprint = best->fingerprint;
   result.detail = fmt::format(
-      "requantised q~{} -> q{:.2f} (Robidoux-shaped tables) with trellis{}, SSIMULACRA2 {:.2f} "
+      "requantised q~{} -> q{:.2f} (Robidoux-shaped tables) with trellis{}{}, SSIMULACRA2 {:.2f} "
       "(worst tile {:.1f}, floor {:.1f}, {} evaluations{}{})",
-      st.q_src, quality_of(best->level), st.race.empty() ? "" : " (weight " + st.race + ")",
-      best->score, best->worst, st.floor, evals.size(),
+      st.q_src, quality_of(best->level), st.race.empty() ? "" : " (weight " + st.race + ")", easing,
+      best->score, best->worst, st.floor, evaluations,
       sampled_evaluations
           ? fmt::format(" after {} on a quarter of the rows{}", sampled_evaluations,
                         arm.sampled->unrepresentative()

@@ -87,6 +87,21 @@ class FloorSearch {
 // CPU in visually-lossless and 8 % in high.
 inline constexpr double kDecisiveSampleMargin = 0.03;
 
+// The last trial of a search from effort kEaseMinEffort on. Table levels move the score in steps
+// (one quarter-quality level moved camera photos by up to 0.5 points at floor 80), so the
+// smallest pass often sits a few tenths above the floor; a lighter trellis weight at that level
+// (more coefficients zeroed in busy blocks) gives the headroom back in finer steps. The weight
+// aims kEaseAimAbove over the floor with a prior for how fast the score falls with it:
+// per unit of ln(weight) at the photos' passes, 0.5-4.8 points at floor 80 (median 2.4) and
+// 1.4-19 at floor 70 (median 3.9), for weights down to 0.7 times the search's: easing goes no
+// further (a search that ended points above the floor, its coarser levels failing, is not eased
+// into the unmeasured). A lighter candidate that fails is dropped.
+inline constexpr int kEaseMinEffort = 4;
+inline constexpr double kEaseMinHeadroom = 0.1, kEaseAimAbove = 0.05, kEaseLightest = 0.7;
+// The trellis weight to try in place of `weight` for a pass `headroom` points above what
+// candidates must score, at `floor`; `weight` itself when the headroom is under kEaseMinHeadroom.
+double eased_trellis_weight(double weight, double headroom, double floor);
+
 // Decoded pixels as the metric takes them (gray or RGB); nullopt for CMYK.
 std::optional<ImageRgb8> to_metric_image(PixelImage pixels);
 
