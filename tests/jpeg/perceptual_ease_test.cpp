@@ -26,6 +26,11 @@ TEST(Perceptual, TheWeightIsEasedOnlyForHeadroomAndMoreForMore) {
   EXPECT_GT(more, 0.0);
   // At a low floor the score falls faster with the weight: the same headroom eases it less.
   EXPECT_GT(eased_trellis_weight(weight, 0.6, 70), more);
+  // The prior: 2.5 points per unit of ln(weight) from floor 80 up, 4.5 at 70, linear between.
+  EXPECT_DOUBLE_EQ(more, weight * std::exp(-(0.6 - kEaseAimAbove) / 2.5));
+  EXPECT_DOUBLE_EQ(eased_trellis_weight(weight, 0.6, 85), more);
+  EXPECT_DOUBLE_EQ(eased_trellis_weight(weight, 0.6, 75),
+                   weight * std::exp(-(0.6 - kEaseAimAbove) / 3.5));
   // Never past the lightest step measured, however much headroom.
   EXPECT_DOUBLE_EQ(eased_trellis_weight(weight, 10.0, 80), kEaseLightest * weight);
   // Weights raced in scale alike.

@@ -431,7 +431,7 @@ PerceptualResult FloorSearch::run() {
           ? eased_trellis_weight(arm.rdo.strength, best->score - st.pass, st.floor)
           : arm.rdo.strength;
   bool reapply = evals.back().level != best->level;
-  if (eased_weight < arm.rdo.strength) {
+  if (eased_weight < arm.rdo.strength && !(st.context && st.context->out_of_time())) {
     LevelEval e =
         st.score_candidate(st.rq, st.reference, RdoParams{eased_weight}, best->level, true);
     ++evaluations;

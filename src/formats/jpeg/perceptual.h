@@ -90,8 +90,9 @@ inline constexpr double kDecisiveSampleMargin = 0.03;
 // The last trial of a search from effort kEaseMinEffort on. Table levels move the score in steps
 // (one quarter-quality level moved camera photos by up to 0.5 points at floor 80), so the
 // smallest pass often sits a few tenths above the floor; a lighter trellis weight at that level
-// (more coefficients zeroed in busy blocks) gives the headroom back in finer steps. The weight
-// aims kEaseAimAbove over the floor with a prior for how fast the score falls with it:
+// (more coefficients zeroed in busy blocks) gives the headroom back in finer steps. Headroom is
+// counted above what candidates must score (the floor plus the quick metric's slack of 0.01).
+// The weight aims kEaseAimAbove over that with a prior for how fast the score falls with it:
 // per unit of ln(weight) at the photos' passes, 0.5-4.8 points at floor 80 (median 2.4) and
 // 1.4-19 at floor 70 (median 3.9), for weights down to 0.7 times the search's: easing goes no
 // further (a search that ended points above the floor, its coarser levels failing, is not eased
