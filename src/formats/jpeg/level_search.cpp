@@ -30,7 +30,7 @@ const LevelEval* LevelSearch::best() const {
 }
 
 const LevelEval& LevelSearch::add(LevelEval e) {
-  e.passes = e.score >= floor_ && e.worst >= worst_floor_;
+  e.passes = meets_floors(e);
   if (e.passes)
     pass_ = std::min(pass_, e.level);
   else

@@ -435,7 +435,7 @@ PerceptualResult FloorSearch::run() {
     LevelEval e =
         st.score_candidate(st.rq, st.reference, RdoParams{eased_weight}, best->level, true);
     ++evaluations;
-    if (e.score >= st.pass && e.worst >= st.pass - kWorstTileMargin && e.bytes < best->bytes) {
+    if (arm.search.meets_floors(e) && e.bytes < best->bytes) {
       easing = fmt::format(" (weight eased to {:.2f} from {:g}: {:.2f} points of headroom)",
                            eased_weight, arm.rdo.strength, best->score - st.floor);
       eased = e;
