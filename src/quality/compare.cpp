@@ -44,9 +44,11 @@ bool decode_jpeg_raw(JpegDecoder* d, std::span<const uint8_t> bytes, ImageRgb8* 
   jpeg_create_decompress(&d->info);
   jpeg_mem_src(&d->info, bytes.data(), static_cast<unsigned long>(bytes.size()));
   jpeg_read_header(&d->info, TRUE);
-  if (d->info.num_components != 1 && d->info.num_components != 3) {
+  const bool cmyk = d->info.num_components == 4 &&
+                    (d->info.jpeg_color_space == JCS_CMYK || d->info.jpeg_color_space == JCS_YCCK);
+  if (d->info.num_components != 1 && d->info.num_components != 3 && !cmyk) {
     std::snprintf(d->err.message, sizeof(d->err.message),
-                  "only gray and colour JPEGs are compared");
+                  "only gray, colour and CMYK JPEGs are compared");
     return false;
   }
   jpeg_start_decompress(&d->info);
@@ -64,6 +66,10 @@ bool decode_jpeg_raw(JpegDecoder* d, std::span<const uint8_t> bytes, ImageRgb8* 
     jpeg_read_scanlines(&d->info, &row, 1);
   }
   jpeg_finish_decompress(&d->info);
+  if (cmyk) {
+    rgb_from_cmyk(out->samples, d->info.saw_Adobe_marker);
+    out->channels = 3;
+  }
   return true;
 }
 

@@ -478,17 +478,6 @@ TEST(Perceptual, VerifierReusesAScoreOnlyForTheScoredCandidate) {
   EXPECT_GE(*fresh.quality.ssimulacra2, quality_floor(p));
 }
 
-TEST(Perceptual, CmykStaysLossless) {
-  const auto jpeg = testing::make_jpeg(
-      {.width = 64, .height = 64, .components = 4, .quality = 97, .markers = {}});
-  Policy p;
-  p.mode = Mode::kCompact;
-  const Outcome o = optimize(jpeg, p);
-  if (o.replaced()) {
-    EXPECT_TRUE(o.quality.pixels_identical);
-  }
-}
-
 // On two 4:2:2 camera photos the race decides each way (canon_5d keeps its own sampling,
 // lumia800 becomes 4:2:0 in high), and the source it keeps is not larger on the whole image
 // than the one it dropped, each searched alone.

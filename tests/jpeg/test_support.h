@@ -62,6 +62,9 @@ struct EncodeOptions {
   bool smooth_chroma = false;  // smooth_chroma_pixels (the default pattern has sharp chroma edges)
   std::vector<int> component_ids = {};  // the frame's identifiers when not libjpeg's 1, 2, 3
   std::vector<uint8_t> pixels = {};     // interleaved samples to encode instead of the pattern
+  // The frame's colour space when not libjpeg's default for the components: JCS_RGB (RGB-coded,
+  // Adobe transform 0) or JCS_YCCK (Adobe transform 2) take the first component's sampling too.
+  J_COLOR_SPACE color_space = JCS_UNKNOWN;
 };
 
 // Writes a small JPEG of a smooth pattern with noise, so that the coefficients are not trivial.
@@ -100,7 +103,8 @@ inline std::vector<uint8_t> make_jpeg(const EncodeOptions& o) {
   jpeg_set_defaults(&s.c);
   jpeg_set_quality(&s.c, o.quality, TRUE);
   s.c.restart_interval = o.restart_interval;
-  if (o.components == 3) {
+  if (o.color_space != JCS_UNKNOWN) jpeg_set_colorspace(&s.c, o.color_space);
+  if (o.components == 3 || o.color_space == JCS_YCCK) {
     s.c.comp_info[0].h_samp_factor = o.luma_sampling;
     s.c.comp_info[0].v_samp_factor = o.luma_v_sampling ? o.luma_v_sampling : o.luma_sampling;
   }

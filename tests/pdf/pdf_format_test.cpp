@@ -147,10 +147,10 @@ int luma_sampling(const std::vector<uint8_t>& jpeg) {
 // The sample PDF with `photo` as both its images, each with `decode_parms` (may be empty)
 // added to its DCT image dictionary, optimised in `high`: the two images' data as written.
 std::pair<std::vector<uint8_t>, std::vector<uint8_t>> images_after_high(
-    const std::vector<uint8_t>& photo, const std::string& im0_parms, const std::string& im1_parms) {
-  const std::string image =
-      "/Type /XObject /Subtype /Image /Width 320 /Height 240 /ColorSpace "
-      "/DeviceRGB /BitsPerComponent 8 /Filter /DCTDecode";
+    const std::vector<uint8_t>& photo, const std::string& im0_parms, const std::string& im1_parms,
+    const std::string& colour_space = "/DeviceRGB") {
+  const std::string image = "/Type /XObject /Subtype /Image /Width 320 /Height 240 /ColorSpace " +
+                            colour_space + " /BitsPerComponent 8 /Filter /DCTDecode";
   auto objects = Sample{}.objects();
   objects[4] = stream_object(image + im0_parms, testing::as_string(photo));
   objects[7] = stream_object(image + im1_parms, testing::as_string(photo));
@@ -211,6 +211,21 @@ TEST(PdfFormat, ImagesShownWithoutTheYCbCrTransformAreOnlyOptimisedLosslessly) {
   ASSERT_FALSE(im0.empty());
   EXPECT_EQ(quantisation_tables(im0), quantisation_tables(photo));
   EXPECT_NE(quantisation_tables(im1), quantisation_tables(photo));
+}
+
+// A CMYK photo is requantised like any other (the metric renders it as RGB), unless its
+// dictionary sets /ColorTransform: the viewer may then take its YCCK planes for CMYK or the
+// reverse, which libjpeg, reading the Adobe marker, would not show.
+TEST(PdfFormat, CmykImagesAreRequantisedUnlessAColourTransformIsSet) {
+  const auto photo =
+      testing::make_jpeg({.width = 320, .height = 240, .components = 4, .quality = 97});
+  ASSERT_FALSE(quantisation_tables(photo).empty());
+  const auto [im0, im1] =
+      images_after_high(photo, " /DecodeParms << /ColorTransform 0 >>", "", "/DeviceCMYK");
+  ASSERT_FALSE(im0.empty());
+  EXPECT_EQ(quantisation_tables(im0), quantisation_tables(photo));
+  EXPECT_NE(quantisation_tables(im1), quantisation_tables(photo));
+  EXPECT_LT(im1.size(), photo.size());
 }
 
 TEST(PdfFormat, SecondRunFindsNothing) {

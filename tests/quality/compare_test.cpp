@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "lighten/compare.h"
+#include "quality/image.h"
 #include "quality/image_io.h"
 
 namespace lighten {
@@ -44,6 +45,20 @@ TEST(Compare, RefusesOtherSizesAndNonImages) {
   if (test::decode_png(other).width != test::decode_png(a).width) {
     EXPECT_THROW(compare_images(a, other, false), std::runtime_error);
   }
+}
+
+// Each ink takes from its own channel what the black lets through; Adobe's files store 255 - ink.
+TEST(Compare, CmykIsRenderedInkByInk) {
+  // Plain: white paper, full cyan, half black, full black.
+  std::vector<uint8_t> plain = {0, 0, 0, 0, 255, 0, 0, 0, 0, 0, 0, 128, 0, 0, 0, 255};
+  rgb_from_cmyk(plain, false);
+  EXPECT_EQ(plain, (std::vector<uint8_t>{255, 255, 255, 0, 255, 255, 127, 127, 127, 0, 0, 0}));
+  // Inverted: the same four pixels as Adobe writes them, and a half magenta under half black.
+  std::vector<uint8_t> adobe = {255, 255, 255, 255, 0,   255, 255, 255, 255, 255,
+                                255, 127, 255, 255, 255, 0,   255, 127, 255, 127};
+  rgb_from_cmyk(adobe, true);
+  EXPECT_EQ(adobe, (std::vector<uint8_t>{255, 255, 255, 0, 255, 255, 127, 127, 127, 0, 0, 0, 127,
+                                         63, 127}));
 }
 
 }  // namespace

@@ -125,12 +125,17 @@ struct CoefficientImage::State {
 namespace {
 
 // After jpeg_read_header: a three-component image that libjpeg takes as YCbCr or RGB is read as
-// `color_space` when that is one of the two (other images and colour spaces as marked).
+// `color_space` when that is one of the two, a four-component one taken as CMYK or YCCK likewise
+// (other images and colour spaces as marked).
 void override_color_space(jpeg_decompress_struct& info, J_COLOR_SPACE color_space) {
   auto ycc_or_rgb = [](J_COLOR_SPACE c) { return c == JCS_YCbCr || c == JCS_RGB; };
-  if (info.num_components != 3 || !ycc_or_rgb(color_space) || !ycc_or_rgb(info.jpeg_color_space))
-    return;
-  info.jpeg_color_space = color_space;  // the output stays RGB, as libjpeg set it for either
+  auto cmyk_or_ycck = [](J_COLOR_SPACE c) { return c == JCS_CMYK || c == JCS_YCCK; };
+  const bool three =
+      info.num_components == 3 && ycc_or_rgb(color_space) && ycc_or_rgb(info.jpeg_color_space);
+  const bool four =
+      info.num_components == 4 && cmyk_or_ycck(color_space) && cmyk_or_ycck(info.jpeg_color_space);
+  // The output stays as libjpeg set it for either: RGB, or CMYK.
+  if (three || four) info.jpeg_color_space = color_space;
 }
 
 bool read_raw(CoefficientImage::State* s, const uint8_t* data, size_t size,
@@ -524,6 +529,7 @@ bool decode_raw(Decoder* d, const uint8_t* data, size_t size, J_COLOR_SPACE colo
   out->width = d->info.output_width;
   out->height = d->info.output_height;
   out->components = static_cast<unsigned>(d->info.output_components);
+  out->cmyk_inverted = d->info.out_color_space == JCS_CMYK && d->info.saw_Adobe_marker;
   size_t stride = size_t(out->width) * out->components;
   // Sized by the frame header, capped by the caller; a buffer of the same size is reused as is.
   out->samples.resize(stride * out->height);

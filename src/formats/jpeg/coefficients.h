@@ -23,13 +23,14 @@ class Context;
 
 namespace lighten::jpeg {
 
-// How a reader takes a three-component JPEG's colour space. kAsMarked: as libjpeg infers it
-// from the JFIF and Adobe markers, else from the component identifiers ('R', 'G', 'B' reads as
-// RGB, anything else as YCbCr). The JPEGs lighten writes for itself (candidates, row samples,
-// 4:2:0 re-encodings) carry no markers, so they are read as the image they came from: a YCbCr
-// photo whose components are numbered 'R', 'G', 'B' and whose JFIF marker says YCbCr would
-// otherwise come back as RGB. JCS_YCbCr or JCS_RGB overrides libjpeg's inference where that is
-// one of the two; other values leave it as marked.
+// How a reader takes a JPEG's colour space. kAsMarked: as libjpeg infers it from the JFIF and
+// Adobe markers, else from the component identifiers ('R', 'G', 'B' reads as RGB, anything else
+// as YCbCr; four components as CMYK). The JPEGs lighten writes for itself (candidates, row
+// samples, 4:2:0 re-encodings) carry no markers, so they are read as the image they came from: a
+// YCbCr photo whose components are numbered 'R', 'G', 'B' and whose JFIF marker says YCbCr would
+// otherwise come back as RGB, and a YCCK one as CMYK. JCS_YCbCr or JCS_RGB overrides libjpeg's
+// inference for three components where that is one of the two, JCS_CMYK or JCS_YCCK for four;
+// other values leave it as marked.
 constexpr J_COLOR_SPACE kAsMarked = JCS_UNKNOWN;
 
 // The DCT coefficients of one JPEG, read once and written as often as needed.
@@ -108,6 +109,7 @@ Bytes encode_pixels_420(const ImageRgb8& rgb, const std::array<uint16_t, 64>& lu
 struct PixelImage {
   unsigned width = 0, height = 0, components = 0;
   std::vector<uint8_t> samples;
+  bool cmyk_inverted = false;  // CMYK samples hold 255 - ink (libjpeg saw an Adobe marker)
 };
 PixelImage decode_pixels(ByteView jpeg, J_COLOR_SPACE color_space = kAsMarked);
 // The same into `out`, whose buffer is reused when it has the room (the perceptual search

@@ -115,6 +115,21 @@ struct RowSample {
   ImageRgb8 reference;
 };
 
+// Colour spaces whose decode the metric reads (CMYK rendered as RGB). Two components, or four
+// that libjpeg takes for neither CMYK nor YCCK, leave nothing to score.
+bool metric_reads(const jpeg_decompress_struct& info) {
+  switch (info.num_components) {
+    case 1:
+      return info.jpeg_color_space == JCS_GRAYSCALE;
+    case 3:
+      return info.jpeg_color_space == JCS_YCbCr || info.jpeg_color_space == JCS_RGB;
+    case 4:
+      return info.jpeg_color_space == JCS_CMYK || info.jpeg_color_space == JCS_YCCK;
+    default:
+      return false;
+  }
+}
+
 std::optional<RowSample> row_sample(CoefficientImage& image, const ImageRgb8& reference,
                                     const Context* context) {
   const std::vector<McuRows> bands = sample_bands(image.info());
@@ -189,12 +204,14 @@ double eased_trellis_weight(double weight, double headroom, double floor) {
 }
 
 std::optional<ImageRgb8> to_metric_image(PixelImage pixels) {
-  if (pixels.components != 1 && pixels.components != 3) return std::nullopt;
+  if (pixels.components != 1 && pixels.components != 3 && pixels.components != 4)
+    return std::nullopt;
   ImageRgb8 img;
   img.width = pixels.width;
   img.height = pixels.height;
-  img.channels = pixels.components;
+  img.channels = pixels.components == 4 ? 3 : pixels.components;
   img.samples = std::move(pixels.samples);
+  if (pixels.components == 4) rgb_from_cmyk(img.samples, pixels.cmyk_inverted);
   return img;
 }
 
@@ -222,7 +239,8 @@ struct FloorSearch::State {
         l_hi(l_hi),
         rq(std::move(rq)),
         log_d(log_distortion_curve(this->rq, image, l_lo, l_hi)),
-        reference(reference) {}
+        reference(reference),
+        cmyk_inverted(image.info().saw_Adobe_marker) {}
 
   // One candidate: requantised with `rdo` into the image `r` writes, written, decoded and
   // scored against `ref`.
@@ -232,8 +250,10 @@ struct FloorSearch::State {
     CoefficientImage& target = r.image();
     const Bytes candidate = write_coefficients(target, WriteOptions{});
     decode_pixels_into(candidate, scratch, target.info().jpeg_color_space);
+    scratch.cmyk_inverted = cmyk_inverted;  // the candidate carries no Adobe marker to say so
     std::optional<ImageRgb8> decoded = to_metric_image(std::move(scratch));
-    if (!decoded) throw FormatError(Reason::kInternalError, 0, "candidate decodes to CMYK");
+    if (!decoded)
+      throw FormatError(Reason::kInternalError, 0, "a candidate the metric cannot read");
     const Ssimulacra2Result m = floor_score(ref, *decoded, kSearchMetric);
     scratch.samples = std::move(decoded->samples);  // the next candidate decodes into it
     LevelEval e{level, m.score, m.worst_tile_score, candidate.size(), false, {}};
@@ -307,7 +327,8 @@ struct FloorSearch::State {
   const Requantizer rq;
   const std::vector<double> log_d;  // the cheap estimate for every candidate level
   const ImageRgb8& reference;
-  PixelImage scratch;  // candidates' decodes, one buffer (no page faults per candidate)
+  const bool cmyk_inverted;  // how the source's CMYK samples are rendered for the metric
+  PixelImage scratch;        // candidates' decodes, one buffer (no page faults per candidate)
   std::optional<RowSample> sample;
   std::optional<Requantizer> sample_rq;
   bool untracked_sample = false;
@@ -324,11 +345,10 @@ FloorSearch::FloorSearch(CoefficientImage& image, ByteView input, const Layout& 
                          std::optional<ImageRgb8>& reference, bool race_weights) {
   const double floor = quality_floor(policy);
   const auto& info = image.info();
-  const bool gray = info.num_components == 1 && info.jpeg_color_space == JCS_GRAYSCALE;
-  const bool ycc = info.num_components == 3 && info.jpeg_color_space == JCS_YCbCr;
   if (std::isnan(floor)) return;
-  if (!gray && !ycc) {
-    early_.detail = "lossless only (perceptual requantisation takes YCbCr and gray JPEGs)";
+  if (!metric_reads(info)) {
+    early_.detail =
+        "lossless only (perceptual requantisation takes gray, YCbCr, RGB and CMYK JPEGs)";
     return;
   }
   if (has_quality_marker(layout)) {

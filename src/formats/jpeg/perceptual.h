@@ -43,7 +43,8 @@ struct PerceptualResult {
 };
 
 // Searches and applies the requantisation into `image`. Leaves `image` as read (lossless) when
-// the file is marked, already coarse, not YCbCr/gray, or no candidate meets the floor.
+// the file is marked, already coarse, in a colour space the metric cannot read (two components,
+// four that are neither CMYK nor YCCK), or no candidate meets the floor.
 // `reference` is the input's decode, made here when empty and kept for the caller.
 PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, const Layout& layout,
                                       const Policy& policy, const Context* context,
@@ -103,7 +104,8 @@ inline constexpr double kEaseMinHeadroom = 0.1, kEaseAimAbove = 0.05, kEaseLight
 // candidates must score, at `floor`; `weight` itself when the headroom is under kEaseMinHeadroom.
 double eased_trellis_weight(double weight, double headroom, double floor);
 
-// Decoded pixels as the metric takes them (gray or RGB); nullopt for CMYK.
+// Decoded pixels as the metric takes them: gray or RGB, CMYK rendered as RGB (rgb_from_cmyk);
+// nullopt for other component counts.
 std::optional<ImageRgb8> to_metric_image(PixelImage pixels);
 
 // True for YCbCr whose chroma is finer than 4:2:0's in some direction and at most twice as

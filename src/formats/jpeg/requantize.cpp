@@ -246,7 +246,7 @@ Requantizer::Requantizer(CoefficientImage& image) : image_(&image) {
   }
   pixels_ = std::max<uint64_t>(uint64_t(info.image_width) * info.image_height, 1);
   const bool full_resolution_chroma =
-      components_.size() == 3 &&
+      components_.size() == 3 && info.jpeg_color_space == JCS_YCbCr &&
       std::all_of(components_.begin() + 1, components_.end(), [&](const Component& c) {
         return c.width == components_[0].width && c.height == components_[0].height;
       });

@@ -98,11 +98,13 @@ void StreamOptimizer::jpeg(QPDFObjectHandle stream) {
   Policy policy = context_.policy();
   if (std::optional<QPDFObjectHandle> transform = color_transform(stream)) {
     // Its planes may not be chroma at all: the sampling stays. And unless the dictionary asks
-    // for the YCbCr transform that the perceptual search scores in, the viewer shows other
-    // colours than the ones scored (and planes the tables treat as chroma): lossless only.
+    // a three-component image for the YCbCr transform that the perceptual search scores in, the
+    // viewer may show other colours than the ones scored (and planes the tables treat as chroma;
+    // for four components, YCCK where libjpeg reads CMYK or the reverse): lossless only.
     policy.jpeg_subsampling = SubsamplingPolicy::kKeep;
-    if (!(transform->isInteger() && transform->getIntValue() == 1) && components_of(raw) == 3)
-      policy.mode = Mode::kLossless;
+    const size_t components = components_of(raw);
+    const bool ycc = transform->isInteger() && transform->getIntValue() == 1;
+    if ((components == 3 && !ycc) || components == 4) policy.mode = Mode::kLossless;
   }
   Outcome item = context_.optimize_embedded_under(raw, name, policy);
   for (auto& w : item.warnings) outcome_.warnings.push_back(name + ": " + w);
