@@ -6,12 +6,19 @@
 namespace lighten::batch {
 namespace {
 
-// Peak resident memory per pixel, measured with /usr/bin/time -f %M over `lighten optimize
-// --jobs 1` (process base included): JPEG lossless 6.9-7.4 bytes (48 MP 4:4:4, 12 MP 4:2:0);
-// perceptual 21.5-25.3 (the same, and a 22 MP 4:4:4 photo searched as 4:2:0 too); PNG 35-41
-// bytes per pixel of 8-bit RGB, about 13 times its raw samples. Rounded up.
-constexpr uint64_t kJpegLosslessPerPixel = 8;
-constexpr uint64_t kJpegPerceptualPerPixel = 26;
+// Peak resident memory, measured with /usr/bin/time -f %M over `lighten optimize --jobs 1`
+// (process base included) on 8-22 MP photos with 1.5 to 4 DCT coefficients a pixel (4:2:0,
+// 4:2:2, 4:4:4, RGB-coded, CMYK): JPEG lossless 7.1-15.1 bytes a pixel, perceptual 19.3-33.9,
+// growing with the coefficients (the coefficient arrays and their copies) as well as with the
+// pixels (decodes and the metric). Priced in sixteenths of a byte, rounded up to bound every
+// one of them, the input's and output's bytes (kImagePerFileByte) included: lossless 4 bytes a
+// pixel and 2.75 a coefficient, perceptual 16 and 5.5 (a 22 MP 4:4:4 photo searched both at
+// its own sampling and as 4:2:0 took 31.7 a pixel, a 12 MP CMYK one 33.9). PNG 35-41 bytes per
+// pixel of 8-bit RGB, about 13 times its raw samples.
+struct JpegPrice {
+  uint64_t per_pixel, per_coefficient;  // in sixteenths of a byte
+};
+constexpr JpegPrice kJpegLossless{4 * 16, 44}, kJpegPerceptual{16 * 16, 88};
 constexpr uint64_t kPngPerRawByte = 14;
 // Everything else, and images whose header lies beyond the head: a multiple of the file size.
 constexpr uint64_t kPerFileByte = 16;
@@ -29,8 +36,30 @@ uint32_t be32(ByteView b, size_t at) { return be16(b, at) << 16 | be16(b, at + 2
 
 struct JpegFrame {
   std::optional<uint64_t> pixels;  // width times height
-  bool beyond = false;             // a JPEG whose frame header lies past the bytes given
+  // DCT coefficients a pixel, in sixteenths: each component's share of the largest sampling
+  // factors, summed (24 for 4:2:0, 48 for 4:4:4, 64 for CMYK; 64 when the components lie past
+  // the bytes given or do not parse).
+  uint64_t coefficients_16 = 64;
+  bool beyond = false;  // a JPEG whose frame header lies past the bytes given
 };
+
+// The components' share of the pixels from a frame header's component list at `at` (Nf, then
+// three bytes a component), in sixteenths; nullopt when it lies past `b` or does not parse.
+std::optional<uint64_t> coefficients_16(ByteView b, size_t at) {
+  if (at >= b.size()) return std::nullopt;
+  const size_t n = b[at];
+  if (n == 0 || n > 4 || at + 1 + 3 * n > b.size()) return std::nullopt;
+  uint64_t h_max = 0, v_max = 0, sum = 0;
+  for (size_t c = 0; c < n; ++c) {
+    const uint8_t factors = b[at + 1 + 3 * c + 1];
+    const uint64_t h = factors >> 4, v = factors & 15;
+    if (h == 0 || v == 0 || h > 4 || v > 4) return std::nullopt;
+    h_max = std::max(h_max, h);
+    v_max = std::max(v_max, v);
+    sum += h * v;
+  }
+  return (16 * sum + h_max * v_max - 1) / (h_max * v_max);
+}
 
 // The first frame header (SOF0-SOF15 but DHT, JPG and DAC), walking the segments before it.
 JpegFrame jpeg_frame(ByteView b) {
@@ -58,6 +87,7 @@ JpegFrame jpeg_frame(ByteView b) {
         return out;
       }
       out.pixels = uint64_t(be16(b, at + 5)) * be16(b, at + 7);
+      out.coefficients_16 = coefficients_16(b, at + 9).value_or(out.coefficients_16);
       return out;
     }
     if (marker == 0xDA || marker == 0xD9) return out;  // no frame before the scan
@@ -91,10 +121,13 @@ uint64_t memory_estimate(uint64_t file_size, ByteView head, const Policy& policy
   const uint64_t around = saturating_mul(file_size, kImagePerFileByte);
   // Frames over the pixel limit are refused before they are decoded: priced by size.
   const uint64_t limit = policy.limits.max_pixels;
-  if (const std::optional<uint64_t> pixels = jpeg_frame(head).pixels; pixels && *pixels <= limit) {
-    const uint64_t per_pixel =
-        policy.mode == Mode::kLossless ? kJpegLosslessPerPixel : kJpegPerceptualPerPixel;
-    estimate = std::max(estimate, saturating_add(saturating_mul(*pixels, per_pixel), around));
+  if (const JpegFrame frame = jpeg_frame(head); frame.pixels && *frame.pixels <= limit) {
+    const JpegPrice price = policy.mode == Mode::kLossless ? kJpegLossless : kJpegPerceptual;
+    const uint64_t per_pixel_16 =
+        price.per_pixel + (price.per_coefficient * frame.coefficients_16 + 15) / 16;
+    const uint64_t image_16 = saturating_mul(*frame.pixels, per_pixel_16);
+    const uint64_t image = image_16 / 16 + (image_16 % 16 != 0);
+    estimate = std::max(estimate, saturating_add(image, around));
   } else if (const std::optional<PngImage> png = png_image(head); png && png->pixels <= limit) {
     estimate =
         std::max(estimate, saturating_add(saturating_mul(png->raw_bytes, kPngPerRawByte), around));

@@ -300,13 +300,17 @@ TEST(Scheduler, EstimatesEachTaskOnceInIndexOrder) {
   for (size_t i = 0; i < asked.size(); ++i) EXPECT_EQ(asked[i], i);
 }
 
-// A JPEG with a 5000-byte APP1 before its 4000x3000 frame header.
-std::vector<uint8_t> jpeg_head() {
+// A JPEG with a 5000-byte APP1 before its 4000x3000 frame header, whose components have the
+// sampling factors `factors` (0x22: 2x2).
+std::vector<uint8_t> jpeg_head(const std::vector<uint8_t>& factors = {0x22, 0x11, 0x11}) {
+  const uint8_t n = uint8_t(factors.size());
   std::vector<uint8_t> b = {0xFF, 0xD8, 0xFF, 0xE1, 5000 >> 8, 5000 & 0xFF};
-  b.resize(b.size() + 4998, 0);
-  const uint8_t sof[] = {0xFF, 0xC0, 0, 17, 8, 3000 >> 8, 3000 & 0xFF, 4000 >> 8, 4000 & 0xFF, 3};
-  b.insert(b.end(), sof, sof + sizeof sof);
-  b.resize(b.size() + 9, 1);
+  for (int i = 0; i < 4998; ++i) b.push_back(0);
+  for (uint8_t byte : {0xFF, 0xC0, 0, 8 + 3 * n, 8, 3000 >> 8, 3000 & 0xFF, 4000 >> 8, 4000 & 0xFF})
+    b.push_back(uint8_t(byte));
+  b.push_back(n);
+  for (uint8_t c = 0; c < n; ++c)
+    for (uint8_t byte : {uint8_t(c + 1), factors[c], uint8_t(0)}) b.push_back(byte);
   return b;
 }
 
@@ -318,10 +322,25 @@ TEST(MemoryEstimate, ImagesArePricedByTheirPixels) {
   EXPECT_EQ(batch::memory_estimate(0, {}, lossless), kMiB);
   EXPECT_EQ(batch::memory_estimate(10 * kMiB, {}, lossless), 160 * kMiB);
 
+  // JPEG: bytes a pixel and a DCT coefficient (1.5 a pixel at 4:2:0, 4 in CMYK).
   const std::vector<uint8_t> jpeg = jpeg_head();
   const uint64_t size = 3 * kMiB;  // a q90 12 MP photo: 16 times it would be 48 MiB
-  EXPECT_EQ(batch::memory_estimate(size, jpeg, lossless), 12'000'000u * 8 + 4 * size);
-  EXPECT_EQ(batch::memory_estimate(size, jpeg, compact), 12'000'000u * 26 + 4 * size);
+  EXPECT_EQ(batch::memory_estimate(size, jpeg, lossless),
+            12'000'000u * 4 + 18'000'000u * 11 / 4 + 4 * size);
+  EXPECT_EQ(batch::memory_estimate(size, jpeg, compact),
+            12'000'000u * 16 + 18'000'000u * 11 / 2 + 4 * size);
+  const std::vector<uint8_t> cmyk = jpeg_head({0x11, 0x11, 0x11, 0x11});
+  EXPECT_EQ(batch::memory_estimate(size, cmyk, compact),
+            12'000'000u * 16 + 48'000'000u * 11 / 2 + 4 * size);
+  // 4:2:2 in 2x1 and 4x2 alike: 2 coefficients a pixel.
+  for (uint8_t luma : {0x21, 0x42}) {
+    const uint8_t chroma = luma == 0x21 ? 0x11 : 0x22;
+    EXPECT_EQ(batch::memory_estimate(size, jpeg_head({luma, chroma, chroma}), compact),
+              12'000'000u * 16 + 24'000'000u * 11 / 2 + 4 * size);
+  }
+  // Components that do not parse are priced as four at full resolution.
+  EXPECT_EQ(batch::memory_estimate(size, jpeg_head({0x22, 0x01, 0x11}), compact),
+            batch::memory_estimate(size, cmyk, compact));
   Policy capped = compact;
   capped.limits.max_pixels = 11'999'999;  // larger frames are refused before decoding
   EXPECT_EQ(batch::memory_estimate(size, jpeg, capped), 16 * size);
