@@ -7,8 +7,8 @@ namespace lighten::batch {
 namespace {
 
 // Peak resident memory, measured with /usr/bin/time -f %M over `lighten optimize --jobs 1`
-// (process base included) on 8-22 MP photos with 1.5 to 4 DCT coefficients a pixel (4:2:0,
-// 4:2:2, 4:4:4, RGB-coded, CMYK): JPEG lossless 7.1-15.1 bytes a pixel, perceptual 19.3-33.9,
+// (process base included) on 8-40 MP photos with 1.5 to 4 DCT coefficients a pixel (4:2:0,
+// 4:2:2, 4:4:4, RGB-coded, CMYK): JPEG lossless 4.1-15.1 bytes a pixel, perceptual 16.3-33.9,
 // growing with the coefficients (the coefficient arrays and their copies) as well as with the
 // pixels (decodes and the metric). Priced in sixteenths of a byte, rounded up to bound every
 // one of them, the input's and output's bytes (kImagePerFileByte) included: lossless 4 bytes a
@@ -44,11 +44,12 @@ struct JpegFrame {
 };
 
 // The components' share of the pixels from a frame header's component list at `at` (Nf, then
-// three bytes a component), in sixteenths; nullopt when it lies past `b` or does not parse.
-std::optional<uint64_t> coefficients_16(ByteView b, size_t at) {
+// three bytes a component, at most libjpeg's 10), in sixteenths; nullopt when it lies past `b`
+// or does not parse.
+std::optional<uint64_t> coefficients_16_of(ByteView b, size_t at) {
   if (at >= b.size()) return std::nullopt;
   const size_t n = b[at];
-  if (n == 0 || n > 4 || at + 1 + 3 * n > b.size()) return std::nullopt;
+  if (n == 0 || n > 10 || at + 1 + 3 * n > b.size()) return std::nullopt;
   uint64_t h_max = 0, v_max = 0, sum = 0;
   for (size_t c = 0; c < n; ++c) {
     const uint8_t factors = b[at + 1 + 3 * c + 1];
@@ -87,7 +88,7 @@ JpegFrame jpeg_frame(ByteView b) {
         return out;
       }
       out.pixels = uint64_t(be16(b, at + 5)) * be16(b, at + 7);
-      out.coefficients_16 = coefficients_16(b, at + 9).value_or(out.coefficients_16);
+      out.coefficients_16 = coefficients_16_of(b, at + 9).value_or(out.coefficients_16);
       return out;
     }
     if (marker == 0xDA || marker == 0xD9) return out;  // no frame before the scan

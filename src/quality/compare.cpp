@@ -67,7 +67,7 @@ bool decode_jpeg_raw(JpegDecoder* d, std::span<const uint8_t> bytes, ImageRgb8* 
   }
   jpeg_finish_decompress(&d->info);
   if (cmyk) {
-    rgb_from_cmyk(out->samples, d->info.saw_Adobe_marker);
+    rgb_from_cmyk(out->samples);
     out->channels = 3;
   }
   return true;

@@ -13,9 +13,10 @@ struct ImageRgb8 {
 };
 
 // CMYK samples (4 a pixel) rendered as RGB over the same buffer, which shrinks to 3 a pixel:
-// each ink darkens its own channel, times what the black lets through. No ICC profile: the
-// metric compares two renderings made alike, as PIL makes them. `inverted`: samples hold
-// 255 - ink, as Adobe writes them (libjpeg saw an Adobe marker).
-void rgb_from_cmyk(std::vector<uint8_t>& samples, bool inverted);
+// each ink's channel is what the ink lets through, times what the black lets through. The
+// samples hold 255 - ink, Adobe's convention, which PIL and browsers assume for every CMYK
+// JPEG, marker or not. No ICC profile: the metric compares two renderings made alike, as PIL
+// makes them.
+void rgb_from_cmyk(std::vector<uint8_t>& samples);
 
 }  // namespace lighten

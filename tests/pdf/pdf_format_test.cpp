@@ -213,19 +213,26 @@ TEST(PdfFormat, ImagesShownWithoutTheYCbCrTransformAreOnlyOptimisedLosslessly) {
   EXPECT_NE(quantisation_tables(im1), quantisation_tables(photo));
 }
 
-// A CMYK photo is requantised like any other (the metric renders it as RGB), unless its
-// dictionary sets /ColorTransform: the viewer may then take its YCCK planes for CMYK or the
-// reverse, which libjpeg, reading the Adobe marker, would not show.
-TEST(PdfFormat, CmykImagesAreRequantisedUnlessAColourTransformIsSet) {
+// A CMYK photo is requantised when the viewer shows it as the search scores it: inks whose
+// samples hold 255 - ink, as the /Decode array [1 0 1 0 1 0 1 0] says in a PDF. Without that
+// array, with a /ColorTransform (YCCK or CMYK, the viewer decides) or in a DeviceN space it
+// stays lossless.
+TEST(PdfFormat, CmykImagesAreRequantisedOnlyWhenShownAsScored) {
   const auto photo =
       testing::make_jpeg({.width = 320, .height = 240, .components = 4, .quality = 97});
   ASSERT_FALSE(quantisation_tables(photo).empty());
-  const auto [im0, im1] =
-      images_after_high(photo, " /DecodeParms << /ColorTransform 0 >>", "", "/DeviceCMYK");
+  const std::string inverted = " /Decode [1 0 1 0 1 0 1 0]";
+  const auto [im0, im1] = images_after_high(photo, inverted, "", "/DeviceCMYK");
   ASSERT_FALSE(im0.empty());
-  EXPECT_EQ(quantisation_tables(im0), quantisation_tables(photo));
-  EXPECT_NE(quantisation_tables(im1), quantisation_tables(photo));
-  EXPECT_LT(im1.size(), photo.size());
+  EXPECT_NE(quantisation_tables(im0), quantisation_tables(photo));
+  EXPECT_LT(im0.size(), photo.size());
+  EXPECT_EQ(quantisation_tables(im1), quantisation_tables(photo));
+  const auto [im2, im3] = images_after_high(
+      photo, inverted + " /DecodeParms << /ColorTransform 0 >>", inverted,
+      "[/DeviceN [/C /M /Y /K] /DeviceCMYK << /FunctionType 2 /Domain [0 1] /N 1 >>]");
+  ASSERT_FALSE(im2.empty());
+  EXPECT_EQ(quantisation_tables(im2), quantisation_tables(photo));
+  EXPECT_EQ(quantisation_tables(im3), quantisation_tables(photo));
 }
 
 TEST(PdfFormat, SecondRunFindsNothing) {

@@ -7,6 +7,7 @@
 #include "lighten/compare.h"
 #include "quality/image.h"
 #include "quality/image_io.h"
+#include "support/jpeg_maker.h"
 
 namespace lighten {
 namespace {
@@ -47,18 +48,26 @@ TEST(Compare, RefusesOtherSizesAndNonImages) {
   }
 }
 
-// Each ink takes from its own channel what the black lets through; Adobe's files store 255 - ink.
-TEST(Compare, CmykIsRenderedInkByInk) {
-  // Plain: white paper, full cyan, half black, full black.
-  std::vector<uint8_t> plain = {0, 0, 0, 0, 255, 0, 0, 0, 0, 0, 0, 128, 0, 0, 0, 255};
-  rgb_from_cmyk(plain, false);
-  EXPECT_EQ(plain, (std::vector<uint8_t>{255, 255, 255, 0, 255, 255, 127, 127, 127, 0, 0, 0}));
-  // Inverted: the same four pixels as Adobe writes them, and a half magenta under half black.
-  std::vector<uint8_t> adobe = {255, 255, 255, 255, 0,   255, 255, 255, 255, 255,
-                                255, 127, 255, 255, 255, 0,   255, 127, 255, 127};
-  rgb_from_cmyk(adobe, true);
-  EXPECT_EQ(adobe, (std::vector<uint8_t>{255, 255, 255, 0, 255, 255, 127, 127, 127, 0, 0, 0, 127,
-                                         63, 127}));
+// Each ink's channel is what the ink lets through times what the black lets through; the
+// samples hold 255 - ink, as Adobe writes them and as PIL reads every CMYK JPEG.
+TEST(CmykRendering, EachInkTimesTheBlack) {
+  // White paper, full cyan, half black, full black, half magenta under half black.
+  std::vector<uint8_t> cmyk = {255, 255, 255, 255, 0,   255, 255, 255, 255, 255,
+                               255, 127, 255, 255, 255, 0,   255, 127, 255, 127};
+  rgb_from_cmyk(cmyk);
+  EXPECT_EQ(cmyk, (std::vector<uint8_t>{255, 255, 255, 0, 255, 255, 127, 127, 127, 0, 0, 0, 127, 63,
+                                        127}));
+}
+
+// `lighten compare` reads CMYK JPEGs (rendered as above) where it used to refuse them.
+TEST(Compare, ReadsCmykJpegs) {
+  const auto cmyk = testing::make_jpeg({.width = 300, .height = 260, .components = 4});
+  ASSERT_FALSE(cmyk.empty());
+  const ImageScores same = compare_images(cmyk, cmyk, false);
+  EXPECT_EQ(same.ssimulacra2, 100.0);
+  const auto coarser =
+      testing::make_jpeg({.width = 300, .height = 260, .components = 4, .quality = 30});
+  EXPECT_LT(compare_images(cmyk, coarser, false).ssimulacra2, 90.0);
 }
 
 }  // namespace

@@ -529,7 +529,6 @@ bool decode_raw(Decoder* d, const uint8_t* data, size_t size, J_COLOR_SPACE colo
   out->width = d->info.output_width;
   out->height = d->info.output_height;
   out->components = static_cast<unsigned>(d->info.output_components);
-  out->cmyk_inverted = d->info.out_color_space == JCS_CMYK && d->info.saw_Adobe_marker;
   size_t stride = size_t(out->width) * out->components;
   // Sized by the frame header, capped by the caller; a buffer of the same size is reused as is.
   out->samples.resize(stride * out->height);

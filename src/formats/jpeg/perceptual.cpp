@@ -211,7 +211,7 @@ std::optional<ImageRgb8> to_metric_image(PixelImage pixels) {
   img.height = pixels.height;
   img.channels = pixels.components == 4 ? 3 : pixels.components;
   img.samples = std::move(pixels.samples);
-  if (pixels.components == 4) rgb_from_cmyk(img.samples, pixels.cmyk_inverted);
+  if (pixels.components == 4) rgb_from_cmyk(img.samples);
   return img;
 }
 
@@ -239,8 +239,7 @@ struct FloorSearch::State {
         l_hi(l_hi),
         rq(std::move(rq)),
         log_d(log_distortion_curve(this->rq, image, l_lo, l_hi)),
-        reference(reference),
-        cmyk_inverted(image.info().saw_Adobe_marker) {}
+        reference(reference) {}
 
   // One candidate: requantised with `rdo` into the image `r` writes, written, decoded and
   // scored against `ref`.
@@ -250,7 +249,6 @@ struct FloorSearch::State {
     CoefficientImage& target = r.image();
     const Bytes candidate = write_coefficients(target, WriteOptions{});
     decode_pixels_into(candidate, scratch, target.info().jpeg_color_space);
-    scratch.cmyk_inverted = cmyk_inverted;  // the candidate carries no Adobe marker to say so
     std::optional<ImageRgb8> decoded = to_metric_image(std::move(scratch));
     if (!decoded)
       throw FormatError(Reason::kInternalError, 0, "a candidate the metric cannot read");
@@ -327,8 +325,7 @@ struct FloorSearch::State {
   const Requantizer rq;
   const std::vector<double> log_d;  // the cheap estimate for every candidate level
   const ImageRgb8& reference;
-  const bool cmyk_inverted;  // how the source's CMYK samples are rendered for the metric
-  PixelImage scratch;        // candidates' decodes, one buffer (no page faults per candidate)
+  PixelImage scratch;  // candidates' decodes, one buffer (no page faults per candidate)
   std::optional<RowSample> sample;
   std::optional<Requantizer> sample_rq;
   bool untracked_sample = false;

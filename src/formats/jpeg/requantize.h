@@ -67,7 +67,8 @@ class Requantizer {
   Requantizer& operator=(Requantizer&&) = default;
 
   // Tables per quantisation slot: target_table(permille), never finer than the source's; slots
-  // only chroma uses are coarser for a 4:4:4 YCbCr source (RGB and CMYK planes are all alike).
+  // only chroma uses are coarser for a 4:4:4 YCbCr source (RGB and CMYK planes are all alike;
+  // YCCK's chroma keeps the luma's scale).
   std::vector<QuantTable> tables_for(int permille) const;
   const std::vector<QuantTable>& source_tables() const { return source_tables_; }
   // Equivalent IJG quality of the source (its luma table).

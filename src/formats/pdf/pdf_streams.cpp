@@ -88,6 +88,28 @@ size_t components_of(ByteView jpeg) {
   }
 }
 
+// Whether a viewer shows a four-component image as the perceptual search scores it: CMYK
+// samples that hold 255 - ink (rgb_from_cmyk). In a PDF the /Decode array, not the JPEG's Adobe
+// marker, sets the polarity (Adobe's applications write [1 0 1 0 1 0 1 0] for their inverted
+// samples), and only DeviceCMYK or an ICC-based space takes the samples as inks (DeviceN maps
+// them through a function of its own).
+bool shown_as_scored_cmyk(QPDFObjectHandle stream) {
+  QPDFObjectHandle dict = stream.getDict();
+  QPDFObjectHandle space = dict.getKey("/ColorSpace");
+  const bool inks =
+      (space.isName() && space.getName() == "/DeviceCMYK") ||
+      (space.isArray() && space.getArrayNItems() == 2 && space.getArrayItem(0).isName() &&
+       space.getArrayItem(0).getName() == "/ICCBased");
+  QPDFObjectHandle decode = dict.getKey("/Decode");
+  if (!inks || !decode.isArray() || decode.getArrayNItems() != 8) return false;
+  for (int i = 0; i < 8; ++i) {
+    double value = 0;
+    if (!decode.getArrayItem(i).getValueAsNumber(value) || value != (i % 2 == 0 ? 1.0 : 0.0))
+      return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 void StreamOptimizer::jpeg(QPDFObjectHandle stream) {
@@ -96,16 +118,21 @@ void StreamOptimizer::jpeg(QPDFObjectHandle stream) {
   charge(raw.size());
   const std::string name = name_of(stream);
   Policy policy = context_.policy();
-  if (std::optional<QPDFObjectHandle> transform = color_transform(stream)) {
+  const size_t components = components_of(raw);
+  std::optional<QPDFObjectHandle> transform = color_transform(stream);
+  if (transform) {
     // Its planes may not be chroma at all: the sampling stays. And unless the dictionary asks
     // a three-component image for the YCbCr transform that the perceptual search scores in, the
-    // viewer may show other colours than the ones scored (and planes the tables treat as chroma;
-    // for four components, YCCK where libjpeg reads CMYK or the reverse): lossless only.
+    // viewer shows other colours than the ones scored (and planes the tables treat as chroma):
+    // lossless only.
     policy.jpeg_subsampling = SubsamplingPolicy::kKeep;
-    const size_t components = components_of(raw);
     const bool ycc = transform->isInteger() && transform->getIntValue() == 1;
-    if ((components == 3 && !ycc) || components == 4) policy.mode = Mode::kLossless;
+    if (components == 3 && !ycc) policy.mode = Mode::kLossless;
   }
+  // Four components with a /ColorTransform may be YCCK where libjpeg reads CMYK, or the
+  // reverse; without one, they must be shown as they are scored.
+  if (components == 4 && (transform || !shown_as_scored_cmyk(stream)))
+    policy.mode = Mode::kLossless;
   Outcome item = context_.optimize_embedded_under(raw, name, policy);
   for (auto& w : item.warnings) outcome_.warnings.push_back(name + ": " + w);
   if (!item.replaced() || item.bytes.size() >= raw.size()) return;
