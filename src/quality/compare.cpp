@@ -44,9 +44,10 @@ bool decode_jpeg_raw(JpegDecoder* d, std::span<const uint8_t> bytes, ImageRgb8* 
   jpeg_create_decompress(&d->info);
   jpeg_mem_src(&d->info, bytes.data(), static_cast<unsigned long>(bytes.size()));
   jpeg_read_header(&d->info, TRUE);
-  const bool cmyk = d->info.num_components == 4 &&
-                    (d->info.jpeg_color_space == JCS_CMYK || d->info.jpeg_color_space == JCS_YCCK);
-  if (d->info.num_components != 1 && d->info.num_components != 3 && !cmyk) {
+  // What libjpeg decodes to: gray, RGB (from YCbCr or RGB) or CMYK (from CMYK or YCCK).
+  const J_COLOR_SPACE space = d->info.out_color_space;
+  const bool cmyk = space == JCS_CMYK;
+  if (space != JCS_GRAYSCALE && space != JCS_RGB && !cmyk) {
     std::snprintf(d->err.message, sizeof(d->err.message),
                   "only gray, colour and CMYK JPEGs are compared");
     return false;

@@ -115,19 +115,12 @@ struct RowSample {
   ImageRgb8 reference;
 };
 
-// Colour spaces whose decode the metric reads (CMYK rendered as RGB). Two components, or four
-// that libjpeg takes for neither CMYK nor YCCK, leave nothing to score.
+// Whether libjpeg decodes the image to samples the metric reads: gray, RGB (from YCbCr or RGB)
+// or CMYK (from CMYK or YCCK, rendered as RGB). Two components, or four that libjpeg takes for
+// neither CMYK nor YCCK, decode to samples it cannot name: nothing to score.
 bool metric_reads(const jpeg_decompress_struct& info) {
-  switch (info.num_components) {
-    case 1:
-      return info.jpeg_color_space == JCS_GRAYSCALE;
-    case 3:
-      return info.jpeg_color_space == JCS_YCbCr || info.jpeg_color_space == JCS_RGB;
-    case 4:
-      return info.jpeg_color_space == JCS_CMYK || info.jpeg_color_space == JCS_YCCK;
-    default:
-      return false;
-  }
+  return info.out_color_space == JCS_GRAYSCALE || info.out_color_space == JCS_RGB ||
+         info.out_color_space == JCS_CMYK;
 }
 
 std::optional<RowSample> row_sample(CoefficientImage& image, const ImageRgb8& reference,
