@@ -186,9 +186,10 @@ const std::vector<OptionRow>& rows() {
                   {kSubsamplingNames.begin(), kSubsamplingNames.end()},
                   0,
                   0,
-                  "Perceptual JPEG: a 4:4:4 or 4:2:2 photo may also be re-encoded from its "
-                  "pixels with 4:2:0 chroma under the same floor, the smaller output kept (420), "
-                  "or keep the input's sampling"},
+                  "Perceptual JPEG: a 4:4:4 or 4:2:2 photo (or one coded as RGB with an Adobe "
+                  "segment) may also be re-encoded from its pixels as YCbCr 4:2:0 under the same "
+                  "floor, the smaller output kept (420), or keep the input's sampling and colour "
+                  "coding"},
                  [](Policy& p, const OptionSpec& spec, std::string_view v) {
                    p.jpeg_subsampling =
                        static_cast<SubsamplingPolicy>(parse_choice(spec, v, kSubsamplingNames));

@@ -3,12 +3,16 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "formats/jpeg/coefficients.h"
+#include "formats/jpeg/jpeg_format.h"
 #include "formats/jpeg/markers.h"
 #include "formats/jpeg/metadata.h"
 #include "formats/jpeg/perceptual.h"
+#include "formats/jpeg/subsampling.h"
 #include "lighten/compare.h"
 #include "lighten/lighten.h"
 #include "test_support.h"
@@ -63,6 +67,102 @@ TEST(Perceptual, RgbAndCmykJpegsAreRequantisedToo) {
       EXPECT_FALSE(again.replaced() && !again.quality.pixels_identical) << again.detail;
     }
   }
+}
+
+// The Adobe segment's transform byte (payload "Adobe", version, flags0, flags1, transform).
+int adobe_transform_byte(const std::vector<uint8_t>& jpeg) {
+  const Layout layout = parse_layout(jpeg);
+  for (const Segment& s : layout.segments)
+    if (s.marker == 0xEE && s.payload.size() >= 12 && starts_with(s.payload, "Adobe"))
+      return s.payload[11];
+  return -1;
+}
+
+// RGB planes (Adobe transform 0) whose chroma is smooth: re-encoded from pixels as YCbCr 4:2:0,
+// numbered 1, 2, 3, with the Adobe segment saying transform 1 (every other byte of it kept), so
+// that libjpeg reads YCbCr; scored against the RGB decode. The verifier takes it only where the
+// policy allows the re-encoding, and not with the segment left at 0.
+TEST(Perceptual, AdobeRgbMayBecomeYCbCr420) {
+  const auto jpeg = testing::make_jpeg({.width = 320,
+                                        .height = 240,
+                                        .quality = 97,
+                                        .markers = {},
+                                        .luma_sampling = 1,
+                                        .smooth_chroma = true,
+                                        .color_space = JCS_RGB});
+  ASSERT_FALSE(jpeg.empty());
+  CoefficientImage source(jpeg, nullptr);
+  ASSERT_TRUE(adobe_rgb(source));
+  ASSERT_FALSE(chroma_finer_than_420(source));
+  ASSERT_EQ(adobe_transform_byte(jpeg), 0);
+  Policy p;
+  p.mode = Mode::kHigh;
+  const Outcome o = optimize(jpeg, p);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  EXPECT_NE(o.detail.find("re-encoded from pixels as YCbCr 4:2:0"), std::string::npos) << o.detail;
+  CoefficientImage out(o.bytes, nullptr);
+  const auto& info = out.info();
+  EXPECT_EQ(info.jpeg_color_space, JCS_YCbCr);
+  EXPECT_EQ(info.comp_info[0].h_samp_factor, 2);
+  EXPECT_EQ(info.comp_info[0].v_samp_factor, 2);
+  for (int ci = 0; ci < 3; ++ci) EXPECT_EQ(info.comp_info[ci].component_id, ci + 1);
+  EXPECT_EQ(adobe_transform_byte(o.bytes), 1);
+  EXPECT_TRUE(has_quality_marker(parse_layout(o.bytes)));
+  EXPECT_GE(compare_images(jpeg, o.bytes, false).floor_score, quality_floor(p));
+  // Decoded independently, the colours are the source's: each channel's mean within a level
+  // (YCbCr read as RGB, or the reverse, moves them by tens).
+  const testing::Decoded a = testing::decode(jpeg), b = testing::decode(o.bytes);
+  ASSERT_TRUE(a.ok && b.ok);
+  ASSERT_EQ(a.samples.size(), b.samples.size());
+  for (size_t c = 0; c < 3; ++c) {
+    double sum_a = 0, sum_b = 0;
+    for (size_t i = c; i < a.samples.size(); i += 3) sum_a += a.samples[i], sum_b += b.samples[i];
+    EXPECT_NEAR(sum_a / double(a.samples.size() / 3), sum_b / double(b.samples.size() / 3), 1.0)
+        << "channel " << c;
+  }
+
+  EXPECT_TRUE(verify_jpeg(jpeg, o.bytes, p, std::nullopt, std::nullopt).ok);
+  Policy keep = p;
+  keep.jpeg_subsampling = SubsamplingPolicy::kKeep;
+  EXPECT_FALSE(verify_jpeg(jpeg, o.bytes, keep, std::nullopt, std::nullopt).ok);
+  std::vector<uint8_t> left_rgb = o.bytes;
+  const Layout layout = parse_layout(left_rgb);
+  for (const Segment& s : layout.segments)
+    if (s.marker == 0xEE) left_rgb[s.offset + 4 + 11] = 0;
+  EXPECT_FALSE(verify_jpeg(jpeg, left_rgb, p, std::nullopt, std::nullopt).ok);
+
+  const Outcome again = optimize(o.bytes, p);
+  EXPECT_FALSE(again.replaced() && !again.quality.pixels_identical) << again.detail;
+
+  // Kept sampling keeps the planes RGB.
+  const Outcome kept = optimize(jpeg, keep);
+  ASSERT_TRUE(kept.replaced()) << kept.message;
+  EXPECT_EQ(CoefficientImage(kept.bytes, nullptr).info().jpeg_color_space, JCS_RGB);
+  EXPECT_EQ(adobe_transform_byte(kept.bytes), 0);
+}
+
+// RGB known only by its component identifiers (no Adobe segment) stays RGB: a PDF viewer would
+// take such planes for YCbCr, libjpeg for RGB, and no segment says which the re-encoding is.
+TEST(Perceptual, RgbWithoutAdobeSegmentStaysRgb) {
+  const auto jpeg = testing::make_jpeg({.width = 320,
+                                        .height = 240,
+                                        .quality = 97,
+                                        .markers = {},
+                                        .luma_sampling = 1,
+                                        .smooth_chroma = true,
+                                        .color_space = JCS_RGB,
+                                        .adobe_marker = false});
+  ASSERT_FALSE(jpeg.empty());
+  CoefficientImage source(jpeg, nullptr);
+  ASSERT_EQ(source.info().jpeg_color_space, JCS_RGB);
+  ASSERT_FALSE(source.info().saw_Adobe_marker);
+  EXPECT_FALSE(adobe_rgb(source));
+  Policy p;
+  p.mode = Mode::kHigh;
+  const Outcome o = optimize(jpeg, p);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  EXPECT_EQ(o.detail.find("re-encoded"), std::string::npos) << o.detail;
+  EXPECT_EQ(CoefficientImage(o.bytes, nullptr).info().jpeg_color_space, JCS_RGB);
 }
 
 }  // namespace

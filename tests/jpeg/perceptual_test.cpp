@@ -16,6 +16,7 @@
 #include "formats/jpeg/metadata.h"
 #include "formats/jpeg/perceptual.h"
 #include "formats/jpeg/requantize.h"
+#include "formats/jpeg/subsampling.h"
 #include "lighten/compare.h"
 #include "lighten/lighten.h"
 #include "support/corpus.h"

@@ -65,6 +65,8 @@ struct EncodeOptions {
   // The frame's colour space when not libjpeg's default for the components: JCS_RGB (RGB-coded,
   // Adobe transform 0) or JCS_YCCK (Adobe transform 2) take the first component's sampling too.
   J_COLOR_SPACE color_space = JCS_UNKNOWN;
+  bool adobe_marker =
+      true;  // false: libjpeg's Adobe segment left out (RGB known by its 'R', 'G', 'B')
 };
 
 // Writes a small JPEG of a smooth pattern with noise, so that the coefficients are not trivial.
@@ -104,6 +106,7 @@ inline std::vector<uint8_t> make_jpeg(const EncodeOptions& o) {
   jpeg_set_quality(&s.c, o.quality, TRUE);
   s.c.restart_interval = o.restart_interval;
   if (o.color_space != JCS_UNKNOWN) jpeg_set_colorspace(&s.c, o.color_space);
+  if (!o.adobe_marker) s.c.write_Adobe_marker = FALSE;
   if (o.components == 3 || o.color_space == JCS_YCCK) {
     s.c.comp_info[0].h_samp_factor = o.luma_sampling;
     s.c.comp_info[0].v_samp_factor = o.luma_v_sampling ? o.luma_v_sampling : o.luma_sampling;

@@ -186,6 +186,34 @@ TEST(PdfFormat, ColorTransformImagesKeepTheirSampling) {
   EXPECT_EQ(luma_sampling(im1), 2);
 }
 
+// The transform byte of a JPEG's Adobe segment (payload "Adobe", version, flags0, flags1,
+// transform); -1 without one.
+int adobe_transform(const std::vector<uint8_t>& jpeg) {
+  const std::string adobe = "\xFF\xEE";
+  const std::string text = testing::as_string(jpeg);
+  const size_t at = text.find(adobe);
+  if (at == std::string::npos || at + 4 + 12 > text.size() || text.compare(at + 4, 5, "Adobe"))
+    return -1;
+  return jpeg[at + 4 + 11];
+}
+
+// RGB planes that an Adobe segment marks (transform 0) may become YCbCr 4:2:0 as in a JPEG file
+// when no /ColorTransform overrides the segment: a viewer follows the segment, which then says
+// 1. With /ColorTransform 0 the image is optimised losslessly, as any three-component one.
+TEST(PdfFormat, AdobeRgbImagesMayBecomeYCbCr420) {
+  const auto photo = testing::make_jpeg(
+      {.width = 320, .height = 240, .quality = 97, .smooth_chroma = true, .rgb_coded = true});
+  ASSERT_EQ(adobe_transform(photo), 0);
+  ASSERT_EQ(luma_sampling(photo), 1);
+  const auto [im0, im1] = images_after_high(photo, "", " /DecodeParms << /ColorTransform 0 >>");
+  ASSERT_FALSE(im0.empty());
+  EXPECT_EQ(luma_sampling(im0), 2);
+  EXPECT_EQ(adobe_transform(im0), 1);
+  EXPECT_LT(im0.size(), photo.size());
+  EXPECT_EQ(luma_sampling(im1), 1);
+  EXPECT_EQ(adobe_transform(im1), 0);
+}
+
 // Every quantisation table segment (DQT) of a JPEG, in order.
 std::vector<std::vector<uint8_t>> quantisation_tables(const std::vector<uint8_t>& jpeg) {
   std::vector<std::vector<uint8_t>> tables;

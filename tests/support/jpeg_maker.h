@@ -27,6 +27,7 @@ struct JpegRecipe {
   // Sampling of the first component (the others are 1x1); 0 keeps libjpeg's default.
   int h_samp = 0, v_samp = 0;
   bool smooth_chroma = false;  // smooth_chroma_pixels (3 components only)
+  bool rgb_coded = false;      // 3 components stored as RGB planes (Adobe segment, transform 0)
 };
 
 // A smooth gradient with a little texture: realistic enough for Huffman statistics.
@@ -46,6 +47,7 @@ inline std::vector<uint8_t> make_jpeg(const JpegRecipe& recipe) {
                                                   : JCS_RGB;
   jpeg_set_defaults(&cinfo);
   jpeg_set_quality(&cinfo, recipe.quality, TRUE);
+  if (recipe.rgb_coded && recipe.components == 3) jpeg_set_colorspace(&cinfo, JCS_RGB);
   if (recipe.h_samp > 0) {
     for (int ci = 0; ci < recipe.components; ++ci) {
       cinfo.comp_info[ci].h_samp_factor = ci == 0 ? recipe.h_samp : 1;

@@ -13,6 +13,7 @@
 #include "formats/jpeg/perceptual.h"
 #include "formats/jpeg/scans.h"
 #include "formats/jpeg/secondary_images.h"
+#include "formats/jpeg/subsampling.h"
 
 namespace lighten {
 namespace jpeg {
@@ -140,8 +141,8 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
   // The output of one set of coefficients with the input's metadata (and, when requantised,
   // the marker with its score).
   auto write = [&](CoefficientImage& coefficients, ScanMode scan_mode,
-                   const PerceptualResult& chosen) {
-    MetadataPlan with_marker = plan;
+                   const PerceptualResult& chosen, const MetadataPlan& metadata) {
+    MetadataPlan with_marker = metadata;
     if (chosen.requantized && policy.quality_marker == QualityMarker::kWrite)
       with_marker.before_sof.push_back(
           {quality_marker_segment(quality_floor(policy), chosen.score), SIZE_MAX});
@@ -151,8 +152,9 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
                        std::move(scans.detail), scans.jpeg.size()};
   };
 
-  // Perceptual: the input's coefficients requantised and, for a 4:4:4 or 4:2:2 photo whose 4:2:0
-  // re-encoding leaves room under the floor, that re-encoding searched too; the smaller wins.
+  // Perceptual: the input's coefficients requantised and, for a 4:4:4 or 4:2:2 photo (or RGB
+  // planes) whose YCbCr 4:2:0 re-encoding leaves room under the floor, that re-encoding searched
+  // too; the smaller wins.
   PerceptualResult perceptual, subsampled;
   std::optional<ImageRgb8> reference;  // the input's decode, shared by the searches
   std::optional<SubsampledSource> source_420;
@@ -166,8 +168,9 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
   perceptual = std::move(searches.own);
   subsampled = std::move(searches.subsampled);
   if (subsampled.requantized)
-    subsampled.detail = fmt::format("re-encoded from pixels as 4:2:0 (alone {:.1f}), {}",
-                                    source_420->score, subsampled.detail);
+    subsampled.detail =
+        fmt::format("re-encoded from pixels as {}4:2:0 (alone {:.1f}), {}",
+                    source_420->from_rgb ? "YCbCr " : "", source_420->score, subsampled.detail);
   if (!searches.race.empty()) {
     for (PerceptualResult* r : {&perceptual, &subsampled})
       if (r->requantized) r->detail = searches.race + ", " + r->detail;
@@ -175,13 +178,16 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
   // The input's own coefficients are written unless only the 4:2:0 search ran and passed.
   WrittenJpeg written;
   if (perceptual.requantized || !subsampled.requantized)
-    written = write(image, policy.jpeg_scans, perceptual);
+    written = write(image, policy.jpeg_scans, perceptual, plan);
   if (subsampled.requantized) {
     // The re-encoding is sequential: the input's own scan mode is asked for by name.
     const ScanMode mode = policy.jpeg_scans != ScanMode::kKeep ? policy.jpeg_scans
                           : image.info().progressive_mode      ? ScanMode::kProgressive
                                                                : ScanMode::kBaseline;
-    auto other = write(*source_420->image, mode, subsampled);
+    // RGB planes become YCbCr: the Adobe segment that said RGB says so.
+    MetadataPlan recoded = plan;
+    if (source_420->from_rgb) set_adobe_transform(recoded, 1);
+    auto other = write(*source_420->image, mode, subsampled, recoded);
     if (!perceptual.requantized || other.bytes.size() < written.bytes.size()) {
       written = std::move(other);
       perceptual = subsampled;
@@ -198,7 +204,7 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
     reference.reset();
     source_420.reset();
     CoefficientImage source(input, &context);
-    WrittenJpeg lossless = write(source, policy.jpeg_scans, PerceptualResult{});
+    WrittenJpeg lossless = write(source, policy.jpeg_scans, PerceptualResult{}, plan);
     if (lossless.bytes.size() <= written.bytes.size()) {
       perceptual = PerceptualResult{
           .detail = fmt::format("lossless only (smaller than requantised, {} bytes)",

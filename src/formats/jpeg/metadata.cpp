@@ -177,4 +177,21 @@ MetadataPlan plan_metadata(ByteView input, const Layout& layout, MetadataPolicy 
   return plan;
 }
 
+int set_adobe_transform(MetadataPlan& plan, uint8_t transform) {
+  // Payload: "Adobe", version (2 bytes), flags0 (2), flags1 (2), then the transform.
+  constexpr size_t kTransformAt = 4 + 11;
+  int set = 0;
+  for (auto* segments : {&plan.before_sof, &plan.after_sof}) {
+    for (PlannedSegment& s : *segments) {
+      const ByteView bytes(s.bytes);
+      if (bytes.size() > kTransformAt && bytes[1] == 0xEE &&
+          starts_with(bytes.subspan(4), "Adobe")) {
+        s.bytes[kTransformAt] = transform;
+        ++set;
+      }
+    }
+  }
+  return set;
+}
+
 }  // namespace lighten::jpeg

@@ -27,6 +27,10 @@ struct MetadataPlan {
 
 MetadataPlan plan_metadata(ByteView input, const Layout& layout, MetadataPolicy policy);
 
+// Sets the colour transform byte of every Adobe segment in `plan` (0 RGB or CMYK, 1 YCbCr,
+// 2 YCCK): for an RGB source written again as YCbCr. Returns how many segments it set.
+int set_adobe_transform(MetadataPlan& plan, uint8_t transform);
+
 // EXIF Orientation (1..8) from an APP1 payload starting "Exif\0\0", if present and readable.
 std::optional<int> exif_orientation(ByteView app1_payload);
 // A whole APP1 segment with a minimal EXIF carrying only the Orientation tag.

@@ -80,14 +80,6 @@ class FloorSearch {
   PerceptualResult early_;  // the answer when the file stays lossless before any search
 };
 
-// Two sources whose first sample bytes differ by more than this fraction are not both searched:
-// the larger one is dropped. On the corpus's 4:4:4 and 4:2:2 photos (eight pairs with a row
-// sample in visually-lossless and high) the ratio of the two sources' first sample bytes came
-// within 0.4-3.7 % of the ratio of their final sizes, and on the same side of 1 wherever it was
-// more than 3 % from it: with the race every output stayed byte for byte the same, for 13 % less
-// CPU in visually-lossless and 8 % in high.
-inline constexpr double kDecisiveSampleMargin = 0.03;
-
 // The last trial of a search from effort kEaseMinEffort on. Table levels move the score in steps
 // (one quarter-quality level moved camera photos by up to 0.5 points at floor 80), so the
 // smallest pass often sits a few tenths above the floor; a lighter trellis weight at that level
@@ -108,49 +100,10 @@ double eased_trellis_weight(double weight, double headroom, double floor);
 // nullopt for other component counts.
 std::optional<ImageRgb8> to_metric_image(PixelImage pixels);
 
-// True for YCbCr whose chroma is finer than 4:2:0's in some direction and at most twice as
-// coarse as the luma in each (4:4:4, 4:2:2, 4:4:0): sources a 4:2:0 re-encoding may serve.
-bool chroma_finer_than_420(const CoefficientImage& image);
-
-// The pixel-domain alternative for sources with chroma finer than 4:2:0 (chroma_finer_than_420):
-// the input's decode (`reference`, made here when empty) encoded again as 4:2:0 with the input's
-// own tables, to be searched like any input (requantize_for_floor on `image`, against the same
-// reference, so the floor holds against the original). `score` is what the subsampling alone costs:
-// SSIMULACRA2 of that encoding (from 3 MP on, estimated on the search's sample of rows). nullopt
-// when the input's chroma is not finer than 4:2:0.
-struct SubsampledSource {
-  Bytes bytes;
-  std::unique_ptr<CoefficientImage> image;
-  double score = 0;
-};
-std::optional<SubsampledSource> subsampled_source(CoefficientImage& source, ByteView input,
-                                                  const Context* context,
-                                                  std::optional<ImageRgb8>& reference);
-
-// Which searches a photo with chroma finer than 4:2:0 gets, from what the 4:2:0 re-encoding
-// alone costs against the floor: with no room it cannot pass; with some, either may win; with
-// much, 4:2:0 wins and the search at the source's sampling is skipped. Measured on the corpus's
-// three 4:4:4 photos: 4:2:0 outputs 6-19 % smaller with 3.6 points of headroom or more, 0.5 %
-// larger with 3.1, none at -1.9. Its seven 4:2:2 / 4:4:0 photos score 89.8-92.9 alone; at floor
-// 80 four of them came out 4-6 % smaller as 4:2:0, one 1 %, and the 0.56 MP one 2 % larger
-// (running both searches there bought nothing over the set and cost 30 % more time).
-enum class SubsamplingPlan { kFullOnly, kBoth, kSubsampledOnly };
-inline constexpr double kSubsampledHeadroom = 2.0;
-inline constexpr double kSubsampledOnlyHeadroom = 8.0;
-SubsamplingPlan plan_subsampling(double score, double floor);
-
-// The searches `plan` asks for: `own` of the input's coefficients (in `image`), `subsampled` of
-// its 4:2:0 re-encoding (in `source_420`, which kFullOnly may leave null). Under kBoth the two
-// are first compared on their row samples and a source larger by kDecisiveSampleMargin is not
-// searched further (`race` says which and why); a search that finds nothing brings the other
-// in. Each result is applied into its image.
-struct SourceSearches {
-  PerceptualResult own, subsampled;
-  std::string race;
-};
-SourceSearches search_sources(CoefficientImage& image, SubsampledSource* source_420,
-                              SubsamplingPlan plan, ByteView input, const Layout& layout,
-                              const Policy& policy, const Context* context,
-                              std::optional<ImageRgb8>& reference);
+// SSIMULACRA2 of `decoded` against `reference` (an image of `frame`'s size) as the search would
+// score it, for a plan made before any search: the whole image when small; from 3 MP on, the
+// search's sample of rows less what such a sample flatters by.
+double estimated_score(const jpeg_decompress_struct& frame, const ImageRgb8& reference,
+                       const ImageRgb8& decoded);
 
 }  // namespace lighten::jpeg

@@ -11,24 +11,27 @@
 #include "formats/jpeg/mpf.h"
 #include "formats/jpeg/perceptual.h"
 #include "formats/jpeg/secondary_images.h"
+#include "formats/jpeg/subsampling.h"
 #include "quality/floor_score.h"
 
 namespace lighten {
 namespace jpeg {
 namespace {
 
-// The frame both outputs must keep: dimensions, components, colour space, sampling and block
-// grid. `check` adds what each mode asks of a component's table and coefficients.
-// True when `b` is the 4:2:0 re-encoding of `a`, whose chroma is finer than 4:2:0's
-// (SubsamplingPolicy::kAllow420).
-bool subsampled_from_finer_chroma(CoefficientImage& a, CoefficientImage& b) {
+// True when `b` is the YCbCr 4:2:0 re-encoding of `a`, a source with chroma finer than 4:2:0's
+// or with RGB planes (reencodable_as_420; SubsamplingPolicy::kAllow420).
+bool resampled_as_420(CoefficientImage& a, CoefficientImage& b) {
   const auto& y = b.info();
-  return chroma_finer_than_420(a) && y.num_components == 3 && y.comp_info[0].h_samp_factor == 2 &&
-         y.comp_info[0].v_samp_factor == 2 && y.comp_info[1].h_samp_factor == 1 &&
-         y.comp_info[1].v_samp_factor == 1 && y.comp_info[2].h_samp_factor == 1 &&
-         y.comp_info[2].v_samp_factor == 1;
+  return reencodable_as_420(a) && y.num_components == 3 && y.jpeg_color_space == JCS_YCbCr &&
+         y.comp_info[0].h_samp_factor == 2 && y.comp_info[0].v_samp_factor == 2 &&
+         y.comp_info[1].h_samp_factor == 1 && y.comp_info[1].v_samp_factor == 1 &&
+         y.comp_info[2].h_samp_factor == 1 && y.comp_info[2].v_samp_factor == 1;
 }
 
+// The frame both outputs must keep: dimensions, components, colour space, sampling and block
+// grid; with `allow_420`, the YCbCr 4:2:0 re-encoding of a source resampled_as_420 allows (RGB
+// planes then become YCbCr numbered 1, 2, 3). `check` adds what each mode asks of a
+// component's table and coefficients.
 template <typename ComponentCheck>
 std::optional<std::string> compare_frame(CoefficientImage& a, CoefficientImage& b,
                                          ComponentCheck check, bool allow_420 = false) {
@@ -37,12 +40,13 @@ std::optional<std::string> compare_frame(CoefficientImage& a, CoefficientImage& 
   if (x.image_width != y.image_width || x.image_height != y.image_height)
     return "dimensions differ";
   if (x.num_components != y.num_components) return "component count differs";
-  if (x.jpeg_color_space != y.jpeg_color_space) return "colour space differs";
-  const bool resampled = allow_420 && subsampled_from_finer_chroma(a, b);
+  const bool resampled = allow_420 && resampled_as_420(a, b);
+  const bool recoded = resampled && adobe_rgb(a);
+  if (x.jpeg_color_space != y.jpeg_color_space && !recoded) return "colour space differs";
   for (int ci = 0; ci < x.num_components; ++ci) {
     const auto& p = x.comp_info[ci];
     const auto& q = y.comp_info[ci];
-    if (p.component_id != q.component_id ||
+    if ((recoded ? q.component_id != ci + 1 : p.component_id != q.component_id) ||
         (!resampled &&
          (p.h_samp_factor != q.h_samp_factor || p.v_samp_factor != q.v_samp_factor ||
           p.width_in_blocks != q.width_in_blocks || p.height_in_blocks != q.height_in_blocks)))
@@ -73,15 +77,19 @@ std::optional<std::string> compare_coefficients(CoefficientImage& a, Coefficient
                        });
 }
 
-// Perceptual outputs: tables never finer than the input's, entry by entry.
+// Perceptual outputs: tables never finer than the input's, entry by entry (than the finest of
+// the input's three where RGB planes became YCbCr: reencoding_tables).
 std::optional<std::string> compare_structure(CoefficientImage& a, CoefficientImage& b,
                                              bool allow_420) {
+  const bool recoded = allow_420 && adobe_rgb(a) && resampled_as_420(a, b);
+  const ReencodingTables finest = recoded ? reencoding_tables(a) : ReencodingTables{};
   return compare_frame(
       a, b,
-      [](int ci, const jpeg_component_info& p,
-         const jpeg_component_info& q) -> std::optional<std::string> {
+      [&](int ci, const jpeg_component_info& p,
+          const jpeg_component_info& q) -> std::optional<std::string> {
         for (int k = 0; k < DCTSIZE2; ++k)
-          if (q.quant_table->quantval[k] < p.quant_table->quantval[k])
+          if (q.quant_table->quantval[k] <
+              (recoded ? finest.luma[size_t(k)] : p.quant_table->quantval[k]))
             return "quantisation table of component " + std::to_string(ci) +
                    " is finer than the input's";
         return std::nullopt;
@@ -111,30 +119,43 @@ std::optional<std::string> compare_mpf_offsets(const MpfIndex& a, const Layout& 
 std::optional<std::string> compare_metadata(ByteView in, const Layout& li, ByteView out,
                                             const Layout& lo, const Policy& policy,
                                             Context* context) {
-  // A perceptual output may gain lighten's quality marker, once, where the input had none.
-  bool marker_allowed = policy.mode != Mode::kLossless && !has_quality_marker(li);
-  MetadataPlan plan = plan_metadata(in, li, policy.metadata);
-  std::vector<const PlannedSegment*> expected;
-  for (const auto& s : plan.before_sof) expected.push_back(&s);
-  for (const auto& s : plan.after_sof) expected.push_back(&s);
-  size_t k = 0;
-  for (const Segment& s : lo.segments) {
-    if (!s.is_metadata()) continue;
-    if (marker_allowed && is_quality_marker(s)) {
-      marker_allowed = false;
-      continue;
+  const bool perceptual = policy.mode != Mode::kLossless;
+  // The output's segments against a plan's: a perceptual output may gain lighten's quality
+  // marker, once, where the input had none.
+  auto compare_segments = [&](const MetadataPlan& plan) -> std::optional<std::string> {
+    bool marker_allowed = perceptual && !has_quality_marker(li);
+    std::vector<const PlannedSegment*> expected;
+    for (const auto& s : plan.before_sof) expected.push_back(&s);
+    for (const auto& s : plan.after_sof) expected.push_back(&s);
+    size_t k = 0;
+    for (const Segment& s : lo.segments) {
+      if (!s.is_metadata()) continue;
+      if (marker_allowed && is_quality_marker(s)) {
+        marker_allowed = false;
+        continue;
+      }
+      if (k >= expected.size()) return "output has an extra " + std::string(marker_name(s.marker));
+      const Bytes& want = expected[k++]->bytes;
+      ByteView got = out.subspan(s.offset, s.length);
+      if (is_mpf_segment(s)) {
+        if (want.size() != got.size()) return "MPF segment size differs";
+        continue;  // compared entry by entry below
+      }
+      if (want.size() != got.size() || !std::equal(want.begin(), want.end(), got.begin()))
+        return "metadata segment " + std::to_string(k) + " (" + marker_name(s.marker) + ") differs";
     }
-    if (k >= expected.size()) return "output has an extra " + std::string(marker_name(s.marker));
-    const Bytes& want = expected[k++]->bytes;
-    ByteView got = out.subspan(s.offset, s.length);
-    if (is_mpf_segment(s)) {
-      if (want.size() != got.size()) return "MPF segment size differs";
-      continue;  // compared entry by entry below
-    }
-    if (want.size() != got.size() || !std::equal(want.begin(), want.end(), got.begin()))
-      return "metadata segment " + std::to_string(k) + " (" + marker_name(s.marker) + ") differs";
+    if (k != expected.size()) return "metadata segments missing in the output";
+    return std::nullopt;
+  };
+  const MetadataPlan plan = plan_metadata(in, li, policy.metadata);
+  if (auto why = compare_segments(plan)) {
+    // RGB planes re-encoded as YCbCr carry their Adobe segment with transform 1 (the frame
+    // check then asks for that re-encoding: the segment makes libjpeg read the output as YCbCr).
+    MetadataPlan recoded = plan;
+    if (!perceptual || policy.jpeg_subsampling != SubsamplingPolicy::kAllow420 ||
+        set_adobe_transform(recoded, 1) == 0 || compare_segments(recoded))
+      return why;
   }
-  if (k != expected.size()) return "metadata segments missing in the output";
   const auto mpf_in = parse_mpf(in, li);
   const auto mpf_out = parse_mpf(out, lo);
   if (mpf_in || mpf_out) {

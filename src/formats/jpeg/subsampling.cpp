@@ -1,0 +1,120 @@
+#include "formats/jpeg/subsampling.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/context.h"
+
+namespace lighten::jpeg {
+
+bool chroma_finer_than_420(const CoefficientImage& image) {
+  const auto& info = const_cast<CoefficientImage&>(image).info();
+  if (info.num_components != 3 || info.jpeg_color_space != JCS_YCbCr) return false;
+  const jpeg_component_info* c = info.comp_info;
+  if (c[1].h_samp_factor != c[2].h_samp_factor || c[1].v_samp_factor != c[2].v_samp_factor)
+    return false;
+  const int h = c[0].h_samp_factor, v = c[0].v_samp_factor;
+  const int ch = c[1].h_samp_factor, cv = c[1].v_samp_factor;
+  if (h < ch || v < cv || h > 2 * ch || v > 2 * cv || h % ch || v % cv) return false;
+  return !(h == 2 * ch && v == 2 * cv);
+}
+
+bool adobe_rgb(const CoefficientImage& image) {
+  const auto& info = const_cast<CoefficientImage&>(image).info();
+  return info.num_components == 3 && info.jpeg_color_space == JCS_RGB && info.saw_Adobe_marker &&
+         info.Adobe_transform == 0 && !info.saw_JFIF_marker;
+}
+
+ReencodingTables reencoding_tables(const CoefficientImage& source) {
+  const auto& info = const_cast<CoefficientImage&>(source).info();
+  ReencodingTables t;
+  const bool rgb = info.jpeg_color_space == JCS_RGB;
+  for (int k = 0; k < 64; ++k) {
+    const auto entry = [&](int ci) { return info.comp_info[ci].quant_table->quantval[k]; };
+    t.luma[size_t(k)] = rgb ? std::min({entry(0), entry(1), entry(2)}) : entry(0);
+    t.chroma[size_t(k)] = rgb ? t.luma[size_t(k)] : entry(1);
+  }
+  return t;
+}
+
+std::optional<SubsampledSource> subsampled_source(CoefficientImage& source, ByteView input,
+                                                  const Context* context,
+                                                  std::optional<ImageRgb8>& reference) {
+  if (!reencodable_as_420(source)) return std::nullopt;
+  if (!reference) reference = to_metric_image(decode_pixels(input));
+  if (!reference || reference->channels != 3) return std::nullopt;
+  const auto& info = source.info();
+  const ReencodingTables tables = reencoding_tables(source);
+  SubsampledSource out;
+  out.from_rgb = info.jpeg_color_space == JCS_RGB;
+  const std::array<int, 3> ids = out.from_rgb ? std::array<int, 3>{1, 2, 3}
+                                              : std::array<int, 3>{info.comp_info[0].component_id,
+                                                                   info.comp_info[1].component_id,
+                                                                   info.comp_info[2].component_id};
+  out.bytes = encode_pixels_420(*reference, tables.luma, tables.chroma, ids);
+  out.image = std::make_unique<CoefficientImage>(out.bytes, context, JCS_YCbCr);
+  const std::optional<ImageRgb8> decoded = to_metric_image(decode_pixels(out.bytes, JCS_YCbCr));
+  if (!decoded) return std::nullopt;
+  // Only a plan hangs on this score.
+  out.score = estimated_score(info, *reference, *decoded);
+  return out;
+}
+
+SubsamplingPlan plan_subsampling(double score, double floor) {
+  if (score >= floor + kSubsampledOnlyHeadroom) return SubsamplingPlan::kSubsampledOnly;
+  if (score >= floor + kSubsampledHeadroom) return SubsamplingPlan::kBoth;
+  return SubsamplingPlan::kFullOnly;
+}
+
+SourceSearches search_sources(CoefficientImage& image, SubsampledSource* source_420,
+                              SubsamplingPlan plan, ByteView input, const Layout& layout,
+                              const Policy& policy, const Context* context,
+                              std::optional<ImageRgb8>& reference) {
+  SourceSearches out;
+  if (policy.mode == Mode::kLossless) return out;
+  if (!source_420) plan = SubsamplingPlan::kFullOnly;
+  auto search_own = [&] {
+    return std::make_unique<FloorSearch>(image, input, layout, policy, context, reference);
+  };
+  auto search_420 = [&] {
+    return std::make_unique<FloorSearch>(*source_420->image, input, layout, policy, context,
+                                         reference);
+  };
+  std::unique_ptr<FloorSearch> own, subsampled;
+  if (plan != SubsamplingPlan::kFullOnly) subsampled = search_420();
+  if (plan != SubsamplingPlan::kSubsampledOnly) own = search_own();
+  bool own_dropped = false, subsampled_dropped = false;
+  if (own && subsampled) {
+    const std::optional<size_t> a = subsampled->first_sample_bytes();
+    const std::optional<size_t> b = own->first_sample_bytes();
+    if (a && b && *a < *b * (1 - kDecisiveSampleMargin)) {
+      own.reset();
+      own_dropped = true;
+      out.race = fmt::format("4:2:0 searched alone (its row sample {:.1f} % smaller)",
+                             100.0 * (1 - double(*a) / double(*b)));
+    } else if (a && b && *b < *a * (1 - kDecisiveSampleMargin)) {
+      subsampled.reset();
+      subsampled_dropped = true;
+      out.race = fmt::format("4:2:0 not searched further (its row sample {:.1f} % larger)",
+                             100.0 * (double(*a) / double(*b) - 1));
+    }
+  }
+  if (subsampled) {
+    out.subsampled = subsampled->run();
+    subsampled.reset();
+  }
+  // A source searched alone that meets nothing leaves the other its chance, as under kBoth.
+  if (!out.subsampled.requantized && (own_dropped || plan == SubsamplingPlan::kSubsampledOnly)) {
+    own = search_own();
+    if (own_dropped) out.race += ", met nothing: the input's sampling searched after all";
+  }
+  if (own) out.own = own->run();
+  if (!out.own.requantized && subsampled_dropped) {
+    out.subsampled = search_420()->run();
+    out.race += ", the input's sampling met nothing: 4:2:0 searched after all";
+  }
+  return out;
+}
+
+}  // namespace lighten::jpeg
