@@ -141,6 +141,31 @@ TEST(Perceptual, AdobeRgbMayBecomeYCbCr420) {
   EXPECT_EQ(adobe_transform_byte(kept.bytes), 0);
 }
 
+// The verifier lets the Adobe transform byte change only where RGB planes were re-encoded as
+// YCbCr: a YCbCr photo whose JFIF segment outweighs an Adobe segment saying 0 (libjpeg reads
+// YCbCr, some PDF viewers RGB) keeps that byte as it was.
+TEST(Perceptual, OnlyRecodedRgbMayChangeTheAdobeTransform) {
+  const std::string adobe("Adobe\x00\x64\x00\x00\x00\x00\x00", 12);
+  const auto jpeg = testing::make_jpeg(
+      {.width = 320, .height = 240, .quality = 97, .markers = {{JPEG_APP0 + 14, adobe}}});
+  ASSERT_FALSE(jpeg.empty());
+  ASSERT_EQ(adobe_transform_byte(jpeg), 0);
+  CoefficientImage source(jpeg, nullptr);
+  ASSERT_EQ(source.info().jpeg_color_space, JCS_YCbCr);
+  ASSERT_FALSE(adobe_rgb(source));
+  Policy p;
+  p.mode = Mode::kHigh;
+  const Outcome o = optimize(jpeg, p);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  EXPECT_EQ(adobe_transform_byte(o.bytes), 0);
+  EXPECT_TRUE(verify_jpeg(jpeg, o.bytes, p, std::nullopt, std::nullopt).ok);
+  std::vector<uint8_t> flipped = o.bytes;
+  for (const Segment& s : parse_layout(flipped).segments)
+    if (s.marker == 0xEE) flipped[s.offset + 4 + 11] = 1;
+  EXPECT_EQ(adobe_transform_byte(flipped), 1);
+  EXPECT_FALSE(verify_jpeg(jpeg, flipped, p, std::nullopt, std::nullopt).ok);
+}
+
 // RGB known only by its component identifiers (no Adobe segment) stays RGB: a PDF viewer would
 // take such planes for YCbCr, libjpeg for RGB, and no segment says which the re-encoding is.
 TEST(Perceptual, RgbWithoutAdobeSegmentStaysRgb) {

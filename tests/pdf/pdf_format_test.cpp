@@ -198,8 +198,9 @@ int adobe_transform(const std::vector<uint8_t>& jpeg) {
 }
 
 // RGB planes that an Adobe segment marks (transform 0) may become YCbCr 4:2:0 as in a JPEG file
-// when no /ColorTransform overrides the segment: a viewer follows the segment, which then says
-// 1. With /ColorTransform 0 the image is optimised losslessly, as any three-component one.
+// when the dictionary sets no /ColorTransform: a viewer follows the segment, which then says 1.
+// With /ColorTransform 0 the image is optimised losslessly, as any three-component one with a
+// transform other than 1 (the segment should prevail, but viewers differ: caution).
 TEST(PdfFormat, AdobeRgbImagesMayBecomeYCbCr420) {
   const auto photo = testing::make_jpeg(
       {.width = 320, .height = 240, .quality = 97, .smooth_chroma = true, .rgb_coded = true});
@@ -261,6 +262,26 @@ TEST(PdfFormat, CmykImagesAreRequantisedOnlyWhenShownAsScored) {
   ASSERT_FALSE(im2.empty());
   EXPECT_EQ(quantisation_tables(im2), quantisation_tables(photo));
   EXPECT_EQ(quantisation_tables(im3), quantisation_tables(photo));
+}
+
+// Three planes are requantised only where a viewer shows them as the metric scores them, as
+// sRGB: in DeviceRGB or CalRGB with no /Decode but the identity. In Lab, or inverted by /Decode,
+// they stay lossless (same sampling, same tables).
+TEST(PdfFormat, ThreePlanesAreRequantisedOnlyWhenShownAsRgb) {
+  const auto photo =
+      testing::make_jpeg({.width = 320, .height = 240, .quality = 97, .h_samp = 1, .v_samp = 1});
+  const auto [lab, inverted] =
+      images_after_high(photo, "", " /Decode [1 0 1 0 1 0]",
+                        "[/Lab << /WhitePoint [0.9505 1 1.089] /Range [-100 100 -100 100] >>]");
+  ASSERT_FALSE(lab.empty());
+  EXPECT_EQ(quantisation_tables(lab), quantisation_tables(photo));
+  EXPECT_EQ(luma_sampling(lab), 1);
+  EXPECT_EQ(quantisation_tables(inverted), quantisation_tables(photo));
+  const auto [calibrated, identity] = images_after_high(
+      photo, "", " /Decode [0 1 0 1 0 1]", "[/CalRGB << /WhitePoint [0.9505 1 1.089] >>]");
+  ASSERT_FALSE(calibrated.empty());
+  EXPECT_NE(quantisation_tables(calibrated), quantisation_tables(photo));
+  EXPECT_NE(quantisation_tables(identity), quantisation_tables(photo));
 }
 
 TEST(PdfFormat, SecondRunFindsNothing) {

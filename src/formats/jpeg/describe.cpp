@@ -94,9 +94,9 @@ void describe_jpeg(ByteView input, FileInfo& info) {
   unsigned restart = 0;
   std::optional<int> luma_quality;
   for (const Segment& s : layout.segments) {
-    if (s.marker == 0xEE && starts_with(s.payload, "Adobe") && s.payload.size() >= 12) {
+    if (const std::optional<uint8_t> t = adobe_transform(s)) {
       adobe = true;
-      transform = s.payload[11];
+      transform = *t;
     }
     if (s.marker == kDri && s.payload.size() >= 2) restart = s.payload[0] << 8 | s.payload[1];
     if (s.marker == kDqt && !luma_quality) {

@@ -175,6 +175,11 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
     for (PerceptualResult* r : {&perceptual, &subsampled})
       if (r->requantized) r->detail = searches.race + ", " + r->detail;
   }
+  // RGB planes become YCbCr: the Adobe segment that said RGB says so. (Without one the output
+  // would read as RGB; adobe_rgb asks for one and every metadata policy keeps it.)
+  MetadataPlan recoded = plan;
+  if (subsampled.requantized && source_420->from_rgb && set_adobe_transform(recoded, 1) == 0)
+    subsampled.requantized = false;
   // The input's own coefficients are written unless only the 4:2:0 search ran and passed.
   WrittenJpeg written;
   if (perceptual.requantized || !subsampled.requantized)
@@ -184,9 +189,6 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
     const ScanMode mode = policy.jpeg_scans != ScanMode::kKeep ? policy.jpeg_scans
                           : image.info().progressive_mode      ? ScanMode::kProgressive
                                                                : ScanMode::kBaseline;
-    // RGB planes become YCbCr: the Adobe segment that said RGB says so.
-    MetadataPlan recoded = plan;
-    if (source_420->from_rgb) set_adobe_transform(recoded, 1);
     auto other = write(*source_420->image, mode, subsampled, recoded);
     if (!perceptual.requantized || other.bytes.size() < written.bytes.size()) {
       written = std::move(other);

@@ -177,18 +177,28 @@ MetadataPlan plan_metadata(ByteView input, const Layout& layout, MetadataPolicy 
   return plan;
 }
 
+namespace {
+constexpr size_t kAdobeTransformInPayload = 11;
+
+std::optional<uint8_t> transform_of(uint8_t marker, ByteView payload) {
+  if (marker != 0xEE || payload.size() <= kAdobeTransformInPayload ||
+      !starts_with(payload, "Adobe"))
+    return std::nullopt;
+  return payload[kAdobeTransformInPayload];
+}
+}  // namespace
+
+std::optional<uint8_t> adobe_transform(const Segment& s) {
+  return transform_of(s.marker, s.payload);
+}
+
 int set_adobe_transform(MetadataPlan& plan, uint8_t transform) {
-  // Payload: "Adobe", version (2 bytes), flags0 (2), flags1 (2), then the transform.
-  constexpr size_t kTransformAt = 4 + 11;
   int set = 0;
   for (auto* segments : {&plan.before_sof, &plan.after_sof}) {
     for (PlannedSegment& s : *segments) {
-      const ByteView bytes(s.bytes);
-      if (bytes.size() > kTransformAt && bytes[1] == 0xEE &&
-          starts_with(bytes.subspan(4), "Adobe")) {
-        s.bytes[kTransformAt] = transform;
-        ++set;
-      }
+      if (s.bytes.size() < 4 || !transform_of(s.bytes[1], ByteView(s.bytes).subspan(4))) continue;
+      s.bytes[4 + kAdobeTransformInPayload] = transform;
+      ++set;
     }
   }
   return set;

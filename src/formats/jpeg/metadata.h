@@ -27,8 +27,12 @@ struct MetadataPlan {
 
 MetadataPlan plan_metadata(ByteView input, const Layout& layout, MetadataPolicy policy);
 
-// Sets the colour transform byte of every Adobe segment in `plan` (0 RGB or CMYK, 1 YCbCr,
-// 2 YCCK): for an RGB source written again as YCbCr. Returns how many segments it set.
+// The colour transform byte of an Adobe APP14 segment (payload "Adobe", version, flags0, flags1,
+// then the transform: 0 RGB or CMYK, 1 YCbCr, 2 YCCK), read as libjpeg reads it (from payloads
+// of 12 bytes or more); nullopt for any other segment.
+std::optional<uint8_t> adobe_transform(const Segment& s);
+// Sets that byte in every Adobe segment of `plan`: for RGB planes written again as YCbCr.
+// Returns how many segments it set.
 int set_adobe_transform(MetadataPlan& plan, uint8_t transform);
 
 // EXIF Orientation (1..8) from an APP1 payload starting "Exif\0\0", if present and readable.

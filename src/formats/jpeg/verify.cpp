@@ -1,5 +1,6 @@
 // verify_jpeg: reads the output afresh with its own libjpeg decompressor (nothing shared with
 // the writing path) and compares it with the input under the policy's promises.
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -28,20 +29,26 @@ bool resampled_as_420(CoefficientImage& a, CoefficientImage& b) {
          y.comp_info[2].h_samp_factor == 1 && y.comp_info[2].v_samp_factor == 1;
 }
 
+// True when `b` is that re-encoding of Adobe RGB planes (adobe_rgb), as YCbCr.
+bool recoded_from_rgb(CoefficientImage& a, CoefficientImage& b) {
+  return adobe_rgb(a) && resampled_as_420(a, b);
+}
+
 // The frame both outputs must keep: dimensions, components, colour space, sampling and block
-// grid; with `allow_420`, the YCbCr 4:2:0 re-encoding of a source resampled_as_420 allows (RGB
-// planes then become YCbCr numbered 1, 2, 3). `check` adds what each mode asks of a
-// component's table and coefficients.
+// grid; with `allow_420`, the YCbCr 4:2:0 re-encoding of a source resampled_as_420 allows, and
+// with `recoded` (recoded_from_rgb) RGB planes become YCbCr numbered 1, 2, 3. `check` adds what
+// each mode asks of a component's table and coefficients.
 template <typename ComponentCheck>
 std::optional<std::string> compare_frame(CoefficientImage& a, CoefficientImage& b,
-                                         ComponentCheck check, bool allow_420 = false) {
+                                         ComponentCheck check, bool allow_420 = false,
+                                         bool recoded = false) {
   const auto& x = a.info();
   const auto& y = b.info();
   if (x.image_width != y.image_width || x.image_height != y.image_height)
     return "dimensions differ";
   if (x.num_components != y.num_components) return "component count differs";
   const bool resampled = allow_420 && resampled_as_420(a, b);
-  const bool recoded = resampled && adobe_rgb(a);
+  recoded = resampled && recoded;
   if (x.jpeg_color_space != y.jpeg_color_space && !recoded) return "colour space differs";
   for (int ci = 0; ci < x.num_components; ++ci) {
     const auto& p = x.comp_info[ci];
@@ -80,21 +87,22 @@ std::optional<std::string> compare_coefficients(CoefficientImage& a, Coefficient
 // Perceptual outputs: tables never finer than the input's, entry by entry (than the finest of
 // the input's three where RGB planes became YCbCr: reencoding_tables).
 std::optional<std::string> compare_structure(CoefficientImage& a, CoefficientImage& b,
-                                             bool allow_420) {
-  const bool recoded = allow_420 && adobe_rgb(a) && resampled_as_420(a, b);
+                                             bool allow_420, bool recoded) {
   const ReencodingTables finest = recoded ? reencoding_tables(a) : ReencodingTables{};
   return compare_frame(
       a, b,
       [&](int ci, const jpeg_component_info& p,
           const jpeg_component_info& q) -> std::optional<std::string> {
+        const uint16_t* bound = !recoded  ? p.quant_table->quantval
+                                : ci == 0 ? finest.luma.data()
+                                          : finest.chroma.data();
         for (int k = 0; k < DCTSIZE2; ++k)
-          if (q.quant_table->quantval[k] <
-              (recoded ? finest.luma[size_t(k)] : p.quant_table->quantval[k]))
+          if (q.quant_table->quantval[k] < bound[k])
             return "quantisation table of component " + std::to_string(ci) +
                    " is finer than the input's";
         return std::nullopt;
       },
-      allow_420);
+      allow_420, recoded);
 }
 
 // With secondary images kept as they were, the MPF index may differ only in their offsets
@@ -116,46 +124,36 @@ std::optional<std::string> compare_mpf_offsets(const MpfIndex& a, const Layout& 
   return std::nullopt;
 }
 
+// `recoded`: the output is the YCbCr re-encoding of Adobe RGB planes (recoded_from_rgb), whose
+// Adobe segments must then say transform 1 and are otherwise the input's.
 std::optional<std::string> compare_metadata(ByteView in, const Layout& li, ByteView out,
-                                            const Layout& lo, const Policy& policy,
+                                            const Layout& lo, const Policy& policy, bool recoded,
                                             Context* context) {
-  const bool perceptual = policy.mode != Mode::kLossless;
-  // The output's segments against a plan's: a perceptual output may gain lighten's quality
-  // marker, once, where the input had none.
-  auto compare_segments = [&](const MetadataPlan& plan) -> std::optional<std::string> {
-    bool marker_allowed = perceptual && !has_quality_marker(li);
-    std::vector<const PlannedSegment*> expected;
-    for (const auto& s : plan.before_sof) expected.push_back(&s);
-    for (const auto& s : plan.after_sof) expected.push_back(&s);
-    size_t k = 0;
-    for (const Segment& s : lo.segments) {
-      if (!s.is_metadata()) continue;
-      if (marker_allowed && is_quality_marker(s)) {
-        marker_allowed = false;
-        continue;
-      }
-      if (k >= expected.size()) return "output has an extra " + std::string(marker_name(s.marker));
-      const Bytes& want = expected[k++]->bytes;
-      ByteView got = out.subspan(s.offset, s.length);
-      if (is_mpf_segment(s)) {
-        if (want.size() != got.size()) return "MPF segment size differs";
-        continue;  // compared entry by entry below
-      }
-      if (want.size() != got.size() || !std::equal(want.begin(), want.end(), got.begin()))
-        return "metadata segment " + std::to_string(k) + " (" + marker_name(s.marker) + ") differs";
+  MetadataPlan plan = plan_metadata(in, li, policy.metadata);
+  if (recoded && set_adobe_transform(plan, 1) == 0) return "the Adobe segment is missing";
+  // A perceptual output may gain lighten's quality marker, once, where the input had none.
+  bool marker_allowed = policy.mode != Mode::kLossless && !has_quality_marker(li);
+  std::vector<const PlannedSegment*> expected;
+  for (const auto& s : plan.before_sof) expected.push_back(&s);
+  for (const auto& s : plan.after_sof) expected.push_back(&s);
+  size_t k = 0;
+  for (const Segment& s : lo.segments) {
+    if (!s.is_metadata()) continue;
+    if (marker_allowed && is_quality_marker(s)) {
+      marker_allowed = false;
+      continue;
     }
-    if (k != expected.size()) return "metadata segments missing in the output";
-    return std::nullopt;
-  };
-  const MetadataPlan plan = plan_metadata(in, li, policy.metadata);
-  if (auto why = compare_segments(plan)) {
-    // RGB planes re-encoded as YCbCr carry their Adobe segment with transform 1 (the frame
-    // check then asks for that re-encoding: the segment makes libjpeg read the output as YCbCr).
-    MetadataPlan recoded = plan;
-    if (!perceptual || policy.jpeg_subsampling != SubsamplingPolicy::kAllow420 ||
-        set_adobe_transform(recoded, 1) == 0 || compare_segments(recoded))
-      return why;
+    if (k >= expected.size()) return "output has an extra " + std::string(marker_name(s.marker));
+    const Bytes& want = expected[k++]->bytes;
+    ByteView got = out.subspan(s.offset, s.length);
+    if (is_mpf_segment(s)) {
+      if (want.size() != got.size()) return "MPF segment size differs";
+      continue;  // compared entry by entry below
+    }
+    if (want.size() != got.size() || !std::equal(want.begin(), want.end(), got.begin()))
+      return "metadata segment " + std::to_string(k) + " (" + marker_name(s.marker) + ") differs";
   }
+  if (k != expected.size()) return "metadata segments missing in the output";
   const auto mpf_in = parse_mpf(in, li);
   const auto mpf_out = parse_mpf(out, lo);
   if (mpf_in || mpf_out) {
@@ -193,7 +191,19 @@ Verdict verify_jpeg(ByteView input, ByteView output, const Policy& policy,
   try {
     Layout li = parse_layout(input);
     Layout lo = parse_layout(output);
-    if (auto why = compare_metadata(input, li, output, lo, policy, context)) {
+    const bool allow_420 =
+        policy.mode != Mode::kLossless && policy.jpeg_subsampling == SubsamplingPolicy::kAllow420;
+    // Both frames are read first where the output may be Adobe RGB planes re-encoded as YCbCr:
+    // that decides which Adobe segment it must carry.
+    std::optional<CoefficientImage> a, b;
+    bool recoded = false;
+    if (allow_420 && std::any_of(li.segments.begin(), li.segments.end(),
+                                 [](const Segment& s) { return adobe_transform(s) == 0; })) {
+      a.emplace(input, nullptr);
+      b.emplace(output, nullptr);
+      recoded = recoded_from_rgb(*a, *b);
+    }
+    if (auto why = compare_metadata(input, li, output, lo, policy, recoded, context)) {
       v.problem = *why;
       return v;
     }
@@ -213,26 +223,27 @@ Verdict verify_jpeg(ByteView input, ByteView output, const Policy& policy,
       }
     }
     {
-      CoefficientImage a(input, nullptr);
-      CoefficientImage b(output, nullptr);
-      if (!a.progression_complete() || !b.progression_complete()) {
+      if (!a) {
+        a.emplace(input, nullptr);
+        b.emplace(output, nullptr);
+      }
+      if (!a->progression_complete() || !b->progression_complete()) {
         v.problem = "a progression leaves coefficients unsent; decoders would fill them in";
         return v;
       }
-      if (auto why = compare_coefficients(a, b)) {
+      if (auto why = compare_coefficients(*a, *b)) {
         if (policy.mode == Mode::kLossless) {
           v.problem = *why;
           return v;
         }
-        if (auto bad =
-                compare_structure(a, b, policy.jpeg_subsampling == SubsamplingPolicy::kAllow420)) {
+        if (auto bad = compare_structure(*a, *b, allow_420, recoded)) {
           v.problem = *bad;
           return v;
         }
         identical = false;
         // Equal fingerprints: the same coefficients and tables the optimiser decoded and scored,
         // so the same pixels in every decode.
-        if (scored && fingerprint_coefficients(b) == scored->fingerprint) measured = scored;
+        if (scored && fingerprint_coefficients(*b) == scored->fingerprint) measured = scored;
       }
     }
     if (!identical) {

@@ -88,24 +88,54 @@ size_t components_of(ByteView jpeg) {
   }
 }
 
-// Whether a viewer shows a four-component image as the perceptual search scores it: CMYK
-// samples that hold 255 - ink (rgb_from_cmyk). In a PDF the /Decode array, not the JPEG's Adobe
-// marker, sets the polarity (Adobe's applications write [1 0 1 0 1 0 1 0] for their inverted
-// samples), and only DeviceCMYK or an ICC-based space takes the samples as inks (DeviceN maps
-// them through a function of its own).
-bool shown_as_scored_cmyk(QPDFObjectHandle stream) {
+// The data colour space an ICC-based colour space's profile declares ("RGB ", "GRAY", "CMYK",
+// "Lab ", ...: bytes 16-19 of its header); empty when unreadable.
+std::string icc_data_space(QPDFObjectHandle profile) {
+  if (!profile.isStream()) return {};
+  try {
+    const std::shared_ptr<Buffer> data = profile.getStreamData(qpdf_dl_generalized);
+    if (!data || data->getSize() < 20) return {};
+    return std::string(reinterpret_cast<const char*>(data->getBuffer()) + 16, 4);
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
+// Whether a viewer shows a JPEG image of `components` components as the perceptual search scores
+// it, so that the floor holds for what it shows. The search scores gray as gray, three planes as
+// sRGB and four as CMYK samples that hold 255 - ink (rgb_from_cmyk). So: gray in DeviceGray,
+// CalGray or a gray ICC profile; RGB in DeviceRGB, CalRGB or an RGB ICC profile, with no /Decode
+// but the identity (Lab, a Separation or DeviceN, an Indexed image's palette indices, inverted
+// samples: the metric would score other pictures than the page shows, and a YCbCr re-encoding
+// would mix planes that are no colours); CMYK in DeviceCMYK or a CMYK ICC profile with /Decode
+// [1 0 1 0 1 0 1 0], as Adobe's applications write for their inverted samples (in a PDF the
+// /Decode array, not the JPEG's Adobe marker, sets the polarity).
+bool shown_as_scored(QPDFObjectHandle stream, size_t components) {
   QPDFObjectHandle dict = stream.getDict();
   QPDFObjectHandle space = dict.getKey("/ColorSpace");
-  const bool inks =
-      (space.isName() && space.getName() == "/DeviceCMYK") ||
-      (space.isArray() && space.getArrayNItems() == 2 && space.getArrayItem(0).isName() &&
-       space.getArrayItem(0).getName() == "/ICCBased");
+  std::string family;
+  if (space.isName()) family = space.getName();
+  if (space.isArray() && space.getArrayNItems() >= 1 && space.getArrayItem(0).isName())
+    family = space.getArrayItem(0).getName();
+  const char* device = components == 1   ? "/DeviceGray"
+                       : components == 3 ? "/DeviceRGB"
+                                         : "/DeviceCMYK";
+  const char* calibrated = components == 1 ? "/CalGray" : components == 3 ? "/CalRGB" : "";
+  const char* profile = components == 1 ? "GRAY" : components == 3 ? "RGB " : "CMYK";
+  bool ours = family == device || (*calibrated && space.isArray() && family == calibrated);
+  if (family == "/ICCBased" && space.getArrayNItems() == 2) {
+    QPDFObjectHandle icc = space.getArrayItem(1);
+    QPDFObjectHandle n = icc.isStream() ? icc.getDict().getKey("/N") : QPDFObjectHandle();
+    ours = n.isInteger() && n.getIntValue() == long(components) && icc_data_space(icc) == profile;
+  }
+  if (!ours || (components != 1 && components != 3 && components != 4)) return false;
   QPDFObjectHandle decode = dict.getKey("/Decode");
-  if (!inks || !decode.isArray() || decode.getArrayNItems() != 8) return false;
-  for (int i = 0; i < 8; ++i) {
+  if (components != 4 && !decode.isArray()) return true;
+  if (!decode.isArray() || decode.getArrayNItems() != int(2 * components)) return false;
+  for (int i = 0; i < int(2 * components); ++i) {
     double value = 0;
-    if (!decode.getArrayItem(i).getValueAsNumber(value) || value != (i % 2 == 0 ? 1.0 : 0.0))
-      return false;
+    const double want = (i % 2 == 0) == (components == 4) ? 1.0 : 0.0;
+    if (!decode.getArrayItem(i).getValueAsNumber(value) || value != want) return false;
   }
   return true;
 }
@@ -130,8 +160,8 @@ void StreamOptimizer::jpeg(QPDFObjectHandle stream) {
     if (components == 3 && !ycc) policy.mode = Mode::kLossless;
   }
   // Four components with a /ColorTransform may be YCCK where libjpeg reads CMYK, or the
-  // reverse; without one, they must be shown as they are scored.
-  if (components == 4 && (transform || !shown_as_scored_cmyk(stream)))
+  // reverse; every image must be shown as it is scored.
+  if ((components == 4 && transform) || !shown_as_scored(stream, components))
     policy.mode = Mode::kLossless;
   Outcome item = context_.optimize_embedded_under(raw, name, policy);
   for (auto& w : item.warnings) outcome_.warnings.push_back(name + ": " + w);
