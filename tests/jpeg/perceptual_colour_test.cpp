@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,13 +69,23 @@ TEST(Perceptual, RgbAndCmykJpegsAreRequantisedToo) {
   }
 }
 
-// The Adobe segment's transform byte (payload "Adobe", version, flags0, flags1, transform).
+// The transform byte of the JPEG's Adobe segment; -1 without one.
 int adobe_transform_byte(const std::vector<uint8_t>& jpeg) {
-  const Layout layout = parse_layout(jpeg);
-  for (const Segment& s : layout.segments)
-    if (s.marker == 0xEE && s.payload.size() >= 12 && starts_with(s.payload, "Adobe"))
-      return s.payload[11];
+  for (const Segment& s : parse_layout(jpeg).segments)
+    if (const std::optional<uint8_t> t = adobe_transform(s)) return *t;
   return -1;
+}
+
+// A 320x240 photo-like image with smooth chroma, coded as RGB planes at q97.
+std::vector<uint8_t> smooth_rgb_jpeg(bool adobe_marker) {
+  return testing::make_jpeg({.width = 320,
+                             .height = 240,
+                             .quality = 97,
+                             .markers = {},
+                             .luma_sampling = 1,
+                             .smooth_chroma = true,
+                             .color_space = JCS_RGB,
+                             .adobe_marker = adobe_marker});
 }
 
 // RGB planes (Adobe transform 0) whose chroma is smooth: re-encoded from pixels as YCbCr 4:2:0,
@@ -83,13 +93,7 @@ int adobe_transform_byte(const std::vector<uint8_t>& jpeg) {
 // that libjpeg reads YCbCr; scored against the RGB decode. The verifier takes it only where the
 // policy allows the re-encoding, and not with the segment left at 0.
 TEST(Perceptual, AdobeRgbMayBecomeYCbCr420) {
-  const auto jpeg = testing::make_jpeg({.width = 320,
-                                        .height = 240,
-                                        .quality = 97,
-                                        .markers = {},
-                                        .luma_sampling = 1,
-                                        .smooth_chroma = true,
-                                        .color_space = JCS_RGB});
+  const auto jpeg = smooth_rgb_jpeg(true);
   ASSERT_FALSE(jpeg.empty());
   CoefficientImage source(jpeg, nullptr);
   ASSERT_TRUE(adobe_rgb(source));
@@ -169,14 +173,7 @@ TEST(Perceptual, OnlyRecodedRgbMayChangeTheAdobeTransform) {
 // RGB known only by its component identifiers (no Adobe segment) stays RGB: a PDF viewer would
 // take such planes for YCbCr, libjpeg for RGB, and no segment says which the re-encoding is.
 TEST(Perceptual, RgbWithoutAdobeSegmentStaysRgb) {
-  const auto jpeg = testing::make_jpeg({.width = 320,
-                                        .height = 240,
-                                        .quality = 97,
-                                        .markers = {},
-                                        .luma_sampling = 1,
-                                        .smooth_chroma = true,
-                                        .color_space = JCS_RGB,
-                                        .adobe_marker = false});
+  const auto jpeg = smooth_rgb_jpeg(false);
   ASSERT_FALSE(jpeg.empty());
   CoefficientImage source(jpeg, nullptr);
   ASSERT_EQ(source.info().jpeg_color_space, JCS_RGB);
