@@ -9,6 +9,7 @@ extern "C" {
 #include <vector>
 
 #include "core/context.h"
+#include "formats/media/av_enums.h"
 #include "formats/media/av_io.h"
 
 namespace lighten::media {
@@ -169,12 +170,13 @@ Bytes reencode_video(ByteView input, const EncoderChoice& choice, const Context*
   enc->height = p->height;
   enc->pix_fmt = AVPixelFormat(p->format);
   enc->sample_aspect_ratio = p->sample_aspect_ratio;
-  enc->color_range = p->color_range;
-  enc->color_primaries = p->color_primaries;
-  enc->color_trc = p->color_trc;
-  enc->colorspace = p->color_space;
-  enc->chroma_sample_location = p->chroma_location;
-  enc->field_order = p->field_order;
+  enc->color_range = named_or(p->color_range, AVCOL_RANGE_NB, AVCOL_RANGE_UNSPECIFIED);
+  enc->color_primaries = named_or(p->color_primaries, AVCOL_PRI_NB, AVCOL_PRI_UNSPECIFIED);
+  enc->color_trc = named_or(p->color_trc, AVCOL_TRC_NB, AVCOL_TRC_UNSPECIFIED);
+  enc->colorspace = named_or(p->color_space, AVCOL_SPC_NB, AVCOL_SPC_UNSPECIFIED);
+  enc->chroma_sample_location =
+      named_or(p->chroma_location, AVCHROMA_LOC_NB, AVCHROMA_LOC_UNSPECIFIED);
+  enc->field_order = named_or(p->field_order, AV_FIELD_BT + 1, AV_FIELD_UNKNOWN);
   enc->time_base = in_video->time_base;
   enc->framerate = in_video->avg_frame_rate;
   enc->thread_count = 1;  // deterministic output, and the batch runs files on all cores
@@ -222,7 +224,8 @@ Bytes reencode_video(ByteView input, const EncoderChoice& choice, const Context*
   const bool avi = std::string(out->oformat->name) == "avi";
   // A full-range video whose codec has no range flag of its own (MPEG-4 part 2) keeps the
   // range only in MP4's colr atom, which the muxer writes when asked.
-  const bool full_range = in_video->codecpar->color_range == AVCOL_RANGE_JPEG;
+  const bool full_range = named_or(in_video->codecpar->color_range, AVCOL_RANGE_NB,
+                                   AVCOL_RANGE_UNSPECIFIED) == AVCOL_RANGE_JPEG;
   if (!avi)
     av_dict_set(&mux_options, "movflags",
                 full_range ? "use_metadata_tags+write_colr" : "use_metadata_tags", 0);

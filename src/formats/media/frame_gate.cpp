@@ -19,6 +19,7 @@ extern "C" {
 
 #include "core/context.h"
 #include "core/errors.h"
+#include "formats/media/av_enums.h"
 #include "formats/media/av_io.h"
 #include "formats/media/rgb_converter.h"
 #include "quality/floor_score.h"
@@ -57,7 +58,8 @@ void describe(const Demuxer& demuxer, VideoFrames& out) {
   const char* name = av_get_pix_fmt_name(AVPixelFormat(p->format));
   out.pixel_format = name ? name : "unknown";
   // Decoders say yuvj420p for a full-range stream that another file tags as yuv420p + pc.
-  out.full_range = p->color_range == AVCOL_RANGE_JPEG;
+  out.full_range =
+      named_or(p->color_range, AVCOL_RANGE_NB, AVCOL_RANGE_UNSPECIFIED) == AVCOL_RANGE_JPEG;
   if (out.pixel_format.rfind("yuvj", 0) == 0) {
     out.pixel_format.erase(3, 1);
     out.full_range = true;

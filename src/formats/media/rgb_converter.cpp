@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/errors.h"
+#include "formats/media/av_enums.h"
 
 namespace lighten::media {
 
@@ -42,10 +43,11 @@ void RgbConverter::use_frame_colours(const AVFrame* frame) {
                                &contrast, &saturation) < 0)
     return;  // RGB or other non-YUV input: nothing to choose
   const int current_range = src_range;
-  const int space =
-      frame->colorspace == AVCOL_SPC_UNSPECIFIED ? SWS_CS_DEFAULT : int(frame->colorspace);
-  if (frame->color_range == AVCOL_RANGE_JPEG) src_range = 1;
-  if (frame->color_range == AVCOL_RANGE_MPEG) src_range = 0;
+  const AVColorSpace tagged = named_or(frame->colorspace, AVCOL_SPC_NB, AVCOL_SPC_UNSPECIFIED);
+  const int space = tagged == AVCOL_SPC_UNSPECIFIED ? SWS_CS_DEFAULT : int(tagged);
+  const AVColorRange range = named_or(frame->color_range, AVCOL_RANGE_NB, AVCOL_RANGE_UNSPECIFIED);
+  if (range == AVCOL_RANGE_JPEG) src_range = 1;
+  if (range == AVCOL_RANGE_MPEG) src_range = 0;
   const int* wanted = sws_getCoefficients(space);
   // Setting the details rebuilds libswscale's tables: only when the context holds others
   // (it keeps a copy of the four coefficients).
