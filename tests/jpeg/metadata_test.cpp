@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
 #include "formats/jpeg/jpeg_format.h"
@@ -89,6 +90,25 @@ TEST(JpegMetadata, PoliciesKeepWhatTheyPromise) {
         }
     }
   }
+}
+
+// The profile's data colour space comes from its first chunk wherever that stands among the
+// chunks; a first chunk too short for the header, or none, gives nothing.
+TEST(JpegMetadata, ReadsTheIccDataSpaceFromTheFirstChunk) {
+  auto chunk = [](char number, const std::string& profile) {
+    return std::string("ICC_PROFILE\0", 12) + number + '\x02' + profile;
+  };
+  std::string header(128, 'x');
+  header.replace(16, 4, "Lab ");
+  EncodeOptions o;
+  o.markers = {{JPEG_APP0 + 2, chunk('\x02', std::string(40, 'y'))},
+               {JPEG_APP0 + 2, chunk('\x01', header)}};
+  EXPECT_EQ(icc_data_space(parse_layout(make_jpeg(o))), std::optional<std::string>("Lab "));
+  o.markers = {{JPEG_APP0 + 2, chunk('\x01', header.substr(0, 19))}};
+  EXPECT_EQ(icc_data_space(parse_layout(make_jpeg(o))), std::nullopt);
+  o.markers = {{JPEG_APP0 + 2, chunk('\x02', header)}};
+  EXPECT_EQ(icc_data_space(parse_layout(make_jpeg(o))), std::nullopt);
+  EXPECT_EQ(icc_data_space(parse_layout(sample_jpeg())), std::nullopt);  // 7 bytes of profile
 }
 
 TEST(JpegMetadata, StripDropsOrientationOne) {

@@ -187,5 +187,59 @@ TEST(Perceptual, RgbWithoutAdobeSegmentStaysRgb) {
   EXPECT_EQ(CoefficientImage(o.bytes, nullptr).info().jpeg_color_space, JCS_RGB);
 }
 
+// The first chunk of an ICC profile (APP2 payload) declaring `space` as its data colour space.
+std::string icc_chunk(const char (&space)[5]) {
+  std::string profile(128, '\0');
+  profile.replace(16, 4, space, 4);
+  return std::string("ICC_PROFILE\0\x01\x01", 14) + profile;
+}
+
+// A colour-managed viewer shows the planes as the ICC profile says: where it says other samples
+// than the decode the metric reads (Lab planes decoded as if YCbCr, a gray profile on three
+// planes), the file is optimised losslessly, with the reason; a profile of the decode's own kind
+// leaves the search as it was.
+TEST(Perceptual, ProfilesOfOtherSamplesKeepTheFileLossless) {
+  struct Case {
+    const char* space;
+    int components;
+    bool requantised;
+  };
+  for (const Case& c :
+       {Case{"RGB ", 3, true}, Case{"GRAY", 1, true}, Case{"CMYK", 4, true}, Case{"Lab ", 3, false},
+        Case{"GRAY", 3, false}, Case{"RGB ", 1, false}, Case{"RGB ", 4, false}}) {
+    SCOPED_TRACE(fmt::format("'{}' on {} components", c.space, c.components));
+    char space[5] = {};
+    std::copy_n(c.space, 4, space);
+    const auto jpeg = testing::make_jpeg({.width = 320,
+                                          .height = 240,
+                                          .components = c.components,
+                                          .quality = 97,
+                                          .markers = {{JPEG_APP0 + 2, icc_chunk(space)}},
+                                          .luma_sampling = 1});
+    ASSERT_FALSE(jpeg.empty());
+    ASSERT_EQ(icc_data_space(parse_layout(jpeg)), std::string(c.space));
+    for (Mode mode : {Mode::kHigh, Mode::kCompact}) {
+      Policy p;
+      p.mode = mode;
+      const Outcome o = optimize(jpeg, p);
+      if (c.requantised) {
+        ASSERT_TRUE(o.replaced()) << o.message;
+        EXPECT_NE(o.detail.find("requantised"), std::string::npos) << o.detail;
+        continue;
+      }
+      EXPECT_NE(
+          o.detail.find(fmt::format("lossless only (its ICC profile declares '{}' samples",
+                                    std::string(c.space).substr(0, c.space[3] == ' ' ? 3 : 4))),
+          std::string::npos)
+          << o.detail;
+      EXPECT_EQ(o.detail.find("re-encoded"), std::string::npos) << o.detail;
+      if (o.replaced()) {
+        EXPECT_TRUE(o.quality.pixels_identical);
+        EXPECT_FALSE(has_quality_marker(parse_layout(o.bytes)));
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace lighten::jpeg

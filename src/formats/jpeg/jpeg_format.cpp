@@ -160,7 +160,7 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
   std::optional<SubsampledSource> source_420;
   SubsamplingPlan subsampling = SubsamplingPlan::kFullOnly;
   if (policy.mode != Mode::kLossless && policy.jpeg_subsampling == SubsamplingPolicy::kAllow420 &&
-      !has_quality_marker(layout) &&
+      !has_quality_marker(layout) && !profile_unlike_decode(layout, image.info().num_components) &&
       (source_420 = subsampled_source(image, input, &context, reference)))
     subsampling = plan_subsampling(source_420->score, quality_floor(policy));
   SourceSearches searches = search_sources(image, source_420 ? &*source_420 : nullptr, subsampling,

@@ -89,6 +89,19 @@ std::string segment_label(const Segment& s) {
   return "";
 }
 
+std::optional<std::string> icc_data_space(const Layout& layout) {
+  // After "ICC_PROFILE\0", a chunk's number and the chunk count, then the profile's bytes.
+  constexpr size_t kProfileStart = 14, kDataSpace = 16;
+  for (const Segment& s : layout.segments) {
+    if (s.marker == kSos) break;
+    if (!is_icc(s) || s.payload.size() < kProfileStart + kDataSpace + 4 || s.payload[12] != 1)
+      continue;
+    const ByteView space = s.payload.subspan(kProfileStart + kDataSpace, 4);
+    return std::string(space.begin(), space.end());
+  }
+  return std::nullopt;
+}
+
 std::optional<int> exif_orientation(ByteView payload) {
   if (!starts_with(payload, std::string_view("Exif\0\0", 6))) return std::nullopt;
   ByteView tiff = payload.subspan(6);

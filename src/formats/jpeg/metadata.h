@@ -35,6 +35,11 @@ std::optional<uint8_t> adobe_transform(const Segment& s);
 // Returns how many segments it set.
 int set_adobe_transform(MetadataPlan& plan, uint8_t transform);
 
+// The data colour space the image's ICC profile declares ("RGB ", "GRAY", "CMYK", "Lab ", ...:
+// bytes 16-19 of the profile header), read from the chunk numbered 1 among the ICC_PROFILE
+// segments before the first scan; nullopt when there is no such chunk or it is too short.
+std::optional<std::string> icc_data_space(const Layout& layout);
+
 // EXIF Orientation (1..8) from an APP1 payload starting "Exif\0\0", if present and readable.
 std::optional<int> exif_orientation(ByteView app1_payload);
 // A whole APP1 segment with a minimal EXIF carrying only the Orientation tag.

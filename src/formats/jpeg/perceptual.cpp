@@ -195,6 +195,20 @@ double eased_trellis_weight(double weight, double headroom, double floor) {
          std::max(kEaseLightest, std::exp(-(headroom - kEaseAimAbove) / weight_sensitivity(floor)));
 }
 
+std::optional<std::string> profile_unlike_decode(const Layout& layout, int components) {
+  const std::optional<std::string> space = icc_data_space(layout);
+  const char* decoded = components == 1 ? "GRAY" : components == 3 ? "RGB " : "CMYK";
+  if (!space || *space == decoded) return std::nullopt;
+  std::string shown;
+  for (char c : *space) shown += c >= 0x21 && c <= 0x7E ? c : c == ' ' ? ' ' : '?';
+  while (!shown.empty() && shown.back() == ' ') shown.pop_back();
+  return fmt::format("lossless only (its ICC profile declares '{}' samples; the metric reads {})",
+                     shown,
+                     components == 1   ? "gray"
+                     : components == 3 ? "RGB"
+                                       : "CMYK");
+}
+
 std::optional<ImageRgb8> to_metric_image(PixelImage pixels) {
   if (pixels.components != 1 && pixels.components != 3 && pixels.components != 4)
     return std::nullopt;
@@ -342,6 +356,10 @@ FloorSearch::FloorSearch(CoefficientImage& image, ByteView input, const Layout& 
   }
   if (has_quality_marker(layout)) {
     early_.detail = "lossless only (already requantised by lighten)";
+    return;
+  }
+  if (std::optional<std::string> why = profile_unlike_decode(layout, info.num_components)) {
+    early_.detail = std::move(*why);
     return;
   }
   Requantizer rq(image);

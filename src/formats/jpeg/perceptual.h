@@ -42,9 +42,16 @@ struct PerceptualResult {
   std::string detail;                // what was chosen, or why the file stays lossless
 };
 
+// Why the metric would not score what a colour-managed viewer shows: the image's ICC profile
+// declares samples of another kind than the decode the metric reads (gray for one component,
+// RGB for three, CMYK for four), e.g. Lab planes that libjpeg decodes as if they were YCbCr.
+// nullopt without a profile or with a matching one.
+std::optional<std::string> profile_unlike_decode(const Layout& layout, int components);
+
 // Searches and applies the requantisation into `image`. Leaves `image` as read (lossless) when
 // the file is marked, already coarse, in a colour space the metric cannot read (two components,
-// four that are neither CMYK nor YCCK), or no candidate meets the floor.
+// four that are neither CMYK nor YCCK, an ICC profile of other samples), or no candidate meets
+// the floor.
 // `reference` is the input's decode, made here when empty and kept for the caller.
 PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, const Layout& layout,
                                       const Policy& policy, const Context* context,
