@@ -106,6 +106,10 @@ TEST(JpegMetadata, ReadsTheIccDataSpaceFromTheFirstChunk) {
   EXPECT_EQ(icc_data_space(parse_layout(make_jpeg(o))), std::optional<std::string>("Lab "));
   o.markers = {{JPEG_APP0 + 2, chunk('\x01', header.substr(0, 19))}};
   EXPECT_EQ(icc_data_space(parse_layout(make_jpeg(o))), std::nullopt);
+  // The first chunk numbered 1 decides, too short or not.
+  o.markers = {{JPEG_APP0 + 2, chunk('\x01', header.substr(0, 19))},
+               {JPEG_APP0 + 2, chunk('\x01', header)}};
+  EXPECT_EQ(icc_data_space(parse_layout(make_jpeg(o))), std::nullopt);
   o.markers = {{JPEG_APP0 + 2, chunk('\x02', header)}};
   EXPECT_EQ(icc_data_space(parse_layout(make_jpeg(o))), std::nullopt);
   EXPECT_EQ(icc_data_space(parse_layout(sample_jpeg())), std::nullopt);  // 7 bytes of profile

@@ -1,5 +1,6 @@
 // Perceptual modes on JPEGs that are not YCbCr: RGB-coded (Adobe transform 0), CMYK and YCCK.
-// The metric reads CMYK rendered as RGB; everything else is as for YCbCr photos.
+// The metric reads CMYK rendered as RGB; everything else is as for YCbCr photos. And JPEGs whose
+// ICC profile says what their planes are.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 

@@ -36,7 +36,7 @@ std::optional<uint8_t> adobe_transform(const Segment& s);
 int set_adobe_transform(MetadataPlan& plan, uint8_t transform);
 
 // The data colour space the image's ICC profile declares ("RGB ", "GRAY", "CMYK", "Lab ", ...:
-// bytes 16-19 of the profile header), read from the chunk numbered 1 among the ICC_PROFILE
+// bytes 16-19 of the profile header), read from the first chunk numbered 1 among the ICC_PROFILE
 // segments before the first scan; nullopt when there is no such chunk or it is too short.
 std::optional<std::string> icc_data_space(const Layout& layout);
 

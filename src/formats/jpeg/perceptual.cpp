@@ -196,6 +196,7 @@ double eased_trellis_weight(double weight, double headroom, double floor) {
 }
 
 std::optional<std::string> profile_unlike_decode(const Layout& layout, int components) {
+  if (components != 1 && components != 3 && components != 4) return std::nullopt;
   const std::optional<std::string> space = icc_data_space(layout);
   const char* decoded = components == 1 ? "GRAY" : components == 3 ? "RGB " : "CMYK";
   if (!space || *space == decoded) return std::nullopt;
