@@ -1,4 +1,6 @@
 // The options table: one row per policy option, with its parser and formatter beside it.
+#include <fmt/format.h>
+
 #include <charconv>
 #include <cmath>
 #include <functional>
@@ -37,8 +39,7 @@ double parse_number(const OptionSpec& spec, std::string_view value) {
   if (ec != std::errc() || end != value.data() + value.size() || !std::isfinite(v))
     refuse(spec, value, "expected a number");
   if (v < spec.min || v > spec.max)
-    refuse(spec, value,
-           "must be between " + std::to_string(spec.min) + " and " + std::to_string(spec.max));
+    refuse(spec, value, fmt::format("must be between {:g} and {:g}", spec.min, spec.max));
   return v;
 }
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <set>
+#include <string>
 
 #include "lighten/options.h"
 
@@ -81,6 +82,13 @@ TEST(Options, PerceptualModesAndTargetScore) {
   EXPECT_DOUBLE_EQ(quality_floor(p), 77.5);
   EXPECT_EQ(get_policy_option(p, "target-score"), "77.5");
   EXPECT_THROW(set_policy_option(p, "target-score", "101"), OptionError);
+  try {
+    set_policy_option(p, "target-score", "-3");
+    ADD_FAILURE() << "-3 was taken";
+  } catch (const OptionError& e) {
+    EXPECT_NE(std::string(e.what()).find("must be between 0 and 100"), std::string::npos)
+        << e.what();
+  }
   set_policy_option(p, "quality-marker", "omit");
   EXPECT_EQ(p.quality_marker, QualityMarker::kOmit);
   set_policy_option(p, "mode", "lossless");
