@@ -262,6 +262,31 @@ TEST(Perceptual, ATinyImageIsNeverLargerThanItsLosslessOutput) {
   }
 }
 
+// A requantised output is kept only where it saves at least 1 % beyond the lossless output: a
+// floor just under what the source's own tables give (the search then stays at them, zeroing a
+// few coefficients) would otherwise trade quality for a few bytes.
+TEST(Perceptual, RequantisingMustSaveMoreThanTheLosslessOutput) {
+  const auto jpeg = testing::make_jpeg({.width = 256, .height = 256, .quality = 90, .markers = {}});
+  Policy lossless;
+  const Outcome l = optimize(jpeg, lossless);
+  ASSERT_TRUE(l.replaced()) << l.message;
+  int not_worth = 0;
+  for (double target : {86.0, 88.0, 90.0, 92.0, 94.0, 96.0}) {
+    Policy p;
+    p.mode = Mode::kHigh;
+    p.target_score = target;
+    const Outcome o = optimize(jpeg, p);
+    ASSERT_TRUE(o.replaced()) << o.message;
+    if (o.detail.find("lossless only") != std::string::npos) {
+      EXPECT_EQ(o.bytes, l.bytes) << target;
+      not_worth += o.detail.find("not worth the quality") != std::string::npos;
+    } else {
+      EXPECT_LE(double(o.bytes.size()), 0.99 * double(l.bytes.size())) << o.detail;
+    }
+  }
+  EXPECT_GE(not_worth, 1);  // floors 90 and 92 here: 0.8 and 0.3 % saved
+}
+
 // SSIMULACRA 2's coarse scales shrink to a few pixels on an image under 256 px a side, and under
 // 113 px it drops scales: its score drifts up (strips like these scored 89-91 at q10). Such an
 // image meets its floor also when both it and the original are mirrored out to 256 px

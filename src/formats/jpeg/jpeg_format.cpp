@@ -26,6 +26,10 @@ namespace {
 // coefficients save far more than new tables and the marker cost.
 constexpr size_t kCompareLosslessBelow = 64 * 1024;
 constexpr double kCompareLosslessKept = 0.9;
+// What a requantised output must save beyond the lossless one to be kept: less is not worth the
+// quality it gives up (at --target-score 95, a q85 photo requantised to 95.6 came out 8 bytes
+// smaller than its lossless output of 782,684).
+constexpr double kRequantisedMinGain = 0.01;
 
 // One output: its bytes, what its scans are, and its image data alone (no metadata, trailing
 // data or marker).
@@ -197,8 +201,8 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
   }
   // New tables and the marker can outweigh what coarser coefficients save (a 1x1 image came out
   // 37 bytes larger than losslessly, a 24 kB one 30 bytes): such an image is also written from
-  // the input's own coefficients, and the smaller output kept. The search's images are let go
-  // first: the second decode then adds nothing to the peak.
+  // the input's own coefficients, and the requantised output kept only if it is clearly smaller.
+  // The search's images are let go first: the second decode then adds nothing to the peak.
   if (perceptual.requantized &&
       (written.image_bytes < kCompareLosslessBelow ||
        double(written.image_bytes) > kCompareLosslessKept * double(image_bytes(layout))) &&
@@ -207,10 +211,16 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
     source_420.reset();
     CoefficientImage source(input, &context);
     WrittenJpeg lossless = write(source, policy.jpeg_scans, PerceptualResult{}, plan);
-    if (lossless.bytes.size() <= written.bytes.size()) {
+    const double requantised = double(written.bytes.size()), kept = double(lossless.bytes.size());
+    if (requantised > (1 - kRequantisedMinGain) * kept) {
       perceptual = PerceptualResult{
-          .detail = fmt::format("lossless only (smaller than requantised, {} bytes)",
-                                written.bytes.size())};
+          .detail = requantised >= kept
+                        ? fmt::format("lossless only (smaller than requantised, {} bytes)",
+                                      written.bytes.size())
+                        : fmt::format("lossless only (requantised would save {} bytes more, "
+                                      "under {:g} %: not worth the quality)",
+                                      lossless.bytes.size() - written.bytes.size(),
+                                      100 * kRequantisedMinGain)};
       written = std::move(lossless);
     }
   }
