@@ -37,6 +37,11 @@ Policy PolicyFlags::build() const {
       set_policy_option(policy, name, value);
     }
   }
+  // A floor asked for in lossless mode, which keeps every pixel, would be ignored in silence.
+  if (policy.mode == Mode::kLossless && policy.target_score > 0)
+    throw OptionError("--target-score " + get_policy_option(policy, "target-score") +
+                      ": needs a perceptual --mode (visually-lossless, high or compact); lossless "
+                      "keeps every pixel");
   return policy;
 }
 

@@ -67,6 +67,13 @@ TEST_F(CliTest, UsageErrorsExitWithTwoAndSayWhy) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.output.find("visually-lossless"), std::string::npos) << r.output;
 
+  r = run_cli("optimize --dry-run --target-score 80 " + (dir_ / "in").string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("needs a perceptual --mode"), std::string::npos) << r.output;
+  r = run_cli("optimize --dry-run --no-journal -q --mode high --target-score 80 " +
+              (dir_ / "in").string());
+  EXPECT_EQ(r.status, 0) << r.output;
+
   r = run_cli("optimize --dry-run --shard 4/3 " + (dir_ / "in").string());
   EXPECT_EQ(r.status, 2);
 
