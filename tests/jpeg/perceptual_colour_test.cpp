@@ -242,5 +242,32 @@ TEST(Perceptual, ProfilesOfOtherSamplesKeepTheFileLossless) {
   }
 }
 
+// The verifier holds the same line: a requantised output of a photo with an RGB profile passes,
+// the same pair with the profile saying Lab (on both sides, so the metadata still match) fails.
+TEST(Perceptual, VerifierRefusesRequantisedImagesOfOtherSamples) {
+  const auto jpeg = testing::make_jpeg({.width = 320,
+                                        .height = 240,
+                                        .quality = 97,
+                                        .markers = {{JPEG_APP0 + 2, icc_chunk("RGB ")}},
+                                        .luma_sampling = 1});
+  Policy p;
+  p.mode = Mode::kHigh;
+  p.jpeg_subsampling = SubsamplingPolicy::kKeep;
+  const Outcome o = optimize(jpeg, p);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  ASSERT_FALSE(o.quality.pixels_identical) << o.detail;
+  EXPECT_TRUE(verify_jpeg(jpeg, o.bytes, p, std::nullopt, std::nullopt).ok);
+  auto as_lab = [](std::vector<uint8_t> bytes) {
+    for (const Segment& s : parse_layout(bytes).segments)
+      if (s.marker == 0xE2) std::copy_n("Lab ", 4, bytes.begin() + long(s.offset + 4 + 14 + 16));
+    return bytes;
+  };
+  const auto lab_in = as_lab(jpeg), lab_out = as_lab(o.bytes);
+  ASSERT_EQ(icc_data_space(parse_layout(lab_out)), std::string("Lab "));
+  const Verdict v = verify_jpeg(lab_in, lab_out, p, std::nullopt, std::nullopt);
+  EXPECT_FALSE(v.ok);
+  EXPECT_NE(v.problem.find("ICC profile"), std::string::npos) << v.problem;
+}
+
 }  // namespace
 }  // namespace lighten::jpeg
