@@ -27,9 +27,10 @@ namespace {
 // far more than new tables and the marker cost.
 constexpr size_t kCompareLosslessBelow = 64 * 1024;
 constexpr double kCompareLosslessKept = 0.85;
-// What a requantised output must save beyond the lossless one to be kept: less is not worth the
-// quality it gives up (at --target-score 95, a q85 photo requantised to 95.6 came out 8 bytes
-// smaller than its lossless output of 782,684).
+// What a requantised output's image data must save beyond the lossless output's to be kept:
+// less is not worth the quality it gives up (at --target-score 95, a q85 photo requantised to
+// 95.6 came out 8 bytes smaller than its lossless output of 782,684). Image data, not the file:
+// a small image among large ICC profiles still gains from requantising.
 constexpr double kRequantisedMinGain = 0.01;
 
 // One output: its bytes, what its scans are, and its image data alone (no metadata, trailing
@@ -212,15 +213,16 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
     source_420.reset();
     CoefficientImage source(input, &context);
     WrittenJpeg lossless = write(source, policy.jpeg_scans, PerceptualResult{}, plan);
-    const double requantised = double(written.bytes.size()), kept = double(lossless.bytes.size());
-    if (requantised > (1 - kRequantisedMinGain) * kept) {
+    const bool smaller = written.bytes.size() < lossless.bytes.size();
+    if (!smaller ||
+        double(written.image_bytes) > (1 - kRequantisedMinGain) * double(lossless.image_bytes)) {
       perceptual = PerceptualResult{
-          .detail = requantised >= kept
+          .detail = !smaller
                         ? fmt::format("lossless only (smaller than requantised, {} bytes)",
                                       written.bytes.size())
-                        : fmt::format("lossless only (requantised would save {} bytes more, "
-                                      "under {:g} %: not worth the quality)",
-                                      lossless.bytes.size() - written.bytes.size(),
+                        : fmt::format("lossless only (requantised image data would be {} bytes "
+                                      "smaller, under {:g} %: not worth the quality)",
+                                      int64_t(lossless.image_bytes) - int64_t(written.image_bytes),
                                       100 * kRequantisedMinGain)};
       written = std::move(lossless);
     }

@@ -94,7 +94,7 @@ std::optional<std::string> icc_data_space(const Layout& layout) {
   constexpr size_t kProfileStart = 14, kDataSpace = 16;
   for (const Segment& s : layout.segments) {
     if (s.marker == kSos) break;
-    if (!is_icc(s) || s.payload.size() <= kProfileStart || s.payload[12] != 1) continue;
+    if (!is_icc(s) || s.payload.size() <= 12 || s.payload[12] != 1) continue;
     if (s.payload.size() < kProfileStart + kDataSpace + 4) return std::nullopt;
     const ByteView space = s.payload.subspan(kProfileStart + kDataSpace, 4);
     return std::string(space.begin(), space.end());

@@ -203,6 +203,7 @@ std::optional<std::string> profile_unlike_decode(const Layout& layout, int compo
   std::string shown;
   for (char c : *space) shown += c >= 0x21 && c <= 0x7E ? c : c == ' ' ? ' ' : '?';
   while (!shown.empty() && shown.back() == ' ') shown.pop_back();
+  if (shown.empty()) shown = "    ";
   return fmt::format("lossless only (its ICC profile declares '{}' samples; the metric reads {})",
                      shown,
                      components == 1   ? "gray"

@@ -242,7 +242,7 @@ Verdict verify_jpeg(ByteView input, ByteView output, const Policy& policy,
         }
         // The floor is checked on pixels as the metric reads them; a profile of other samples
         // means a viewer shows something else, so nothing may have been given up there.
-        if (auto unlike = profile_unlike_decode(li, a->info().num_components)) {
+        if (profile_unlike_decode(li, a->info().num_components)) {
           v.problem =
               "coefficients changed in an image whose ICC profile declares other samples "
               "than the metric scores";
