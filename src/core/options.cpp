@@ -121,7 +121,7 @@ const std::vector<OptionRow>& rows() {
                   0,
                   100,
                   "Perceptual modes: the SSIMULACRA2 floor every output meets instead of the "
-                  "mode's own (0 = the mode's floor)"},
+                  "mode's own (0 = the mode's floor); refused with --mode lossless"},
                  [](Policy& p, const OptionSpec& spec, std::string_view v) {
                    p.target_score = parse_number(spec, v);
                  },
