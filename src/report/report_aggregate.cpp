@@ -104,7 +104,9 @@ std::string_view reason_advice(Reason reason) {
 
 std::optional<double> ssimulacra2_from_detail(std::string_view detail) {
   // Only requantised outputs carry a score; "lossless only (no requantisation met
-  // SSIMULACRA2 85.0 ...)" names the floor, not a score.
+  // SSIMULACRA2 85.0 ...)" names the floor, not a score, and "lossless only (requantised image
+  // data would be ...)" none.
+  if (detail.starts_with("lossless only")) return std::nullopt;
   const size_t requantised = detail.find("requantised");
   if (requantised == std::string_view::npos) return std::nullopt;
   constexpr std::string_view kLabel = "SSIMULACRA2 ";

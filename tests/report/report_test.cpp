@@ -112,6 +112,16 @@ TEST(ReportAggregator, ScoreComesOnlyFromRequantisedDetail) {
                                     "tries), huffman optimised"),
             std::nullopt);
   EXPECT_EQ(ssimulacra2_from_detail("huffman optimised"), std::nullopt);
+  EXPECT_EQ(ssimulacra2_from_detail("lossless only (requantised image data would be 45 bytes "
+                                    "smaller, under 1 %: not worth the quality), huffman "
+                                    "optimised, 1 of 1 secondary images (MPF) 9 bytes smaller, "
+                                    "SSIMULACRA2 80.0"),
+            std::nullopt);
+  EXPECT_EQ(ssimulacra2_from_detail("4:2:0 searched alone (its row sample 12.0 % smaller), "
+                                    "re-encoded from pixels as 4:2:0 (alone 92.4), requantised "
+                                    "q~97 -> q63.50 with trellis, SSIMULACRA2 70.15 (worst tile "
+                                    "66.0, floor 70.0, 2 evaluations), huffman optimised"),
+            70.15);
 }
 
 class ReportJournalTest : public ::testing::Test {
