@@ -231,6 +231,14 @@ TEST(JpegOptimize, Describes) {
   EXPECT_EQ(get("estimated quality"), "q90");
   EXPECT_EQ(get("restart interval"), "3 MCUs");
   EXPECT_EQ(get("bytes after EOI"), "3");
+  EXPECT_EQ(get("ICC profile data space"), "<none>");
+
+  std::string profile(128, '\0');
+  profile.replace(16, 4, "Lab ");
+  o.markers = {{JPEG_APP0 + 2, std::string("ICC_PROFILE\0\x01\x01", 14) + profile}};
+  info = FileInfo{};
+  describe_jpeg(make_jpeg(o), info);
+  EXPECT_EQ(get("ICC profile data space"), "'Lab '");
 }
 
 // The verifier's shortcut: with the input's fingerprint it decodes only the output, and it still

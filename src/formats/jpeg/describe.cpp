@@ -1,5 +1,6 @@
 // describe_jpeg: what `lighten info` shows, from the marker segments alone (no decoding).
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "formats/jpeg/jpeg_format.h"
@@ -125,6 +126,11 @@ void describe_jpeg(ByteView input, FileInfo& info) {
       space = "other";
   }
   add("colour space", space);
+  if (const std::optional<std::string> profile = icc_data_space(layout)) {
+    std::string shown;
+    for (char c : *profile) shown += c >= 0x20 && c <= 0x7E ? c : '?';
+    add("ICC profile data space", "'" + shown + "'");
+  }
   add("subsampling", subsampling(f));
   add("coding", coding(f.marker));
   add("precision", std::to_string(f.precision) + " bits");
