@@ -126,11 +126,8 @@ void describe_jpeg(ByteView input, FileInfo& info) {
       space = "other";
   }
   add("colour space", space);
-  if (const std::optional<std::string> profile = icc_data_space(layout)) {
-    std::string shown;
-    for (char c : *profile) shown += c >= 0x20 && c <= 0x7E ? c : '?';
-    add("ICC profile data space", "'" + shown + "'");
-  }
+  if (const std::optional<std::string> profile = icc_data_space(layout))
+    add("ICC profile data space", quoted_icc_space(*profile));
   add("subsampling", subsampling(f));
   add("coding", coding(f.marker));
   add("precision", std::to_string(f.precision) + " bits");

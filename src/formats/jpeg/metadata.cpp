@@ -102,6 +102,12 @@ std::optional<std::string> icc_data_space(const Layout& layout) {
   return std::nullopt;
 }
 
+std::string quoted_icc_space(const std::string& space) {
+  std::string quoted = "'";
+  for (char c : space) quoted += c >= 0x20 && c <= 0x7E ? c : '?';
+  return quoted + "'";
+}
+
 std::optional<int> exif_orientation(ByteView payload) {
   if (!starts_with(payload, std::string_view("Exif\0\0", 6))) return std::nullopt;
   ByteView tiff = payload.subspan(6);

@@ -39,6 +39,8 @@ int set_adobe_transform(MetadataPlan& plan, uint8_t transform);
 // bytes 16-19 of the profile header), read from the first chunk numbered 1 among the ICC_PROFILE
 // segments before the first scan; nullopt when there is no such chunk or it is too short.
 std::optional<std::string> icc_data_space(const Layout& layout);
+// That space quoted for messages, bytes outside printable ASCII shown as '?'.
+std::string quoted_icc_space(const std::string& space);
 
 // EXIF Orientation (1..8) from an APP1 payload starting "Exif\0\0", if present and readable.
 std::optional<int> exif_orientation(ByteView app1_payload);

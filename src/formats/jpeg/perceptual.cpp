@@ -200,12 +200,8 @@ std::optional<std::string> profile_unlike_decode(const Layout& layout, int compo
   const std::optional<std::string> space = icc_data_space(layout);
   const char* decoded = components == 1 ? "GRAY" : components == 3 ? "RGB " : "CMYK";
   if (!space || *space == decoded) return std::nullopt;
-  std::string shown;
-  for (char c : *space) shown += c >= 0x21 && c <= 0x7E ? c : c == ' ' ? ' ' : '?';
-  while (!shown.empty() && shown.back() == ' ') shown.pop_back();
-  if (shown.empty()) shown = "    ";
-  return fmt::format("lossless only (its ICC profile declares '{}' samples; the metric reads {})",
-                     shown,
+  return fmt::format("lossless only (its ICC profile declares {} samples; the metric reads {})",
+                     quoted_icc_space(*space),
                      components == 1   ? "gray"
                      : components == 3 ? "RGB"
                                        : "CMYK");
