@@ -1,9 +1,10 @@
-// The last trial of a perceptual search: a lighter trellis weight at the level found, for the
+// The last trials of a perceptual search: lighter trellis weights at the level found, for the
 // headroom the table levels' steps leave above the floor.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,73 @@ TEST(Perceptual, TheWeightIsEasedOnlyForHeadroomAndMoreForMore) {
   EXPECT_NEAR(eased_trellis_weight(4 * weight, 0.6, 80), 4 * more, 1e-12);
 }
 
+// The second trial follows the lines through the search's pass and the first trial: lighter than
+// a first trial that passed with room to spare, between the two where the first failed.
+TEST(Perceptual, ASecondEasedWeightFollowsTheMeasuredLines) {
+  const double pass = 80.01, worst_pass = 70.01;
+  const WeightTrial searched{0.5, 80.6, 75.0};
+  const double aim = 80.6 - pass - kEaseAimAbove;  // the score's headroom over the aim
+  // A pass that fell 0.3 points: the score's line reaches the aim at this weight; the worst
+  // tile, far above its floor, does not bind.
+  const WeightTrial passed{0.45, 80.3, 74.8};
+  const double span = std::log(0.5 / 0.45);
+  const std::optional<double> lighter = second_eased_weight(searched, passed, pass, worst_pass);
+  ASSERT_TRUE(lighter.has_value());
+  EXPECT_NEAR(*lighter, 0.5 * std::exp(-aim * span / 0.3), 1e-12);
+  EXPECT_LT(*lighter, passed.weight);
+  // A pass that barely fell would call for a far lighter weight: no further than the lightest
+  // step from the first trial.
+  const WeightTrial flat{0.45, 80.55, 74.9};
+  EXPECT_NEAR(*second_eased_weight(searched, flat, pass, worst_pass), kEaseLightest * 0.45, 1e-12);
+  // A pass with under kEaseMinHeadroom left, or none that fell, is left as it is.
+  EXPECT_FALSE(second_eased_weight(searched, {0.45, pass + 0.05, 74.8}, pass, worst_pass));
+  EXPECT_FALSE(second_eased_weight(searched, {0.45, 80.6, 75.2}, pass, worst_pass));
+  EXPECT_FALSE(second_eased_weight(searched, {0.5, 80.3, 74.8}, pass, worst_pass));
+  // A first trial that failed the score: the second lies between it and the search's weight.
+  const WeightTrial failed{0.4, 79.5, 74.0};
+  const std::optional<double> between = second_eased_weight(searched, failed, pass, worst_pass);
+  ASSERT_TRUE(between.has_value());
+  EXPECT_NEAR(*between, 0.5 * std::exp(-aim * std::log(0.5 / 0.4) / 1.1), 1e-12);
+  EXPECT_GT(*between, failed.weight);
+  EXPECT_LT(*between, searched.weight);
+  // Where the worst tile binds (just over its floor at the search's weight, under it at the
+  // first trial's), no lighter weight can keep it: nothing more is tried.
+  const WeightTrial tile_bound{0.5, 80.6, worst_pass + 0.02};
+  EXPECT_FALSE(second_eased_weight(tile_bound, {0.4, 80.2, 69.0}, pass, worst_pass));
+  // The worst tile's line binds before the score's: the heavier of the two weights.
+  const WeightTrial near_tile{0.5, 80.6, worst_pass + 1.0};
+  const std::optional<double> tile_limited =
+      second_eased_weight(near_tile, {0.4, 79.5, worst_pass - 1.0}, pass, worst_pass);
+  ASSERT_TRUE(tile_limited.has_value());
+  EXPECT_NEAR(*tile_limited, 0.5 * std::exp(-(1.0 - kEaseAimAbove) * std::log(0.5 / 0.4) / 2.0),
+              1e-12);
+  EXPECT_GT(*tile_limited, *between);
+}
+
+TEST(Perceptual, TheEasingDetailNamesEachTrial) {
+  EasingTrials t;
+  t.searched_weight = 0.5;
+  t.headroom = 0.6;
+  EXPECT_EQ(easing_detail(t), "");
+  t.first = WeightTrial{0.44, 80.3, 75};
+  t.first_kept = true;
+  EXPECT_EQ(easing_detail(t), " (weight eased to 0.44 from 0.5: 0.60 points of headroom)");
+  t.second = WeightTrial{0.41, 80.05, 74};
+  t.second_kept = true;
+  EXPECT_EQ(easing_detail(t),
+            " (weight eased to 0.41 from 0.5 in two steps: 0.60 points of headroom)");
+  t.second_kept = false;
+  EXPECT_EQ(easing_detail(t),
+            " (weight eased to 0.44 from 0.5: 0.60 points of headroom; 0.41 scored 80.05)");
+  t.first_kept = false;
+  EXPECT_EQ(easing_detail(t), " (weights 0.44 and 0.41 scored 80.30 and 80.05)");
+  t.second_kept = true;
+  EXPECT_EQ(easing_detail(t),
+            " (weight eased to 0.41 from 0.5 after 0.44 scored 80.30: 0.60 points of headroom)");
+  t.second.reset();
+  EXPECT_EQ(easing_detail(t), " (weight 0.44 scored 80.30)");
+}
+
 // A photo-like picture: smooth shading, a busy texture over half of it, and grain.
 std::vector<uint8_t> textured_pixels(int width, int height) {
   std::vector<uint8_t> pixels(size_t(width) * height * 3);
@@ -57,7 +125,7 @@ std::vector<uint8_t> textured_pixels(int width, int height) {
 }
 
 // Effort 3 and 4 search a small image (no row sample, so no weights raced) alike up to the eased
-// trial: effort 4's output meets the floor, is never larger, and differs only where it eased.
+// trials: effort 4's output meets the floor, is never larger, and differs only where it eased.
 TEST(Perceptual, AnEasedWeightMeetsTheFloorInFewerBytes) {
   const int width = 480, height = 360;
   const auto jpeg = testing::make_jpeg({.width = width,
@@ -66,7 +134,7 @@ TEST(Perceptual, AnEasedWeightMeetsTheFloorInFewerBytes) {
                                         .markers = {},
                                         .pixels = textured_pixels(width, height)});
   ASSERT_FALSE(jpeg.empty());
-  int eased = 0;
+  int eased = 0, second_trials = 0;
   for (double target : {74.0, 77.0, 80.0, 83.0, 86.0, 89.0}) {
     SCOPED_TRACE("target " + std::to_string(target));
     Policy p;
@@ -81,6 +149,8 @@ TEST(Perceptual, AnEasedWeightMeetsTheFloorInFewerBytes) {
     ASSERT_TRUE(after.quality.ssimulacra2.has_value());
     EXPECT_GE(*after.quality.ssimulacra2, target) << after.detail;
     EXPECT_LE(after.bytes.size(), before.bytes.size()) << after.detail;
+    for (const char* second : {"in two steps", "headroom; ", "weights ", " after "})
+      if (after.detail.find(second) != std::string::npos) ++second_trials;
     if (after.detail.find("weight eased") != std::string::npos) {
       ++eased;
       EXPECT_LT(after.bytes.size(), before.bytes.size()) << after.detail;
@@ -89,6 +159,7 @@ TEST(Perceptual, AnEasedWeightMeetsTheFloorInFewerBytes) {
     }
   }
   EXPECT_GT(eased, 0);
+  EXPECT_GT(second_trials, 0);  // the second trial runs where the first missed
 }
 
 }  // namespace

@@ -59,6 +59,7 @@ class LevelSearch {
   // Evaluates `start` (unless already known) and then the levels the model picks.
   void run(int start, const LevelSearchParams& params, const Evaluate& evaluate,
            const Context* context);
+  double worst_floor() const { return worst_floor_; }
   // Whether `e` meets both floors (score and worst tile), as every evaluation's `passes` says.
   bool meets_floors(const LevelEval& e) const {
     return e.score >= floor_ && e.worst >= worst_floor_;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "core/context.h"
@@ -65,11 +67,6 @@ constexpr double kSampleFlattery = 1.0;
 // three modes. A third weight would add under 0.1 % on the photos (1 or 4), 1.3 % on the pages (4).
 constexpr double kRaceTrellisWeights[] = {2.0};
 constexpr int kRaceMinEffort = 4;
-
-// Points of SSIMULACRA2 lost per unit of ln(trellis weight) that easing assumes: near the
-// median at floor 80 and above; at floor 70, where the spread is wider, above it (at the
-// median, 10 of the 16 photos' eased candidates failed; at 4.5, one).
-double weight_sensitivity(double floor) { return std::clamp(2.5 + 0.2 * (80.0 - floor), 2.5, 4.5); }
 
 std::vector<McuRows> sample_bands(const jpeg_decompress_struct& info) {
   if (info.image_height < kMinSampledHeight ||
@@ -188,12 +185,6 @@ bool tables_at_most(const std::vector<QuantTable>& tables, const CoefficientImag
 }
 
 }  // namespace
-
-double eased_trellis_weight(double weight, double headroom, double floor) {
-  if (!(headroom >= kEaseMinHeadroom)) return weight;
-  return weight *
-         std::max(kEaseLightest, std::exp(-(headroom - kEaseAimAbove) / weight_sensitivity(floor)));
-}
 
 std::optional<std::string> profile_unlike_decode(const Layout& layout, int components) {
   if (components != 1 && components != 3 && components != 4) return std::nullopt;
@@ -446,32 +437,46 @@ PerceptualResult FloorSearch::run() {
                                 st.floor, tries);
     return result;
   }
-  // The last bytes of headroom, at a lighter trellis weight (the image's arrays then hold the
-  // lighter candidate, or the best pass again).
+  // The last bytes of headroom, at lighter trellis weights (easing.h); the image's arrays then
+  // hold the lightest candidate kept, or the best pass again.
   std::optional<LevelEval> eased;
-  std::string easing;
   size_t evaluations = evals.size();
-  const double eased_weight =
-      st.policy.effort >= kEaseMinEffort
-          ? eased_trellis_weight(arm.rdo.strength, best->score - st.pass, st.floor)
-          : arm.rdo.strength;
-  bool reapply = evals.back().level != best->level;
-  if (eased_weight < arm.rdo.strength && !(st.context && st.context->out_of_time())) {
-    LevelEval e =
-        st.score_candidate(st.rq, st.reference, RdoParams{eased_weight}, best->level, true);
+  const LevelEval searched_best = *best;
+  EasingTrials trials;
+  trials.searched_weight = arm.rdo.strength;
+  trials.headroom = searched_best.score - st.floor;
+  // What the image's arrays hold: the last candidate scored.
+  double weight = arm.rdo.strength, held_weight = arm.rdo.strength;
+  int held_level = evals.back().level;
+  auto out_of_time = [&] { return st.context && st.context->out_of_time(); };
+  // Scores `w` at the search's level; keeps it if it meets the floors in fewer bytes.
+  auto try_weight = [&](double w) {
+    LevelEval e = st.score_candidate(st.rq, st.reference, RdoParams{w}, searched_best.level, true);
     ++evaluations;
-    if (arm.search.meets_floors(e) && e.bytes < best->bytes) {
-      easing = fmt::format(" (weight eased to {:.2f} from {:g}: {:.2f} points of headroom)",
-                           eased_weight, arm.rdo.strength, best->score - st.floor);
+    held_weight = w, held_level = e.level;
+    const bool kept = arm.search.meets_floors(e) && e.bytes < best->bytes;
+    if (kept) {
       eased = e;
       best = &*eased;
-      reapply = false;
-    } else {
-      easing = fmt::format(" (weight {:.2f} scored {:.2f})", eased_weight, e.score);
-      reapply = true;
+      weight = w;
     }
+    return std::pair{WeightTrial{w, e.score, e.worst}, kept};
+  };
+  const double first_weight =
+      st.policy.effort >= kEaseMinEffort
+          ? eased_trellis_weight(arm.rdo.strength, searched_best.score - st.pass, st.floor)
+          : arm.rdo.strength;
+  if (first_weight < arm.rdo.strength && !out_of_time()) {
+    std::tie(trials.first, trials.first_kept) = try_weight(first_weight);
+    const std::optional<double> second_weight =
+        second_eased_weight({arm.rdo.strength, searched_best.score, searched_best.worst},
+                            *trials.first, st.pass, arm.search.worst_floor());
+    if (second_weight && !out_of_time())
+      std::tie(trials.second, trials.second_kept) = try_weight(*second_weight);
   }
-  if (reapply) st.rq.apply(st.rq.tables_for(permille_of(best->level)), arm.rdo);
+  if (held_level != best->level || held_weight != weight)
+    st.rq.apply(st.rq.tables_for(permille_of(best->level)), RdoParams{weight});
+  const std::string easing = easing_detail(trials);
   result.requantized = true;
   result.score = best->score;
   result.worst_tile = best->worst;

@@ -18,6 +18,7 @@
 
 #include "core/bytes.h"
 #include "formats/jpeg/coefficients.h"
+#include "formats/jpeg/easing.h"
 #include "formats/jpeg/markers.h"
 #include "lighten/policy.h"
 #include "quality/image.h"
@@ -86,22 +87,6 @@ class FloorSearch {
   std::unique_ptr<State> state_;
   PerceptualResult early_;  // the answer when the file stays lossless before any search
 };
-
-// The last trial of a search from effort kEaseMinEffort on. Table levels move the score in steps
-// (one quarter-quality level moved camera photos by up to 0.5 points at floor 80), so the
-// smallest pass often sits a few tenths above the floor; a lighter trellis weight at that level
-// (more coefficients zeroed in busy blocks) gives the headroom back in finer steps. Headroom is
-// counted above what candidates must score (the floor plus the quick metric's slack of 0.01).
-// The weight aims kEaseAimAbove over that with a prior for how fast the score falls with it:
-// per unit of ln(weight) at the photos' passes, 0.5-4.8 points at floor 80 (median 2.4) and
-// 1.4-19 at floor 70 (median 3.9), for weights down to 0.7 times the search's: easing goes no
-// further (a search that ended points above the floor, its coarser levels failing, is not eased
-// into the unmeasured). A lighter candidate that fails is dropped.
-inline constexpr int kEaseMinEffort = 4;
-inline constexpr double kEaseMinHeadroom = 0.1, kEaseAimAbove = 0.05, kEaseLightest = 0.7;
-// The trellis weight to try in place of `weight` for a pass `headroom` points above what
-// candidates must score, at `floor`; `weight` itself when the headroom is under kEaseMinHeadroom.
-double eased_trellis_weight(double weight, double headroom, double floor);
 
 // Decoded pixels as the metric takes them: gray or RGB, CMYK rendered as RGB (rgb_from_cmyk);
 // nullopt for other component counts.
