@@ -11,6 +11,7 @@
 #include "formats/jpeg/perceptual.h"
 #include "formats/jpeg/requantize.h"
 #include "lighten/lighten.h"
+#include "quality/floor_score.h"
 #include "test_support.h"
 
 namespace lighten::jpeg {
@@ -149,6 +150,16 @@ TEST(Perceptual, AnEasedWeightMeetsTheFloorInFewerBytes) {
     ASSERT_TRUE(after.quality.ssimulacra2.has_value());
     EXPECT_GE(*after.quality.ssimulacra2, target) << after.detail;
     EXPECT_LE(after.bytes.size(), before.bytes.size()) << after.detail;
+    // The output is the candidate the detail reports: its own score is the detail's (a trial
+    // not kept must not be left in the image's coefficients).
+    const std::string reported = "SSIMULACRA2 ";
+    const size_t at = after.detail.find(reported);
+    ASSERT_NE(at, std::string::npos) << after.detail;
+    const double detail_score = std::stod(after.detail.substr(at + reported.size()));
+    const auto original = to_metric_image(decode_pixels(jpeg));
+    const auto output = to_metric_image(decode_pixels(after.bytes));
+    ASSERT_TRUE(original && output);
+    EXPECT_NEAR(floor_score(*original, *output).score, detail_score, 0.01) << after.detail;
     for (const char* second : {"in two steps", "headroom; ", "weights ", " after "})
       if (after.detail.find(second) != std::string::npos) ++second_trials;
     if (after.detail.find("weight eased") != std::string::npos) {

@@ -15,8 +15,8 @@ namespace lighten::jpeg {
 // must score (the floor plus the quick metric's slack of 0.01).
 // The first trial aims kEaseAimAbove over that with a prior for how fast the score falls with the
 // weight: per unit of ln(weight) at the photos' passes, 0.5-4.8 points at floor 80 (median 2.4)
-// and 1.4-19 at floor 70 (median 3.9), for weights down to kEaseLightest times the search's:
-// easing goes no further (a search that ended points above the floor, its coarser levels
+// and 1.4-19 at floor 70 (median 3.9), for weights down to kEaseLightest times the search's: no
+// further on a prior alone (a search that ended points above the floor, its coarser levels
 // failing, is not eased into the unmeasured). A lighter candidate that fails is dropped.
 inline constexpr int kEaseMinEffort = 4;
 inline constexpr double kEaseMinHeadroom = 0.1, kEaseAimAbove = 0.05, kEaseLightest = 0.7;
@@ -35,9 +35,11 @@ struct WeightTrial {
 // search's pass (`searched`) and the first trial (`tried`) run two lines against ln(weight), one
 // for the score and one for the worst tile; the second weight is the lightest at which both stay
 // kEaseAimAbove over their floors (`pass`, `worst_pass`): lighter than a first trial that passed
-// with kEaseMinHeadroom or more to spare, between the two where the first failed, and never
-// lighter than kEaseLightest times the first. nullopt where neither line falls with the weight or
-// the answer lies within 1 % of a weight already scored. On the 16 camera photos, outputs 0.97 %
+// with kEaseMinHeadroom or more to spare (on a measured line, down to kEaseLightest times the
+// first: 0.49 times the search's weight), between the two where the first failed.
+// nullopt where the first passed with less to spare, where neither line falls with the weight,
+// where the lines put the answer on the first trial's side (a worst tile already at its floor),
+// or where it lies within 1 % of a weight already scored. On the 16 camera photos, outputs 0.97 %
 // (visually-lossless), 0.08 % (high) and 0.26 % (compact) smaller, for 15, 12 and 9 % more
 // scoring (row samples counted by their pixels).
 std::optional<double> second_eased_weight(const WeightTrial& searched, const WeightTrial& tried,
