@@ -86,9 +86,9 @@ class AviWriter {
     }
     const ByteView data = in_.subspan(c.data_offset(), c.size);
     if (in_movi && avi_.is_mjpeg_frame(c)) {
+      give_up_early_if_too_slow(c.offset);
       if (context_.out_of_time())
         throw FormatError(Reason::kLimitExceeded, c.offset, "the time budget ran out");
-      give_up_early_if_too_slow(c.offset);
       ++tally_.frames;
       const std::string name = "frame " + std::to_string(tally_.frames) + " (" + fourcc_text(c.id) +
                                " at byte " + std::to_string(c.offset) + ")";
@@ -117,12 +117,17 @@ class AviWriter {
   }
 
   // Perceptual frames cost a search each: a long video that cannot finish within the time
-  // budget is given up after a few seconds, not after the whole budget has been spent.
+  // budget is given up after a few seconds, not after the whole budget has been spent. The pace
+  // is judged after a few frames, or after fewer once half the budget is gone, so that a slow
+  // machine still gives the projection rather than a bare "ran out".
   void give_up_early_if_too_slow(size_t offset) const {
     const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
-    if (tally_.frames < kFramesBeforeProjecting || elapsed < kSecondsBeforeProjecting) return;
-    const double projected = elapsed * double(frames_total_) / double(tally_.frames);
     const double budget = context_.policy().limits.time_budget_s;
+    const bool enough_frames =
+        tally_.frames >= kFramesBeforeProjecting && elapsed >= kSecondsBeforeProjecting;
+    const bool half_the_budget = tally_.frames >= 1 && elapsed >= budget / 2;
+    if (!enough_frames && !half_the_budget) return;
+    const double projected = elapsed * double(frames_total_) / double(tally_.frames);
     if (projected <= budget) return;
     throw FormatError(Reason::kLimitExceeded, offset,
                       fmt::format("{} frames would take about {:.0f} s at the pace of the first "
