@@ -133,9 +133,10 @@ const std::vector<OptionRow>& rows() {
                   {kMarkerNames.begin(), kMarkerNames.end()},
                   0,
                   0,
-                  "Perceptual JPEG outputs carry a 40-byte APP15 segment so that re-runs stay "
-                  "lossless (no generation loss); omit writes none (re-runs then trust the "
-                  "tables alone)"},
+                  "Perceptual JPEG outputs carry a 37-byte APP15 segment so that re-runs stay "
+                  "lossless (no generation loss); omit writes none: re-runs then trust the "
+                  "tables alone, and a file whose requantised tables would not tell is "
+                  "optimised losslessly instead"},
                  [](Policy& p, const OptionSpec& spec, std::string_view v) {
                    p.quality_marker =
                        static_cast<QualityMarker>(parse_choice(spec, v, kMarkerNames));

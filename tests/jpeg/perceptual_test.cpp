@@ -89,24 +89,6 @@ TEST(Perceptual, TargetScoreIsAFloorToo) {
   }
 }
 
-TEST(Perceptual, MarkerOmittedWhenAsked) {
-  // 4:2:0 (one shared scale) and 4:4:4 (chroma tables at another level than the luma's).
-  for (int samp : {2, 1}) {
-    const auto jpeg = testing::make_jpeg(
-        {.width = 320, .height = 240, .quality = 97, .markers = {}, .luma_sampling = samp});
-    Policy p;
-    p.mode = Mode::kCompact;
-    p.quality_marker = QualityMarker::kOmit;
-    const Outcome o = optimize(jpeg, p);
-    ASSERT_TRUE(o.replaced()) << o.message;
-    EXPECT_FALSE(o.quality.pixels_identical) << o.detail;
-    EXPECT_FALSE(has_quality_marker(parse_layout(o.bytes)));
-    // Without the marker the tables prove the output is at its target: no second requantisation.
-    const Outcome again = optimize(o.bytes, p);
-    EXPECT_FALSE(again.replaced() && !again.quality.pixels_identical) << samp << again.detail;
-  }
-}
-
 // A 4:4:4 photo also searched as 4:2:0 from its pixels: the smaller output wins, scored against
 // the original by an independent decode; --jpeg-subsampling keep keeps the sampling; a second
 // run does no lossy work; the verifier takes the new sampling only where the policy allows it.

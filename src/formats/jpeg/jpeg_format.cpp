@@ -188,6 +188,7 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
     subsampled.requantized = false;
   // The input's own coefficients are written unless only the 4:2:0 search ran and passed.
   WrittenJpeg written;
+  const CoefficientImage* written_image = &image;
   if (perceptual.requantized || !subsampled.requantized)
     written = write(image, policy.jpeg_scans, perceptual, plan);
   if (subsampled.requantized) {
@@ -199,25 +200,34 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
     if (!perceptual.requantized || other.bytes.size() < written.bytes.size()) {
       written = std::move(other);
       perceptual = subsampled;
+      written_image = source_420->image.get();
     }
   }
+  // Without the marker a re-run knows the output only by its tables: one whose tables stay
+  // mostly the source's would be requantised again, losing quality a second time.
+  const bool unproven = perceptual.requantized && policy.quality_marker == QualityMarker::kOmit &&
+                        !tables_prove_requantised(*written_image, policy);
   // New tables and the marker can outweigh what coarser coefficients save (a 1x1 image came out
   // 37 bytes larger than losslessly, a 24 kB one 30 bytes): such an image is also written from
   // the input's own coefficients, and the requantised output kept only if it is clearly smaller.
   // The search's images are let go first: the second decode then adds nothing to the peak.
   if (perceptual.requantized &&
-      (written.image_bytes < kCompareLosslessBelow ||
-       double(written.image_bytes) > kCompareLosslessKept * double(image_bytes(layout))) &&
-      !context.out_of_time()) {
+      (unproven ||
+       ((written.image_bytes < kCompareLosslessBelow ||
+         double(written.image_bytes) > kCompareLosslessKept * double(image_bytes(layout))) &&
+        !context.out_of_time()))) {
     reference.reset();
     source_420.reset();
     CoefficientImage source(input, &context);
     WrittenJpeg lossless = write(source, policy.jpeg_scans, PerceptualResult{}, plan);
     const bool smaller = written.bytes.size() < lossless.bytes.size();
-    if (!smaller ||
+    if (unproven || !smaller ||
         double(written.image_bytes) > (1 - kRequantisedMinGain) * double(lossless.image_bytes)) {
       perceptual = PerceptualResult{
-          .detail = !smaller
+          .detail = unproven ? "lossless only (without the quality marker a re-run could not tell "
+                               "the requantised tables from a source's and would requantise "
+                               "again: --quality-marker write)"
+                    : !smaller
                         ? fmt::format("lossless only (smaller than requantised, {} bytes)",
                                       written.bytes.size())
                         : fmt::format("lossless only (requantised image data would be {} bytes "

@@ -173,18 +173,37 @@ bool tables_at_most(const std::vector<QuantTable>& tables, const CoefficientImag
   // Tables lighten wrote, each at its own level (chroma of a 4:4:4 source sits coarser than the
   // luma): most entries exactly the target's, the rest capped by a coarser source. An output of
   // a hard image that the search had to keep finer.
-  return every_used_table([&](const QuantTable& t) {
-    for (int l = kLevelsPerQuality * 10; l <= kLevelsPerQuality * 98; ++l) {
-      const int permille = permille_of(l);
-      if (covered(t, target_table(permille), 48) ||
-          covered(t, target_table(int(std::lround(permille * kFullResolutionChromaScale))), 48))
-        return true;
-    }
-    return false;
-  });
+  if (every_used_table([&](const QuantTable& t) {
+        for (int l = kLevelsPerQuality * 10; l <= kLevelsPerQuality * 98; ++l) {
+          const int permille = permille_of(l);
+          if (covered(t, target_table(permille), 48) ||
+              covered(t, target_table(int(std::lround(permille * kFullResolutionChromaScale))), 48))
+            return true;
+        }
+        return false;
+      }))
+    return true;
+  // The same where the source's chroma was coarser than the target (an IJG q90 photo in `high`):
+  // its chroma tables keep the source's entries wherever those are coarser, so only the luma's
+  // shows the level; every other table lies nowhere finer than that level's.
+  const QuantTable& luma = tables[size_t(info.comp_info[0].quant_tbl_no)];
+  for (int l = kLevelsPerQuality * 10; l <= kLevelsPerQuality * 98; ++l) {
+    const QuantTable target = target_table(permille_of(l));
+    if (covered(luma, target, 48) &&
+        every_used_table([&](const QuantTable& t) { return covered(t, target, 0); }))
+      return true;
+  }
+  return false;
 }
 
 }  // namespace
+
+bool tables_prove_requantised(const CoefficientImage& image, const Policy& policy) {
+  const double floor = quality_floor(policy);
+  const auto& tables = image.output_tables();
+  if (std::isnan(floor) || tables.empty()) return false;
+  return tables_at_most(tables, image, starting_quality(floor) + 5);
+}
 
 std::optional<std::string> profile_unlike_decode(const Layout& layout, int components) {
   if (components != 1 && components != 3 && components != 4) return std::nullopt;

@@ -7,9 +7,12 @@
 // input whose tables are, entry by entry, at least as coarse as the ones lighten writes five
 // qualities above where the mode's search starts, or that are tables lighten writes (its
 // Robidoux-shaped table at some level in at least 48 of 64 entries and nowhere finer), is taken
-// as already at its target and gets lossless treatment only. A camera file whose tables
-// happened to match would be left lossless too (the safe side). A source coarser than the
-// mode's search range stays lossless.
+// as already at its target and gets lossless treatment only; so is one whose luma table is such
+// a table and whose other tables lie nowhere finer than it (chroma the source kept coarser). A
+// camera file whose tables happened to match would be left lossless too (the safe side). A
+// source coarser than the mode's search range stays lossless. An output whose tables no re-run
+// would know (mostly the source's: a q90 photo in `high`) is not written under omit; the file
+// gets lossless treatment instead (tables_prove_requantised).
 #pragma once
 
 #include <memory>
@@ -48,6 +51,10 @@ struct PerceptualResult {
 // RGB for three, CMYK for four), e.g. Lab planes that libjpeg decodes as if they were YCbCr.
 // nullopt without a profile or with a matching one.
 std::optional<std::string> profile_unlike_decode(const Layout& layout, int components);
+
+// Whether a re-run without the quality marker would take `image`, as a search under `policy`
+// requantised it (its output tables), for lighten's output and leave it lossless.
+bool tables_prove_requantised(const CoefficientImage& image, const Policy& policy);
 
 // Searches and applies the requantisation into `image`. Leaves `image` as read (lossless) when
 // the file is marked, already coarse, in a colour space the metric cannot read (two components,

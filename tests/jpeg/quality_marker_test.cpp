@@ -1,0 +1,63 @@
+// --quality-marker omit: no APP15 segment, and a re-run knows lighten's output by its tables
+// alone; an output whose tables would not tell is not written (the file stays lossless).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "formats/jpeg/markers.h"
+#include "formats/jpeg/metadata.h"
+#include "lighten/lighten.h"
+#include "test_support.h"
+
+namespace lighten::jpeg {
+namespace {
+
+TEST(QualityMarker, OmittedWhenAskedAndTheTablesTellInstead) {
+  // 4:2:0 (one shared scale) and 4:4:4 (chroma tables at another level than the luma's) from a
+  // q97 source; from a q90 one, whose chroma tables are coarser than the targets' in most
+  // entries and stay the source's there (in compact at 4:2:0 only the luma's table shows the
+  // level), and whose luma may stay mostly the source's too where the search ends near q90.
+  struct Case {
+    int quality;
+    Mode mode;
+    int sampling;
+    bool requantised;  // must be; otherwise it may also be written losslessly, with the reason
+  };
+  int lossless = 0;
+  for (const Case c : {Case{97, Mode::kCompact, 2, true}, Case{97, Mode::kCompact, 1, true},
+                       Case{90, Mode::kCompact, 2, true}, Case{90, Mode::kCompact, 1, false},
+                       Case{90, Mode::kHigh, 2, false}, Case{90, Mode::kHigh, 1, false}}) {
+    const std::string name =
+        fmt::format("q{} sampling {} mode {}", c.quality, c.sampling, int(c.mode));
+    const auto jpeg = testing::make_jpeg({.width = 320,
+                                          .height = 240,
+                                          .quality = c.quality,
+                                          .markers = {},
+                                          .luma_sampling = c.sampling});
+    Policy p;
+    p.mode = c.mode;
+    p.quality_marker = QualityMarker::kOmit;
+    const Outcome o = optimize(jpeg, p);
+    ASSERT_TRUE(o.replaced()) << name << ": " << o.message;
+    EXPECT_FALSE(has_quality_marker(parse_layout(o.bytes)));
+    if (c.requantised) {
+      EXPECT_FALSE(o.quality.pixels_identical) << name << ": " << o.detail;
+    }
+    if (o.quality.pixels_identical) {
+      // Tables a re-run could not tell from a source's: not written.
+      EXPECT_NE(o.detail.find("--quality-marker write"), std::string::npos) << name << o.detail;
+      ++lossless;
+      continue;
+    }
+    // Without the marker the tables prove the output is at its target: no second
+    // requantisation.
+    const Outcome again = optimize(o.bytes, p);
+    EXPECT_FALSE(again.replaced() && !again.quality.pixels_identical)
+        << name << ": " << again.detail;
+  }
+  EXPECT_GT(lossless, 0);
+}
+
+}  // namespace
+}  // namespace lighten::jpeg
