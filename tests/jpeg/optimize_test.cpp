@@ -157,6 +157,10 @@ TEST(JpegOptimize, LimitsAndDamage) {
     FAIL();
   } catch (const FormatError& e) {
     EXPECT_TRUE(e.reason() == Reason::kCorrupt || e.reason() == Reason::kTruncated) << e.what();
+    // How far libjpeg had read when it found the damage (it commits its position MCU by MCU):
+    // within the coded data, not at the file's start.
+    EXPECT_GE(e.offset(), sos->end()) << e.what();
+    EXPECT_LE(e.offset(), damaged.size()) << e.what();
   }
 }
 

@@ -31,15 +31,26 @@ struct ErrorMgr {
   int error_code = 0;
   int warning_code = -1;  // first warning that is not tolerated
   bool timed_out = false;
+  // Where the reader was in the input when the error or the first untolerated warning came.
+  const uint8_t* input = nullptr;
+  size_t position = 0;
   char message[JMSG_LENGTH_MAX] = {};
   char warning[JMSG_LENGTH_MAX] = {};
 };
 
 ErrorMgr* error_mgr(j_common_ptr c) { return reinterpret_cast<ErrorMgr*>(c->err); }
 
+void note_position(j_common_ptr c, ErrorMgr* e) {
+  if (!c->is_decompressor || !e->input) return;
+  const jpeg_source_mgr* src = reinterpret_cast<j_decompress_ptr>(c)->src;
+  if (src && src->next_input_byte >= e->input)
+    e->position = size_t(src->next_input_byte - e->input);
+}
+
 extern "C" void on_error_exit(j_common_ptr c) {
   ErrorMgr* e = error_mgr(c);
   e->error_code = c->err->msg_code;
+  note_position(c, e);
   (*c->err->format_message)(c, e->message);
   longjmp(e->jump, 1);
 }
@@ -56,6 +67,7 @@ extern "C" void on_emit_message(j_common_ptr c, int level) {
   ErrorMgr* e = error_mgr(c);
   if (tolerated(c->err->msg_code) || e->warning_code >= 0) return;
   e->warning_code = c->err->msg_code;
+  note_position(c, e);
   (*c->err->format_message)(c, e->warning);
 }
 
@@ -86,12 +98,13 @@ Reason reason_for_error(int code) {
 
 [[noreturn]] void throw_error(const ErrorMgr& e, const char* what) {
   if (e.timed_out) throw FormatError(Reason::kLimitExceeded, 0, "time budget spent while decoding");
-  throw FormatError(reason_for_error(e.error_code), 0, std::string(what) + ": " + e.message);
+  throw FormatError(reason_for_error(e.error_code), e.position,
+                    std::string(what) + ": " + e.message);
 }
 
 [[noreturn]] void throw_warning(const ErrorMgr& e) {
   Reason r = e.warning_code == JWRN_JPEG_EOF ? Reason::kTruncated : Reason::kCorrupt;
-  throw FormatError(r, 0, std::string("libjpeg: ") + e.warning);
+  throw FormatError(r, e.position, std::string("libjpeg: ") + e.warning);
 }
 
 // Caps what libjpeg may allocate for one image (it has no backing store, so it fails cleanly).
@@ -146,6 +159,7 @@ bool read_raw(CoefficientImage::State* s, const uint8_t* data, size_t size,
   s->info.mem->max_memory_to_use = kMaxLibjpegMemory;
   s->info.progress = &s->progress.pub;
   jpeg_mem_src(&s->info, data, static_cast<unsigned long>(size));
+  s->err.input = data;
   jpeg_read_header(&s->info, TRUE);
   override_color_space(s->info, color_space);
   s->arrays = jpeg_read_coefficients(&s->info);
@@ -523,6 +537,7 @@ bool decode_raw(Decoder* d, const uint8_t* data, size_t size, J_COLOR_SPACE colo
   d->created = true;
   d->info.mem->max_memory_to_use = kMaxLibjpegMemory;
   jpeg_mem_src(&d->info, data, static_cast<unsigned long>(size));
+  d->err.input = data;
   jpeg_read_header(&d->info, TRUE);
   override_color_space(d->info, color_space);
   jpeg_start_decompress(&d->info);
