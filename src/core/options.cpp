@@ -150,9 +150,10 @@ const std::vector<OptionRow>& rows() {
                   {kMetadataNames.begin(), kMetadataNames.end()},
                   0,
                   0,
-                  "keep every metadata byte; safe drops comments and editor records (COM, "
-                  "APP12, APP13); strip keeps only what changes display (ICC, orientation, "
-                  "colour transform)"},
+                  "JPEG and PNG metadata: keep every byte; safe drops comments and editor "
+                  "records (COM, APP12, APP13; tIME and 'Comment' text); strip keeps only what "
+                  "changes display (ICC, orientation, colour transform; PNG colour chunks, "
+                  "tRNS, bKGD, pHYs)"},
                  [](Policy& p, const OptionSpec& spec, std::string_view v) {
                    p.metadata = static_cast<MetadataPolicy>(parse_choice(spec, v, kMetadataNames));
                  },

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "codecs/exif.h"
 #include "formats/jpeg/mpf.h"
 
 namespace lighten::jpeg {
@@ -110,57 +111,18 @@ std::string quoted_icc_space(const std::string& space) {
 
 std::optional<int> exif_orientation(ByteView payload) {
   if (!starts_with(payload, std::string_view("Exif\0\0", 6))) return std::nullopt;
-  ByteView tiff = payload.subspan(6);
-  bool le;
-  if (starts_with(tiff, std::string_view("II*\0", 4)))
-    le = true;
-  else if (starts_with(tiff, std::string_view("MM\0*", 4)))
-    le = false;
-  else
-    return std::nullopt;
-  try {
-    ByteReader r(tiff, 4);
-    auto u16 = [&] { return le ? r.u16le() : r.u16be(); };
-    auto u32 = [&] { return le ? r.u32le() : r.u32be(); };
-    r.seek(u32());
-    uint16_t count = u16();
-    for (uint16_t i = 0; i < count; ++i) {
-      uint16_t tag = u16();
-      uint16_t type = u16();
-      uint32_t n = u32();
-      uint16_t value = u16();
-      r.skip(2);
-      if (tag == 0x0112 && type == 3 && n == 1) {
-        if (value >= 1 && value <= 8) return value;
-        return std::nullopt;
-      }
-    }
-  } catch (const FormatError&) {
-  }
-  return std::nullopt;
+  return tiff_orientation(payload.subspan(6));
 }
 
 Bytes minimal_exif_segment(int orientation) {
-  // APP1: "Exif\0\0", big-endian TIFF header, IFD0 with one SHORT entry, no next IFD.
-  Bytes s = {0xFF, 0xE1,
-             0x00, 0x00,
-             'E',  'x',
-             'i',  'f',
-             0,    0,
-             'M',  'M',
-             0,    42,
-             0,    0,
-             0,    8,
-             0x00, 0x01,  // one entry
-             0x01, 0x12,
-             0x00, 0x03,
-             0x00, 0x00,
-             0x00, 0x01,  // Orientation, SHORT, 1
-             0x00, static_cast<uint8_t>(orientation),
-             0x00, 0x00,
-             0x00, 0x00,
-             0x00, 0x00};  // no next IFD
-  size_t len = s.size() - 2;
+  // APP1: "Exif\0\0", then the TIFF data.
+  // Sized once and filled by position (GCC 12 warns falsely on vector::insert).
+  const Bytes tiff = orientation_only_tiff(orientation);
+  constexpr uint8_t kHeader[] = {0xFF, 0xE1, 0x00, 0x00, 'E', 'x', 'i', 'f', 0, 0};
+  Bytes s(sizeof(kHeader) + tiff.size());
+  std::copy(std::begin(kHeader), std::end(kHeader), s.begin());
+  std::copy(tiff.begin(), tiff.end(), s.begin() + sizeof(kHeader));
+  const size_t len = s.size() - 2;
   s[2] = static_cast<uint8_t>(len >> 8);
   s[3] = static_cast<uint8_t>(len);
   return s;

@@ -3,8 +3,10 @@
 #include <algorithm>
 
 #include "codecs/deflate.h"
+#include "core/policy_names.h"
 #include "formats/png/png_chunks.h"
 #include "formats/png/png_filters.h"
+#include "formats/png/png_metadata.h"
 #include "formats/png/png_pack.h"
 #include "formats/png/png_reduce.h"
 
@@ -43,6 +45,9 @@ Outcome optimize_png(ByteView input, Context& context) {
   const Policy& policy = context.policy();
   const PngFile png = read_png_chunks(input);
   refuse_variants(png, policy);
+  Bytes made_chunk;  // an orientation-only eXIf under --metadata strip
+  size_t dropped = 0;
+  const PngFile kept = png_chunks_kept(png, policy.metadata, made_chunk, dropped);
   const Bytes idat = image_data(png);
   const uint64_t size =
       png_data_size(png.header, std::min<uint64_t>(policy.limits.max_expanded_bytes, 1ull << 34));
@@ -51,12 +56,24 @@ Outcome optimize_png(ByteView input, Context& context) {
   png_unfilter(raw, png.header);
 
   std::vector<PngLayout> layouts;
-  if (policy.png_reduce) layouts = reduced_png_layouts(png, raw);
-  layouts.insert(layouts.begin(), original_png_layout(png, std::move(raw)));
-  const PngPacked best = pack_png_layouts(layouts, std::move(original_filtered), idat, context);
+  if (policy.png_reduce) layouts = reduced_png_layouts(kept, raw);
+  layouts.insert(layouts.begin(), original_png_layout(kept, std::move(raw)));
+  PngPacked best = pack_png_layouts(layouts, std::move(original_filtered), idat, context);
   Outcome outcome;
   outcome.kind = Kind::kPng;
   outcome.bytes_in = input.size();
+  const std::string dropped_text =
+      dropped
+          ? ", " + std::to_string(dropped) + " metadata chunk" + (dropped > 1 ? "s" : "") +
+                " dropped (--metadata " + std::string(kMetadataNames[size_t(policy.metadata)]) + ")"
+          : "";
+  if (dropped && (best.idat.empty() || best.idat.size() >= idat.size())) {
+    // No trial packs the image data tighter, but chunks go: the data is kept as it was.
+    outcome.bytes = assemble_png(layouts[0], idat);
+    outcome.action = Action::kReplaced;
+    outcome.detail = "image data kept as it was" + dropped_text;
+    return outcome;
+  }
   if (best.idat.empty()) {
     outcome.action = Action::kKept;
     outcome.reason = Reason::kNoGain;
@@ -67,7 +84,7 @@ Outcome optimize_png(ByteView input, Context& context) {
   }
   outcome.bytes = assemble_png(layouts[best.layout], best.idat);
   outcome.action = Action::kReplaced;
-  outcome.detail = "re-deflated, " + best.description;
+  outcome.detail = "re-deflated, " + best.description + dropped_text;
   return outcome;
 }
 

@@ -8,6 +8,7 @@
 
 #include "formats/png/png_chunks.h"
 #include "formats/png/png_format.h"
+#include "formats/png/png_metadata.h"
 
 namespace lighten {
 namespace {
@@ -91,9 +92,12 @@ Verdict verify_png(ByteView input, ByteView output, Context& context) {
   if (!same_form && !reduced) return {false, "colour type or bit depth changed", {}};
   if (ha.width != hb.width || ha.height != hb.height || ha.interlace != hb.interlace)
     return {false, "image size or interlacing changed", {}};
-  // Every other chunk identical and in the same order.
+  // Every other chunk the metadata policy keeps identical and in the same order.
+  Bytes made_chunk;
+  size_t dropped = 0;
+  const PngFile kept = png_chunks_kept(a, context.policy().metadata, made_chunk, dropped);
   std::vector<ByteView> x, y;
-  for (const PngChunk& c : a.chunks)
+  for (const PngChunk& c : kept.chunks)
     if (!c.is("IDAT") && !(reduced && follows_reduction(c))) x.push_back(c.whole);
   for (const PngChunk& c : b.chunks)
     if (!c.is("IDAT") && !(reduced && follows_reduction(c))) y.push_back(c.whole);

@@ -1,0 +1,55 @@
+#include "codecs/exif.h"
+
+#include <string_view>
+
+#include "core/errors.h"
+
+namespace lighten {
+
+std::optional<int> tiff_orientation(ByteView tiff) {
+  bool le;
+  if (starts_with(tiff, std::string_view("II*\0", 4)))
+    le = true;
+  else if (starts_with(tiff, std::string_view("MM\0*", 4)))
+    le = false;
+  else
+    return std::nullopt;
+  try {
+    ByteReader r(tiff, 4);
+    auto u16 = [&] { return le ? r.u16le() : r.u16be(); };
+    auto u32 = [&] { return le ? r.u32le() : r.u32be(); };
+    r.seek(u32());
+    uint16_t count = u16();
+    for (uint16_t i = 0; i < count; ++i) {
+      uint16_t tag = u16();
+      uint16_t type = u16();
+      uint32_t n = u32();
+      uint16_t value = u16();
+      r.skip(2);
+      if (tag == 0x0112 && type == 3 && n == 1) {
+        if (value >= 1 && value <= 8) return value;
+        return std::nullopt;
+      }
+    }
+  } catch (const FormatError&) {
+  }
+  return std::nullopt;
+}
+
+Bytes orientation_only_tiff(int orientation) {
+  return {'M',  'M',
+          0,    42,  // big-endian TIFF header
+          0,    0,
+          0,    8,     // IFD0 at 8
+          0x00, 0x01,  // one entry
+          0x01, 0x12,
+          0x00, 0x03,
+          0x00, 0x00,
+          0x00, 0x01,  // Orientation, SHORT, 1
+          0x00, static_cast<uint8_t>(orientation),
+          0x00, 0x00,  // the value, padded
+          0x00, 0x00,
+          0x00, 0x00};  // no next IFD
+}
+
+}  // namespace lighten

@@ -1,0 +1,18 @@
+// The one EXIF field lighten reads and writes itself: the TIFF Orientation tag, which viewers
+// apply when they show a JPEG's or a PNG's image, kept when the rest of the metadata goes.
+#pragma once
+
+#include <optional>
+
+#include "core/bytes.h"
+
+namespace lighten {
+
+// The Orientation (1..8) of IFD0 in TIFF-structured EXIF data (byte order mark first, as a PNG
+// eXIf chunk holds it and a JPEG APP1 after its "Exif\0\0"), if present and readable.
+std::optional<int> tiff_orientation(ByteView tiff);
+
+// TIFF data with an IFD0 of the one Orientation entry (big-endian, no next IFD).
+Bytes orientation_only_tiff(int orientation);
+
+}  // namespace lighten

@@ -1,0 +1,64 @@
+#include "formats/png/png_metadata.h"
+
+#include <algorithm>
+#include <optional>
+#include <string_view>
+
+#include "codecs/exif.h"
+
+namespace lighten {
+namespace {
+
+bool is_text(const PngChunk& c) { return c.is("tEXt") || c.is("zTXt") || c.is("iTXt"); }
+
+// A text chunk's keyword: its bytes up to the first NUL.
+std::string_view keyword(const PngChunk& c) {
+  const auto end = std::find(c.data.begin(), c.data.end(), uint8_t{0});
+  return {reinterpret_cast<const char*>(c.data.data()), size_t(end - c.data.begin())};
+}
+
+bool kept_in_safe(const PngChunk& c) {
+  return !c.is("tIME") && !(is_text(c) && keyword(c) == "Comment");
+}
+
+bool kept_in_strip(const PngChunk& c) {
+  static constexpr const char* kDisplay[] = {"tRNS", "gAMA", "cHRM", "sRGB", "iCCP", "cICP",
+                                             "mDCV", "cLLI", "sBIT", "bKGD", "pHYs"};
+  return c.critical() || std::any_of(std::begin(kDisplay), std::end(kDisplay),
+                                     [&](const char* t) { return c.is(t); });
+}
+
+}  // namespace
+
+PngFile png_chunks_kept(const PngFile& png, MetadataPolicy policy, Bytes& storage,
+                        size_t& dropped) {
+  dropped = 0;
+  if (policy == MetadataPolicy::kKeep) return png;
+  PngFile out{png.header, {}, png.trailing};
+  std::optional<size_t> orientation_at;  // where the orientation-only eXIf goes
+  for (const PngChunk& c : png.chunks) {
+    const bool kept = policy == MetadataPolicy::kSafe ? kept_in_safe(c) : kept_in_strip(c);
+    if (kept) {
+      out.chunks.push_back(c);
+      continue;
+    }
+    ++dropped;
+    if (c.is("eXIf") && !orientation_at) {
+      const std::optional<int> orientation = tiff_orientation(c.data);
+      if (orientation && *orientation != 1) {
+        storage.clear();
+        append_png_chunk(storage, "eXIf", orientation_only_tiff(*orientation));
+        orientation_at = out.chunks.size();
+        out.chunks.push_back(c);  // replaced below, once `storage` holds its final bytes
+      }
+    }
+  }
+  if (orientation_at) {
+    PngChunk& made = out.chunks[*orientation_at];
+    made.whole = ByteView(storage.data(), storage.size());
+    made.data = made.whole.subspan(8, storage.size() - 12);
+  }
+  return out;
+}
+
+}  // namespace lighten

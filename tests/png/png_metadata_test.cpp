@@ -1,0 +1,137 @@
+// --metadata on PNG: keep carries every chunk, safe drops comments and editor records, strip
+// keeps only what changes how the image shows (and an EXIF orientation); pixels never change.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "codecs/exif.h"
+#include "formats/png/png_chunks.h"
+#include "lighten/lighten.h"
+#include "png_image_maker.h"
+#include "support/png_maker.h"
+
+namespace lighten {
+namespace {
+
+Bytes text_data(const std::string& keyword, const std::string& text) {
+  Bytes data(keyword.begin(), keyword.end());
+  data.push_back(0);
+  data.insert(data.end(), text.begin(), text.end());
+  return data;
+}
+
+// Little-endian TIFF: IFD0 with Orientation 6 and a Make tag, no next IFD.
+Bytes camera_exif() {
+  return {'I',  'I',  42, 0, 8, 0, 0, 0,                    // header, IFD0 at 8
+          2,    0,                                          // two entries
+          0x12, 0x01, 3,  0, 1, 0, 0, 0, 6,   0,   0,   0,  // Orientation, SHORT, 1: 6
+          0x0F, 0x01, 2,  0, 4, 0, 0, 0, 'C', 'a', 'm', 0,  // Make, ASCII, 4: "Cam"
+          0,    0,    0,  0};
+}
+
+// The chunks after IHDR, first to last: with_chunk_after_header puts each before the previous.
+Bytes annotated_png() {
+  Bytes png = testing::make_png({.text = ""});
+  const Bytes phys = {0, 0, 0x0B, 0x13, 0, 0, 0x0B, 0x13, 1};
+  const Bytes gama = {0, 0, 0xB1, 0x8F};
+  const Bytes time = {0x07, 0xEA, 12, 2, 10, 30, 0};
+  const Bytes private_data = {'d', 'a', 't', 'a'};
+  png = testing::with_chunk_after_header(png, "prIv", private_data);
+  png = testing::with_chunk_after_header(png, "tIME", time);
+  png = testing::with_chunk_after_header(png, "tEXt", text_data("Author", "someone"));
+  png = testing::with_chunk_after_header(png, "tEXt", text_data("Comment", "made by hand"));
+  png = testing::with_chunk_after_header(png, "eXIf", camera_exif());
+  png = testing::with_chunk_after_header(png, "pHYs", phys);
+  png = testing::with_chunk_after_header(png, "gAMA", gama);
+  return png;
+}
+
+// Each chunk but IDAT as type, then keyword for text chunks.
+std::vector<std::string> described_chunks(const Bytes& png) {
+  std::vector<std::string> out;
+  for (const PngChunk& c : read_png_chunks(png).chunks) {
+    if (c.is("IDAT")) continue;
+    std::string d = c.type_name();
+    if (c.is("tEXt")) {
+      d += ' ';
+      d.append(c.data.begin(), std::find(c.data.begin(), c.data.end(), 0));
+    }
+    out.push_back(d);
+  }
+  return out;
+}
+
+Bytes exif_of(const Bytes& png) {
+  for (const PngChunk& c : read_png_chunks(png).chunks)
+    if (c.is("eXIf")) return Bytes(c.data.begin(), c.data.end());
+  return {};
+}
+
+Outcome optimized(const Bytes& png, MetadataPolicy metadata) {
+  Policy policy;
+  policy.metadata = metadata;
+  return optimize(png, policy);
+}
+
+TEST(PngMetadata, EachPolicyKeepsWhatItSays) {
+  const Bytes input = annotated_png();
+  const std::vector<std::string> all = {"IHDR",        "gAMA", "pHYs", "eXIf", "tEXt Comment",
+                                        "tEXt Author", "tIME", "prIv", "IEND"};
+  ASSERT_EQ(described_chunks(input), all);
+
+  const Outcome keep = optimized(input, MetadataPolicy::kKeep);
+  ASSERT_TRUE(keep.replaced()) << keep.message;
+  EXPECT_EQ(described_chunks(keep.bytes), all);
+
+  const Outcome safe = optimized(input, MetadataPolicy::kSafe);
+  ASSERT_TRUE(safe.replaced()) << safe.message;
+  EXPECT_EQ(
+      described_chunks(safe.bytes),
+      (std::vector<std::string>{"IHDR", "gAMA", "pHYs", "eXIf", "tEXt Author", "prIv", "IEND"}));
+  EXPECT_EQ(exif_of(safe.bytes), camera_exif());
+  EXPECT_NE(safe.detail.find("2 metadata chunks dropped (--metadata safe)"), std::string::npos)
+      << safe.detail;
+
+  // The camera's EXIF goes, its orientation stays.
+  const Outcome strip = optimized(input, MetadataPolicy::kStrip);
+  ASSERT_TRUE(strip.replaced()) << strip.message;
+  EXPECT_EQ(described_chunks(strip.bytes),
+            (std::vector<std::string>{"IHDR", "gAMA", "pHYs", "eXIf", "IEND"}));
+  EXPECT_EQ(exif_of(strip.bytes), orientation_only_tiff(6));
+  EXPECT_EQ(tiff_orientation(exif_of(strip.bytes)), 6);
+
+  for (const Outcome* o : {&keep, &safe, &strip}) {
+    EXPECT_TRUE(o->quality.pixels_identical) << o->detail;
+    EXPECT_EQ(testing::decode_rgba16(o->bytes), testing::decode_rgba16(input)) << o->detail;
+  }
+  EXPECT_LT(strip.bytes.size(), safe.bytes.size());
+  EXPECT_LT(safe.bytes.size(), keep.bytes.size());
+  // A second strip finds nothing more to drop.
+  const Outcome again = optimized(strip.bytes, MetadataPolicy::kStrip);
+  EXPECT_FALSE(again.replaced()) << again.detail;
+}
+
+// Image data that no trial packs tighter is kept as it was while the chunks go.
+TEST(PngMetadata, ChunksGoEvenWhereTheImageDataCannotShrink) {
+  const Bytes tight = optimized(annotated_png(), MetadataPolicy::kKeep).bytes;
+  ASSERT_FALSE(tight.empty());
+  ASSERT_FALSE(optimized(tight, MetadataPolicy::kKeep).replaced());
+  const Outcome strip = optimized(tight, MetadataPolicy::kStrip);
+  ASSERT_TRUE(strip.replaced()) << strip.message;
+  EXPECT_NE(strip.detail.find("image data kept as it was"), std::string::npos) << strip.detail;
+  EXPECT_EQ(testing::decode_rgba16(strip.bytes), testing::decode_rgba16(tight));
+}
+
+// An orientation of 1 (as stored) needs no eXIf at all.
+TEST(PngMetadata, AnUprightOrientationIsNotKept) {
+  const Bytes input = testing::with_chunk_after_header(testing::make_png({.text = ""}), "eXIf",
+                                                       orientation_only_tiff(1));
+  const Outcome strip = optimized(input, MetadataPolicy::kStrip);
+  ASSERT_TRUE(strip.replaced()) << strip.message;
+  EXPECT_TRUE(exif_of(strip.bytes).empty());
+}
+
+}  // namespace
+}  // namespace lighten
