@@ -291,6 +291,33 @@ TEST(PdfFormat, SecondRunFindsNothing) {
   EXPECT_FALSE(second.replaced()) << second.detail;
 }
 
+// Bytes another tool appended after %%EOF stay after the output's; a blank tail does not.
+TEST(PdfFormat, DataAfterTheEndStaysAfterTheEnd) {
+  const std::string appended = "%appended by a scanner\nPK\x03\x04 not part of the PDF\n";
+  const auto input = as_bytes(Sample{}.pdf() + appended);
+  const Outcome o = optimize(input, Policy{});
+  ASSERT_TRUE(o.replaced()) << o.message;
+  const std::string out = text_of(o.bytes);
+  ASSERT_GE(out.size(), appended.size());
+  EXPECT_EQ(out.substr(out.size() - appended.size()), appended);
+  EXPECT_NE(o.detail.find(std::to_string(appended.size()) + " bytes after %%EOF kept"),
+            std::string::npos)
+      << o.detail;
+  expect_same_content(input, o.bytes);
+  EXPECT_FALSE(optimize(o.bytes, Policy{}).replaced());
+
+  const Outcome blank = optimize(as_bytes(Sample{}.pdf() + "\r\n\n  \n"), Policy{});
+  ASSERT_TRUE(blank.replaced()) << blank.message;
+  EXPECT_EQ(blank.detail.find("after %%EOF"), std::string::npos) << blank.detail;
+
+  // The verifier holds the output to the input's tail.
+  testing::PdfTestContext context;
+  EXPECT_TRUE(verify_pdf(input, input, context).ok);
+  const Verdict cut = verify_pdf(input, as_bytes(Sample{}.pdf()), context);
+  EXPECT_FALSE(cut.ok);
+  EXPECT_EQ(cut.problem, "the data after %%EOF changed");
+}
+
 TEST(PdfFormat, NoObjectStreamsBelowPdf15) {
   const auto input = as_bytes(Sample{}.pdf("1.4"));
   const Outcome o = optimize(input, Policy{});

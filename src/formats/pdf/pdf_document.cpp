@@ -149,6 +149,19 @@ void refuse_warnings(QPDF& pdf, const char* when) {
           "); a repaired structure is not ours to write");
 }
 
+ByteView data_after_eof(ByteView bytes) {
+  static constexpr std::string_view kEof = "%%EOF";
+  const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  const size_t at = text.rfind(kEof);
+  if (at == std::string_view::npos) return {};
+  size_t from = at + kEof.size();
+  if (from < text.size() && text[from] == '\r') ++from;
+  if (from < text.size() && text[from] == '\n') ++from;
+  const bool blank =
+      text.find_first_not_of(std::string_view("\0\t\n\f\r ", 6), from) == std::string_view::npos;
+  return blank ? ByteView{} : bytes.subspan(from);
+}
+
 PdfFacts inspect(QPDF& pdf, ByteView bytes) {
   PdfFacts facts;
   facts.version = pdf.getPDFVersion();

@@ -176,14 +176,21 @@ Outcome optimize_pdf(ByteView input, Context& context) {
         describe_work(streams.tally(), merged, chosen == qpdf_o_generate, facts, raise, repaired);
     if (!repaired.empty())
       outcome.warnings.push_back("qpdf reconstructed the structure: " + repaired);
-    if (buffer->getSize() >= input.size()) {
+    // Data another tool appended after %%EOF goes after the output's own, as it was (unless
+    // qpdf had to reconstruct the file, which such data may have caused).
+    const ByteView appended = repaired.empty() ? pdf::data_after_eof(input) : ByteView{};
+    const size_t size = buffer->getSize() + appended.size();
+    if (size >= input.size()) {
       outcome.action = Action::kKept;
       outcome.reason = Reason::kNoGain;
-      outcome.message =
-          "the rewritten PDF (" + std::to_string(buffer->getSize()) + " bytes) is not smaller";
+      outcome.message = "the rewritten PDF (" + std::to_string(size) + " bytes) is not smaller";
       return outcome;
     }
+    outcome.bytes.reserve(size);
     outcome.bytes.assign(buffer->getBuffer(), buffer->getBuffer() + buffer->getSize());
+    outcome.bytes.insert(outcome.bytes.end(), appended.begin(), appended.end());
+    if (!appended.empty())
+      outcome.detail += ", " + std::to_string(appended.size()) + " bytes after %%EOF kept";
     outcome.action = Action::kReplaced;
     return outcome;
   });

@@ -7,6 +7,7 @@
 // describe_pdf: what `lighten info` shows.
 #include <qpdf/QPDFPageDocumentHelper.hh>
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <string>
@@ -213,6 +214,11 @@ Verdict verify_pdf(ByteView input, ByteView output, Context& context) {
     const std::string problem = compare.run(*a, *b);
     if (!problem.empty()) return {false, problem, {}};
     if (b->anyWarnings()) return {false, "qpdf warns about the output", {}};
+    // (A file qpdf reconstructed under `repair` is written without it.)
+    const ByteView tail_a = pdf::data_after_eof(input), tail_b = pdf::data_after_eof(output);
+    if (!context.policy().repair &&
+        !std::equal(tail_a.begin(), tail_a.end(), tail_b.begin(), tail_b.end()))
+      return {false, "the data after %%EOF changed", {}};
     Verdict v;
     v.ok = true;
     v.quality.pixels_identical = compare.pixels_identical();
