@@ -35,7 +35,7 @@ PngFile png_chunks_kept(const PngFile& png, MetadataPolicy policy, Bytes& storag
   dropped = 0;
   if (policy == MetadataPolicy::kKeep) return png;
   PngFile out{png.header, {}, png.trailing};
-  std::optional<size_t> orientation_at;  // where the orientation-only eXIf goes
+  bool orientation_kept = false;
   for (const PngChunk& c : png.chunks) {
     const bool kept = policy == MetadataPolicy::kSafe ? kept_in_safe(c) : kept_in_strip(c);
     if (kept) {
@@ -43,20 +43,17 @@ PngFile png_chunks_kept(const PngFile& png, MetadataPolicy policy, Bytes& storag
       continue;
     }
     ++dropped;
-    if (c.is("eXIf") && !orientation_at) {
-      const std::optional<int> orientation = tiff_orientation(c.data);
-      if (orientation && *orientation != 1) {
-        storage.clear();
-        append_png_chunk(storage, "eXIf", orientation_only_tiff(*orientation));
-        orientation_at = out.chunks.size();
-        out.chunks.push_back(c);  // replaced below, once `storage` holds its final bytes
-      }
-    }
-  }
-  if (orientation_at) {
-    PngChunk& made = out.chunks[*orientation_at];
-    made.whole = ByteView(storage.data(), storage.size());
+    if (!c.is("eXIf") || orientation_kept) continue;
+    const std::optional<int> orientation = tiff_orientation(c.data);
+    if (!orientation || *orientation == 1) continue;
+    // `storage` is written once, so the views into it stay valid.
+    storage.clear();
+    append_png_chunk(storage, "eXIf", orientation_only_tiff(*orientation));
+    PngChunk made = c;
+    made.whole = ByteView(storage);
     made.data = made.whole.subspan(8, storage.size() - 12);
+    out.chunks.push_back(made);
+    orientation_kept = true;
   }
   return out;
 }
