@@ -117,29 +117,40 @@ TEST(Trellis, NeverGrowsAMagnitudeAndKeepsStrongBlocks) {
 }
 
 TEST(Trellis, DroppingHopelessEndsChangesNothing) {
-  // A skewed rate model (cheap common symbols, dear rare ones) against the same model with a
-  // spread too wide for any end to be dropped: every block comes out the same.
+  // Rate models against themselves with a bound too wide for any end to be dropped: every block
+  // comes out the same. A skewed one (cheap common symbols, dearer with the run), and random
+  // ones, where a longer run's symbol is often the cheaper.
+  std::vector<RateModel> models;
   uint32_t freq[256] = {};
   for (int s = 0; s < 256; ++s) freq[s] = (s & 15) <= 2 ? 5000u / (1 + (s >> 4)) : 1u;
-  const RateModel pruned = RateModel::from_frequencies(freq);
-  RateModel full = pruned;
-  full.spread = 1e9f;
-  EXPECT_LE(pruned.spread, 16.0f);
+  models.push_back(RateModel::from_frequencies(freq));
+  // Dearer with the run, a longer run saves nothing but what a ZRL costs less than the symbols
+  // it stands in for.
+  EXPECT_LT(models[0].longer_run_advantage, 3.0f);
+  uint32_t seed = 11;
+  auto next = [&] { return (seed = seed * 1103515245u + 12345u) >> 16; };
+  for (int m = 0; m < 3; ++m) {
+    for (uint32_t& f : freq) f = next() % (m == 0 ? 4 : m == 1 ? 100 : 5000);
+    models.push_back(RateModel::from_frequencies(freq));
+    EXPECT_LE(models.back().longer_run_advantage, 16.0f);
+  }
   uint16_t q_old[64], q_new[64];
   for (int k = 0; k < 64; ++k) q_old[k] = uint16_t(1 + k / 16), q_new[k] = uint16_t(2 + k / 6);
-  uint32_t seed = 11;
-  for (int trial = 0; trial < 500; ++trial) {
-    JCOEF src[64], a[64], b[64];
-    for (int k = 0; k < 64; ++k) {
-      seed = seed * 1103515245u + 12345u;
-      const int range = k == 0 ? 900 : (trial % 4 + 1) * 90 / (1 + k / 3);
-      src[k] = JCOEF(int(seed >> 16) % (2 * range + 1) - range);
-    }
-    for (double strength : {0.25, 0.5, 2.0}) {
-      const double ea = requantize_block(src, q_old, q_new, &pruned, {strength}, a);
-      const double eb = requantize_block(src, q_old, q_new, &full, {strength}, b);
-      EXPECT_EQ(ea, eb) << trial;
-      for (int k = 0; k < 64; ++k) ASSERT_EQ(a[k], b[k]) << trial << " coefficient " << k;
+  for (const RateModel& pruned : models) {
+    RateModel full = pruned;
+    full.longer_run_advantage = 1e9f;
+    for (int trial = 0; trial < 500; ++trial) {
+      JCOEF src[64], a[64], b[64];
+      for (int k = 0; k < 64; ++k) {
+        const int range = k == 0 ? 900 : (trial % 4 + 1) * 90 / (1 + k / 3);
+        src[k] = JCOEF(int(next()) % (2 * range + 1) - range);
+      }
+      for (double strength : {0.25, 0.5, 2.0}) {
+        const double ea = requantize_block(src, q_old, q_new, &pruned, {strength}, a);
+        const double eb = requantize_block(src, q_old, q_new, &full, {strength}, b);
+        EXPECT_EQ(ea, eb) << trial;
+        for (int k = 0; k < 64; ++k) ASSERT_EQ(a[k], b[k]) << trial << " coefficient " << k;
+      }
     }
   }
 }

@@ -124,8 +124,18 @@ RateModel RateModel::from_frequencies(const uint32_t (&freq)[256]) {
   }
   m.eob_bits = m.ac_bits[0x00];
   m.zrl_bits = m.ac_bits[0xF0];
-  const auto [lo, hi] = std::minmax_element(std::begin(m.ac_bits), std::end(m.ac_bits));
-  m.spread = *hi - *lo;
+  // Over every pair of runs a block can hold (at most 62 zeros), each size a coefficient can take.
+  double advantage = 0;
+  for (int size = 1; size <= 10; ++size) {
+    double dearest_shorter = -std::numeric_limits<double>::infinity();
+    for (int run = 0; run <= 62; ++run) {
+      const double bits = (run >> 4) * double(m.zrl_bits) + m.ac_bits[((run & 15) << 4) | size];
+      advantage = std::max(advantage, dearest_shorter - bits);
+      dearest_shorter = std::max(dearest_shorter, bits);
+    }
+  }
+  // Rounded up: a bound that fell short by a rounding could drop the end that wins.
+  m.longer_run_advantage = std::nextafter(float(advantage), std::numeric_limits<float>::max());
   return m;
 }
 
@@ -203,10 +213,11 @@ double requantize_block(const JCOEF* src, const uint16_t* q_old, const uint16_t*
       }
     }
     // An end whose cost so far (less the zeroing cost it saved) exceeds the new end's by more
-    // than any symbol's price can differ never wins again: every later step from it runs
-    // longer, and the EOB costs both the same. Dropping it leaves the result as it was.
+    // than a longer run can save on the next symbol never wins again: every later step from it
+    // runs longer, the steps after that cost both the same, and the EOB costs it no less.
+    // Dropping it leaves the result as it was.
     standing[t] = best[t] - zeroed[t];
-    const double reach = standing[t] + rate->spread + kPruneMargin;
+    const double reach = standing[t] + rate->longer_run_advantage + kPruneMargin;
     int kept = 0;
     for (int e = 0; e < n_ends; ++e)
       if (standing[ends[e]] <= reach) ends[kept++] = ends[e];

@@ -34,7 +34,10 @@ double estimate_quality(const QuantTable& table, bool chroma);
 struct RateModel {
   float ac_bits[256] = {};
   float eob_bits = 4, zrl_bits = 11;
-  float spread = 16;  // at least the largest ac_bits minus the smallest
+  // At least how many bits cheaper a coefficient's symbol can be after a longer run of zeros than
+  // after a shorter one (at the same size, runs of 16 and more paying their ZRLs), and at least
+  // 0: the trellis drops an end that trails a later one by more than this.
+  float longer_run_advantage = 16;
   static RateModel from_frequencies(const uint32_t (&freq)[256]);
 };
 
