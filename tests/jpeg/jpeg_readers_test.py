@@ -8,8 +8,11 @@ with the input's size and mode; lossless mode decodes to the same pixels; a perc
 either decodes to the same pixels or scores at least the mode's floor by `lighten compare` on
 PIL's decodes (floor_score: under 256 px a side, the stricter mirrored score), with butteraugli
 reported beside it for images up to 2 MP; every metadata
-segment (APPn, COM) is kept byte for byte except lighten's own quality marker and a rewritten
-MPF index; the bytes after the image are kept unless an MPF index points into them. The
+segment (APPn, COM) is kept byte for byte except lighten's own quality marker, a rewritten
+MPF index and an EXIF thumbnail (IFD1's JPEGInterchangeFormat, read by PIL's EXIF parser): that
+one may be replaced by a smaller JPEG of the same size and mode (same pixels in lossless mode,
+at the floor in the others), with nothing else in its segment changed but its length value;
+the bytes after the image are kept unless an MPF index points into them. The
 outputs, optimised again under the same mode, come back with the same pixels (no generation
 loss) and no file grows.
 
@@ -91,6 +94,65 @@ def metric_mode(image):
     return image if image.mode in ("L", "RGB") else image.convert("RGB")
 
 
+def exif_thumbnail(payload):
+    """(thumbnail, offset in the TIFF data) of an EXIF payload by PIL's EXIF parser, or None."""
+    from PIL import ExifTags, Image
+    try:
+        exif = Image.Exif()
+        exif.load(payload)
+        ifd1 = exif.get_ifd(ExifTags.IFD.IFD1)
+    except Exception:
+        return None
+    offset, length = ifd1.get(0x201), ifd1.get(0x202)
+    tiff = payload[6:]
+    if not isinstance(offset, int) or not isinstance(length, int) or offset + length > len(tiff):
+        return None
+    return tiff[offset:offset + length], offset
+
+
+def check_exif_thumbnail(lighten, mode, name, a, b, tmp):
+    """Failures of an output's EXIF payload `b` that differs from the input's `a`."""
+    ta, tb = exif_thumbnail(a), exif_thumbnail(b)
+    if ta is None or tb is None or ta[1] != tb[1]:
+        return [f"{name}: the EXIF segment differs"]
+    (u, at), (v, _) = ta, tb
+    head_a, head_b = a[6:6 + at], b[6:6 + at]
+    differing = [i for i in range(len(head_a)) if head_a[i] != head_b[i]]
+    # Before the thumbnail only its length value (at most 4 bytes of one field) may differ; the
+    # bytes after it are the input's.
+    if (len(head_a) != len(head_b) or (differing and differing[-1] - differing[0] > 3)
+            or a[6 + at + len(u):] != b[6 + at + len(v):]):
+        return [f"{name}: the EXIF segment differs outside its thumbnail"]
+    x, y = decoded(u), decoded(v)
+    if x is None or y is None:
+        return [f"{name}: PIL cannot read the EXIF thumbnail"]
+    if (x.size, x.mode) != (y.size, y.mode):
+        return [f"{name}: EXIF thumbnail {y.size} {y.mode}, not {x.size} {x.mode}"]
+    if x.tobytes() == y.tobytes():
+        return []
+    if mode == "lossless":
+        return [f"{name}: the EXIF thumbnail's pixels differ in lossless mode"]
+    score, _ = scores(lighten, metric_mode(x), metric_mode(y), tmp)
+    if score < FLOORS[mode]:
+        return [f"{name}: EXIF thumbnail SSIMULACRA2 {score:.2f} under {FLOORS[mode]}"]
+    return []
+
+
+def check_metadata(lighten, mode, name, a, b, tmp):
+    """Failures of the output's metadata segments `b` against the input's `a`."""
+    if len(a) != len(b):
+        return [f"{name}: metadata segments differ"]
+    failures = []
+    for (ma, pa), (mb, pb) in zip(a, b):
+        if (ma, pa) == (mb, pb):
+            continue
+        if ma == mb == 0xE1 and pa.startswith(b"Exif\0\0") and pb.startswith(b"Exif\0\0"):
+            failures += check_exif_thumbnail(lighten, mode, name, pa, pb, tmp)
+        else:
+            failures.append(f"{name}: metadata segments differ")
+    return failures
+
+
 def check_output(lighten, mode, name, before, after, tmp):
     """(failures of one replaced file as text, what was measured)."""
     x, y = decoded(before), decoded(after)
@@ -113,8 +175,7 @@ def check_output(lighten, mode, name, before, after, tmp):
                 failures.append(f"{name}: SSIMULACRA2 {s:.2f} under {FLOORS[mode]}")
     sa, sb = segments(before), segments(after)
     if sa and sb:
-        if sa[0] != sb[0]:
-            failures.append(f"{name}: metadata segments differ")
+        failures += check_metadata(lighten, mode, name, sa[0], sb[0], tmp)
         if not sa[1] and before[sa[2]:] != after[sb[2]:]:
             failures.append(f"{name}: the bytes after the image differ")
     return failures, measured

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "formats/jpeg/coefficients.h"
+#include "formats/jpeg/exif_thumbnail.h"
 #include "formats/jpeg/jpeg_format.h"
 #include "formats/jpeg/markers.h"
 #include "formats/jpeg/metadata.h"
@@ -25,13 +26,22 @@
 namespace lighten::jpeg {
 namespace {
 
+// The metadata segments but lighten's marker and the MPF index, an EXIF segment without its
+// thumbnail and the two lengths that follow it (exif_thumbnail_test.cpp checks those).
 std::vector<Bytes> metadata_without_marker(const Bytes& jpeg) {
   const Layout l = parse_layout(jpeg);
   std::vector<Bytes> out;
-  for (const Segment& s : l.segments)
-    if (s.is_metadata() && !is_quality_marker(s) &&
-        !(s.marker == 0xE2 && starts_with(s.payload, {"MPF\0", 4})))
-      out.emplace_back(jpeg.begin() + long(s.offset), jpeg.begin() + long(s.end()));
+  for (const Segment& s : l.segments) {
+    if (!s.is_metadata() || is_quality_marker(s) ||
+        (s.marker == 0xE2 && starts_with(s.payload, {"MPF\0", 4})))
+      continue;
+    Bytes& b = out.emplace_back(jpeg.begin() + long(s.offset), jpeg.begin() + long(s.end()));
+    if (const auto thumbnail = locate_exif_thumbnail(b)) {
+      b.erase(b.begin() + long(thumbnail->begin), b.begin() + long(thumbnail->end));
+      b[2] = b[3] = 0;
+      std::fill_n(b.begin() + long(thumbnail->length_at), thumbnail->short_length ? 2 : 4, 0);
+    }
+  }
   return out;
 }
 

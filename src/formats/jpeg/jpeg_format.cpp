@@ -7,6 +7,7 @@
 #include <string>
 
 #include "formats/jpeg/coefficients.h"
+#include "formats/jpeg/exif_thumbnail.h"
 #include "formats/jpeg/markers.h"
 #include "formats/jpeg/metadata.h"
 #include "formats/jpeg/mpf.h"
@@ -144,6 +145,8 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
   const std::optional<RewrittenTrailing> secondary =
       mpf ? optimise_secondary_images(input, layout, *mpf, context) : std::nullopt;
   const ByteView trailing = secondary ? ByteView(secondary->bytes) : layout.trailing(input);
+  // The EXIF thumbnail, also through the engine, in the segments every output is written with.
+  const ThumbnailSavings thumbnails = optimise_exif_thumbnails(plan, context);
   // The output of one set of coefficients with the input's metadata (and, when requantised,
   // the marker with its score).
   auto write = [&](CoefficientImage& coefficients, ScanMode scan_mode,
@@ -257,6 +260,8 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
   if (secondary)
     outcome.detail += fmt::format(", {} of {} secondary images (MPF) {} bytes smaller",
                                   secondary->optimised, secondary->images.size(), secondary->saved);
+  if (thumbnails.optimised > 0)
+    outcome.detail += fmt::format(", EXIF thumbnail {} bytes smaller", thumbnails.saved);
   if (layout.junk_bytes > 0)
     outcome.detail +=
         ", " + std::to_string(layout.junk_bytes) + " junk bytes between markers dropped";
