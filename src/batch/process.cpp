@@ -1,5 +1,6 @@
 #include "batch/process.h"
 
+#include <fmt/format.h>
 #include <xxhash.h>
 
 #include <cerrno>
@@ -108,6 +109,16 @@ class FileJob {
 
   void optimise_and_write() {
     const Policy& policy = options_.policy;
+    // Replacing one name of a hard-linked file would split it from the others: both contents
+    // would then be stored, and the other names would keep the old one.
+    if (options_.in_place && entry_.stat.links > 1) {
+      result_.reason = Reason::kSkipped;
+      result_.message = fmt::format(
+          "hard-linked ({} names): replacing this one in place would split it from the others "
+          "and store both",
+          entry_.stat.links);
+      return;
+    }
     if (entry_.stat.size > policy.limits.max_input_bytes) {
       result_.reason = Reason::kLimitExceeded;
       result_.message = "larger than the input limit of " +

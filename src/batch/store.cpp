@@ -30,6 +30,7 @@ FileStat from_stat(const struct stat& s) {
   st.mode = s.st_mode;
   st.dev = s.st_dev;
   st.ino = s.st_ino;
+  st.links = uint64_t(s.st_nlink);
   return st;
 }
 

@@ -22,6 +22,7 @@ struct FileStat {
   uint32_t mode = 0;  // st_mode
   uint64_t dev = 0;
   uint64_t ino = 0;
+  uint64_t links = 1;  // st_nlink: names of this file
   bool is_regular() const;
   bool is_directory() const;
   bool is_symlink() const;

@@ -118,6 +118,40 @@ TEST_F(RunBatch, SecondRunIsANoOpFromTheJournalAndWithAFreshOne) {
   EXPECT_EQ(snapshot(dir_ / "in"), after_first);
 }
 
+TEST_F(RunBatch, HardLinkedFilesAreLeftAloneInPlace) {
+  // testorig.jpg gets a second name outside the tree: replacing the one inside would leave the
+  // other with the old bytes and store both.
+  const fs::path inside = dir_ / "in" / "testorig.jpg", outside = dir_ / "elsewhere.jpg";
+  fs::create_hard_link(inside, outside);
+  const auto before = read_file(inside);
+  auto o = options();
+  o.in_place = true;
+  Recorder rec;
+  const auto s = run_batch(o, rec);
+  EXPECT_EQ(s.io_errors, 0u);
+  EXPECT_EQ(read_file(inside), before);
+  EXPECT_EQ(fs::hard_link_count(inside), 2u);
+  bool seen = false;
+  for (const FileResult& r : rec.results) {
+    if (fs::path(r.path).filename() != "testorig.jpg" ||
+        fs::path(r.path).parent_path() != dir_ / "in")
+      continue;
+    seen = true;
+    EXPECT_EQ(r.action, Action::kKept);
+    EXPECT_EQ(r.reason, Reason::kSkipped);
+    EXPECT_NE(r.message.find("hard-linked (2 names)"), std::string::npos) << r.message;
+  }
+  EXPECT_TRUE(seen);
+  EXPECT_GT(s.total.replaced, 0u);  // the other files were optimised as usual
+  // Into a mirror the link does not matter: the file is optimised.
+  o.in_place = false;
+  o.output_dir = (dir_ / "out").string();
+  o.journal_path = (dir_ / "mirror.sqlite").string();
+  Recorder mirrored;
+  run_batch(o, mirrored);
+  EXPECT_LT(read_file(dir_ / "out" / "testorig.jpg").size(), before.size());
+}
+
 TEST_F(RunBatch, ChangedPolicyRedoesFiles) {
   auto o = options();
   o.in_place = true;
