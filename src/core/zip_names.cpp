@@ -31,6 +31,30 @@ std::string read_mimetype(ByteView bytes) {
   }
 }
 
+// Without a central directory (a truncated archive), the local headers from the start, as far
+// as their sizes lead: enough to tell a document from a plain archive and name what is wrong.
+void read_local_names(ByteView bytes, std::vector<std::string>& names) {
+  try {
+    ByteReader r(bytes);
+    while (names.size() < kMaxNames && r.remaining() >= 4 && r.u32le() == 0x04034b50) {
+      r.skip(2);  // version
+      const uint16_t flags = r.u16le();
+      r.skip(10);  // method, time, date, crc
+      const uint32_t compressed = r.u32le();
+      r.skip(4);
+      const uint16_t name_len = r.u16le();
+      const uint16_t extra_len = r.u16le();
+      ByteView name = r.take(name_len);
+      names.emplace_back(name.begin(), name.end());
+      // Sizes in a data descriptor after the data: where the next header starts is unknown.
+      if (flags & 0x08) break;
+      r.skip(size_t(extra_len) + compressed);
+    }
+  } catch (const FormatError&) {
+    // Truncated: the names read so far stand.
+  }
+}
+
 }  // namespace
 
 ZipNames list_zip_names(ByteView bytes) {
@@ -47,7 +71,10 @@ ZipNames list_zip_names(ByteView bytes) {
       break;
     }
   }
-  if (eocd == std::string::npos) return result;
+  if (eocd == std::string::npos) {
+    read_local_names(bytes, result.names);
+    return result;
+  }
   try {
     ByteReader r(bytes, eocd + 10);
     const uint16_t entries = r.u16le();

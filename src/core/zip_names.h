@@ -1,4 +1,5 @@
-// Lists entry names of a ZIP archive by its central directory, for kind sniffing only.
+// Lists entry names of a ZIP archive by its central directory (by its local headers where no
+// end-of-central-directory record is found), for kind sniffing only.
 #pragma once
 
 #include <string>

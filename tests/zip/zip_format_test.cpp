@@ -90,6 +90,27 @@ TEST(ZipFormat, SignedDocumentsAreLeftAlone) {
   EXPECT_EQ(o.reason, Reason::kSigned) << o.message;
 }
 
+TEST(ZipFormat, SignedAndHashedPackagesAreLeftAloneAsPlainZip) {
+  // OPC (XPS, VSIX), NuGet, MSIX/APPX and JAR signatures and MSIX's block map, each in an
+  // archive lighten would otherwise optimise under --plain-zip optimize.
+  Policy p;
+  p.plain_zip = PlainZipPolicy::kOptimize;
+  const auto image = testing::make_jpeg({.width = 200, .height = 150});
+  const Bytes unsigned_package =
+      make_zip({{.name = "content/logo.jpg", .content = image, .deflate = false}});
+  ASSERT_TRUE(optimize(unsigned_package, p).replaced());
+  for (const char* part :
+       {"package/services/digital-signature/xml-signature/sig.psdsxs", ".signature.p7s",
+        "AppxSignature.p7x", "AppxBlockMap.xml", "META-INF/CERT.SF", "META-INF/signatures.xml"}) {
+    const Bytes package =
+        make_zip({{.name = "content/logo.jpg", .content = image, .deflate = false},
+                  {.name = part, .content = text_bytes("<signed/>")}});
+    const Outcome o = optimize(package, p);
+    EXPECT_EQ(o.reason, Reason::kSigned) << part << ": " << o.message;
+    EXPECT_NE(o.message.find(part), std::string::npos) << o.message;
+  }
+}
+
 TEST(ZipFormat, EncryptedEntriesAreLeftAlone) {
   auto items = docx_items(testing::make_jpeg({.width = 200, .height = 150}));
   items[1].flags = 1;  // "encrypted" bit
@@ -119,6 +140,17 @@ TEST(ZipFormat, BrokenCrcIsLeftAloneWithAReason) {
   EXPECT_EQ(o.action, Action::kKept);
   EXPECT_EQ(o.reason, Reason::kCorrupt) << o.message;
   EXPECT_NE(o.message.find("CRC"), std::string::npos) << o.message;
+}
+
+TEST(ZipFormat, ATruncatedDocumentIsKnownByItsLocalHeadersAndSaysTruncated) {
+  const auto docx = make_zip(docx_items(testing::make_jpeg({.width = 200, .height = 150})));
+  const Bytes cut(docx.begin(), docx.begin() + long(docx.size() / 2));
+  EXPECT_EQ(sniff(cut), Kind::kDocx);
+  const Outcome o = optimize(cut, Policy{});
+  EXPECT_EQ(o.action, Action::kKept);
+  EXPECT_EQ(o.reason, Reason::kTruncated) << o.message;
+  // Cut inside the first local header: nothing to tell it by.
+  EXPECT_EQ(sniff(ByteView(docx).first(20)), Kind::kZip);
 }
 
 TEST(ZipFormat, PlainZipOnlyWhenThePolicyAllows) {

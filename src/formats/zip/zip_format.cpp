@@ -19,17 +19,27 @@ std::string lower(std::string s) {
   return s;
 }
 
+// Parts that sign or hash the others (`name` in lower case): OOXML and OPC package signatures
+// (XPS, VSIX), ODF and JAR signatures, NuGet's package signature, and an MSIX/APPX package's
+// signature and block map (every part's size and block hashes, checked on install even unsigned).
+bool signs_other_parts(const std::string& name) {
+  return name.starts_with("_xmlsignatures/") ||
+         name.starts_with("package/services/digital-signature/") ||
+         (name.starts_with("meta-inf/") &&
+          (name.find("signature") != std::string::npos || name.ends_with(".sf"))) ||
+         name == ".signature.p7s" || name == "appxsignature.p7x" || name == "appxblockmap.xml";
+}
+
 // Documents whose bytes are covered by a signature or that are encrypted are not ours to change.
 void refuse_protected(const ZipArchive& archive, ByteView input) {
   for (const ZipEntry& e : archive.entries) {
     if (e.encrypted())
       throw FormatError(Reason::kEncrypted, e.local_offset, "entry " + e.name + " is encrypted");
     const std::string name = lower(e.name);
-    if (name.starts_with("_xmlsignatures/") ||
-        (name.starts_with("meta-inf/") && name.find("signature") != std::string::npos) ||
-        (name.starts_with("meta-inf/") && name.ends_with(".sf")))
-      throw FormatError(Reason::kSigned, e.local_offset,
-                        "signed document (" + e.name + "); changing any byte would break it");
+    if (signs_other_parts(name))
+      throw FormatError(
+          Reason::kSigned, e.local_offset,
+          "signed or hashed package (" + e.name + "); changing any byte would break it");
     if (name == "meta-inf/encryption.xml")
       throw FormatError(Reason::kEncrypted, e.local_offset,
                         "the document declares encrypted parts (META-INF/encryption.xml)");
