@@ -134,7 +134,8 @@ std::string probe_report_json(const ProbeReport& r) {
       {"recommendations", r.recommendations},
       {"warnings", r.warnings},
   };
-  return doc.dump(2) + "\n";
+  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+         "\n";  // paths need not be UTF-8
 }
 
 void write_probe_json(const std::string& path, const ProbeReport& report) {

@@ -65,7 +65,8 @@ void write_json_report(const std::string& path, const BatchSummary& summary,
   {
     std::ofstream out(temp, std::ios::trunc);
     if (!out) throw std::runtime_error("cannot write report " + temp + ": " + std::strerror(errno));
-    out << doc.dump(2) << "\n";
+    // Paths and messages need not be UTF-8 (file names in Latin-1, MP4 box types like "\xA9xyz").
+    out << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     if (!out.flush()) throw std::runtime_error("cannot write report " + temp);
   }
   if (std::rename(temp.c_str(), path.c_str()) != 0)

@@ -170,6 +170,25 @@ class ReportJournalTest : public ::testing::Test {
   std::string journal_;
 };
 
+TEST(JsonReport, PathsAndMessagesThatAreNotUtf8AreWrittenWithReplacements) {
+  // A Latin-1 file name, and a message naming an MP4 box type with a byte over 0x7F.
+  FileResult row;
+  row.path = "/data/caf\xE9.mp4";
+  row.kind = Kind::kMp4;
+  row.action = Action::kKept;
+  row.reason = Reason::kUnsupportedVariant;
+  row.message = "the moov's user data '\xA9xyz' (30 bytes) would not be carried over";
+  BatchSummary summary;
+  const fs::path path = fs::temp_directory_path() / ("lighten_json_" + std::to_string(::getpid()));
+  write_json_report(path.string(), summary, {row}, Policy{}, false);
+  std::ifstream in(path);
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  fs::remove(path);
+  const std::string got = doc["files"][0]["path"];
+  EXPECT_EQ(got, "/data/caf\uFFFD.mp4");
+  EXPECT_NE(doc["files"][0]["message"].get<std::string>().find("\uFFFDxyz"), std::string::npos);
+}
+
 TEST_F(ReportJournalTest, ReadsTotalsScoresAndRuns) {
   write_journal();
   const ReportSummary s = summarize_journal(journal_);
