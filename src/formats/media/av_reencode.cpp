@@ -213,6 +213,13 @@ Bytes reencode_video(ByteView input, const EncoderChoice& choice, const Context*
         os->codecpar->codec_tag = tag;
     } else {
       check(avcodec_parameters_copy(os->codecpar, in->streams[i]->codecpar), "copying a stream");
+      // As ffmpeg's stream copy does: the AVI demuxer reports a VBR MP3 stream's frame size
+      // as its block alignment, which the muxer would write as a CBR header, its length then
+      // unknown to readers.
+      AVCodecParameters* q = os->codecpar;
+      if (q->codec_id == AV_CODEC_ID_MP3 &&
+          (q->block_align == 1 || q->block_align == 1152 || q->block_align == 576))
+        q->block_align = 0;
       if (!keeps_tag(out->oformat, os->codecpar))
         os->codecpar->codec_tag = 0;  // the muxer picks its own tag for the same codec
     }

@@ -46,9 +46,15 @@ void describe(const Demuxer& demuxer, VideoFrames& out) {
           .append("x")
           .append(std::to_string(q->height));
     out.streams.push_back(text);
+    out.lengths.push_back(
+        {s->duration != AV_NOPTS_VALUE ? double(s->duration) * av_q2d(s->time_base) : -1.0, 0});
     for (int k = 0; k < s->nb_side_data; ++k)
       out.encrypted = out.encrypted || s->side_data[k].type == AV_PKT_DATA_ENCRYPTION_INIT_INFO;
   }
+  out.video_stream = demuxer.video();
+  for (const AVDictionaryEntry* t = nullptr;
+       (t = av_dict_get(f->metadata, "", t, AV_DICT_IGNORE_SUFFIX)) != nullptr;)
+    out.tags.emplace_back(t->key, t->value);
   if (f->duration != AV_NOPTS_VALUE) out.duration_s = double(f->duration) / AV_TIME_BASE;
   out.marker = marker_of(f);
   const AVCodecParameters* p = demuxer.parameters();
@@ -76,6 +82,8 @@ VideoFrames probe_video(ByteView file) {
   if (!packet) throw std::bad_alloc();
   while (av_read_frame(demuxer.format(), packet.get()) >= 0) {
     out.packets += packet->stream_index == demuxer.video();
+    if (size_t(packet->stream_index) < out.lengths.size())
+      ++out.lengths[size_t(packet->stream_index)].packets;
     av_packet_unref(packet.get());
   }
   return out;

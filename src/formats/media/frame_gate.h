@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/bytes.h"
@@ -27,6 +28,16 @@ struct VideoFrames {
   int64_t frames = 0;        // decoded
   // Every stream of the file, "video h264 568x320" / "audio aac" / "data none", in order.
   std::vector<std::string> streams;
+  // How long each stream says it is (negative: not stated) and how many packets the demuxer
+  // reads of it, in the order of `streams`; and which of them is the video probed.
+  struct StreamLength {
+    double seconds = -1;
+    int64_t packets = 0;
+  };
+  std::vector<StreamLength> lengths;
+  int video_stream = -1;
+  // The container's tags (libavformat's metadata dictionary), in its order.
+  std::vector<std::pair<std::string, std::string>> tags;
   double duration_s = 0;   // of the file, as the container states it
   bool encrypted = false;  // a stream carries encryption (CENC) information
   std::string marker;      // the container tag "lighten" of an earlier re-encode, if any

@@ -10,6 +10,7 @@
 #include "core/errors.h"
 #include "formats/media/av_reencode.h"
 #include "formats/media/frame_gate.h"
+#include "formats/media/mp4_boxes.h"
 
 namespace lighten {
 namespace {
@@ -32,6 +33,68 @@ std::vector<int> candidate_values(const std::string& knob) {
 
 bool to_h264(const Policy& policy) { return policy.video_codec == VideoCodecPolicy::kH264; }
 
+bool is_avi(ByteView file) { return starts_with(file, "RIFF"); }
+
+// A stream copied packet for packet that the output holds fewer or more packets of, or states
+// another length for (the AVI muxer would write a VBR MP3 stream's header as if it were CBR, its
+// length then unknown to readers).
+std::optional<std::string> copied_stream_changed(const VideoFrames& a, const VideoFrames& b) {
+  if (a.lengths.size() != b.lengths.size()) return "the stream count changed";
+  for (size_t i = 0; i < a.lengths.size(); ++i) {
+    if (int(i) == a.video_stream) continue;
+    const VideoFrames::StreamLength &x = a.lengths[i], &y = b.lengths[i];
+    const double packet_s = x.packets > 0 && x.seconds > 0 ? x.seconds / double(x.packets) : 0.0;
+    const bool seconds_kept =
+        x.seconds < 0 || (y.seconds >= 0 && std::abs(x.seconds - y.seconds) <=
+                                                std::max(packet_s, kDurationTolerance_s));
+    if (!seconds_kept || y.packets != x.packets)
+      return fmt::format(
+          "stream {} ({}) would hold {} packets over {} where it holds {} over {}", i, a.streams[i],
+          y.packets,
+          y.seconds < 0 ? std::string("no stated length") : fmt::format("{:.3f} s", y.seconds),
+          x.packets,
+          x.seconds < 0 ? std::string("no stated length") : fmt::format("{:.3f} s", x.seconds));
+  }
+  return std::nullopt;
+}
+
+// A container tag of the input the output does not carry (the brand tags aside, which follow the
+// muxer's ftyp; the software tag may gain lighten's marker).
+std::optional<std::string> tag_lost(const VideoFrames& a, const VideoFrames& b) {
+  for (const auto& [key, value] : a.tags) {
+    if (key == "major_brand" || key == "minor_version" || key == "compatible_brands") continue;
+    const auto kept = std::find_if(b.tags.begin(), b.tags.end(), [&](const auto& t) {
+      return t.first == key && (t.second == value || ((key == "encoder" || key == "software") &&
+                                                      t.second.starts_with(value)));
+    });
+    if (kept == b.tags.end()) return fmt::format("the container tag '{}' would not be kept", key);
+  }
+  return std::nullopt;
+}
+
+// The muxer's output laid out as the input was: the user data boxes the muxer drops put back,
+// the moov first where it was first, and the bytes the input has after its last box after the
+// output's.
+Bytes as_the_input_was(ByteView input, const std::optional<Mp4Layout>& layout, Bytes out) {
+  if (!layout) return out;
+  out = with_user_data_of(input, std::move(out));
+  if (moov_before_mdat(*layout)) out = with_moov_first(out);
+  out.insert(out.end(), input.begin() + ptrdiff_t(layout->trailing), input.end());
+  return out;
+}
+
+// What the remux must keep of an MP4's structure, checked on a candidate (or the final output).
+std::optional<std::string> structure_changed(ByteView input, const Mp4Layout& a, ByteView output) {
+  const Mp4Layout b = read_mp4_layout(output);
+  if (!same_bytes(input.subspan(a.trailing), output.subspan(b.trailing)))
+    return "the bytes after the last box changed";
+  if (moov_before_mdat(a) && !moov_before_mdat(b)) return "the moov no longer comes first";
+  const std::vector<std::string> lost = user_data_lost(input, output);
+  if (!lost.empty())
+    return fmt::format("the moov's user data {} would not be carried over", fmt::join(lost, ", "));
+  return std::nullopt;
+}
+
 // Why a codec is left alone: cinepak and other RGB codecs get the reason the H.264 flag does
 // not change (their RGB frames would become YUV 4:2:0, another colour representation).
 std::string not_reencoded(const VideoFrames& probe) {
@@ -45,10 +108,14 @@ std::string not_reencoded(const VideoFrames& probe) {
   return probe.codec + " video is not re-encoded (" + known + ")";
 }
 
-VideoFrames checked_probe(ByteView input, const Policy& policy) {
+VideoFrames checked_probe(ByteView input, const Policy& policy,
+                          const std::optional<Mp4Layout>& layout) {
   if (policy.mode == Mode::kLossless)
     throw FormatError(Reason::kUnsupportedVariant, 0,
                       "lossless mode does not re-encode lossy video (a perceptual --mode does)");
+  if (layout)
+    if (std::optional<std::string> why = remux_obstacle(input, *layout))
+      throw FormatError(Reason::kUnsupportedVariant, 0, *why + " by the remux");
   VideoFrames probe = probe_video(input);
   if (probe.encrypted)
     throw FormatError(Reason::kEncrypted, 0, "a stream is encrypted (DRM): left as it is");
@@ -71,7 +138,9 @@ struct Candidate {
 
 Outcome optimize_media(ByteView input, Context& context) {
   const Policy& policy = context.policy();
-  const VideoFrames probe = checked_probe(input, policy);
+  const std::optional<Mp4Layout> layout =
+      is_avi(input) ? std::nullopt : std::optional(read_mp4_layout(input));
+  const VideoFrames probe = checked_probe(input, policy, layout);
   const double floor = quality_floor(policy);
   const EncoderChoice base = *encoder_for(probe.codec, to_h264(policy), 0);
   const std::vector<int> values = candidate_values(base.knob);
@@ -90,9 +159,14 @@ Outcome optimize_media(ByteView input, Context& context) {
     if (policy.quality_marker == QualityMarker::kWrite)
       choice.marker = fmt::format("{} {} {}, SSIMULACRA2 floor {:.1f}", choice.encoder, choice.knob,
                                   choice.value, floor);
-    c.bytes = reencode_video(input, choice, &context);
+    c.bytes = as_the_input_was(input, layout, reencode_video(input, choice, &context));
     // Readers would show other colours: no setting of this encoder can do better.
     const VideoFrames written = probe_video(c.bytes);
+    // Nor would any setting keep what the muxer drops or describes otherwise.
+    std::optional<std::string> lost = copied_stream_changed(probe, written);
+    if (!lost) lost = tag_lost(probe, written);
+    if (!lost && layout) lost = structure_changed(input, *layout, c.bytes);
+    if (lost) throw FormatError(Reason::kUnsupportedVariant, 0, *lost + " after the remux");
     if (written.pixel_format != probe.pixel_format || written.full_range != probe.full_range)
       throw FormatError(
           Reason::kUnsupportedVariant, 0,
@@ -183,6 +257,14 @@ Verdict verify_media(ByteView input, ByteView output, Context& context) {
     return {false, "the streams changed: " + fmt::format("{}", fmt::join(b.streams, ", ")), {}};
   if (a.pixel_format != b.pixel_format) return {false, "the pixel format changed", {}};
   if (a.full_range != b.full_range) return {false, "the colour range changed", {}};
+  if (auto why = copied_stream_changed(a, b)) return {false, *why, {}};
+  if (auto why = tag_lost(a, b)) return {false, *why, {}};
+  if (!is_avi(input)) {
+    const Mp4Layout layout = read_mp4_layout(input);
+    if (auto why = remux_obstacle(input, layout))
+      return {false, "the input is not one the remux carries: " + *why, {}};
+    if (auto why = structure_changed(input, layout, output)) return {false, *why, {}};
+  }
   const GateResult gate =
       frame_gate(input, output, quality_floor(policy), kEveryFrame, kTileMargin, &context);
   if (!gate.passes) return {false, gate.problem, {}};

@@ -191,6 +191,12 @@ Outcome optimize_avi(ByteView input, Context& context) {
     // found the chunk tree and every index sound.
     Outcome outcome = optimize_media(input, context);
     outcome.kind = Kind::kAvi;
+    // Bytes after the RIFF chunks follow the muxer's, as the Motion-JPEG path keeps them.
+    if (outcome.replaced()) {
+      const ByteView trailing = input.subspan(size_t(avi.tree.trailing_offset));
+      outcome.bytes.insert(outcome.bytes.end(), trailing.begin(), trailing.end());
+      outcome.bytes_out = outcome.bytes.size();
+    }
     return outcome;
   }
 
@@ -264,6 +270,9 @@ Verdict verify_avi(ByteView input, ByteView output, Context& context) {
   if (!has_mjpeg(a)) {  // re-encoded through libav: checked by frames, not by chunks
     if (has_mjpeg(b)) return {false, "a stream became Motion-JPEG", {}};
     (void)resolve_all(output, b);  // the muxer's indexes must be sound too
+    if (!same_bytes(input.subspan(size_t(a.tree.trailing_offset)),
+                    output.subspan(size_t(b.tree.trailing_offset))))
+      return {false, "the bytes after the RIFF chunks changed", {}};
     return verify_media(input, output, context);
   }
   const auto& x = a.tree.chunks;

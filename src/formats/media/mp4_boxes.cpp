@@ -1,0 +1,245 @@
+#include "formats/media/mp4_boxes.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/errors.h"
+
+namespace lighten::media {
+namespace {
+
+uint32_t be32(ByteView b, size_t at) {
+  return uint32_t(b[at]) << 24 | uint32_t(b[at + 1]) << 16 | uint32_t(b[at + 2]) << 8 | b[at + 3];
+}
+uint64_t be64(ByteView b, size_t at) { return uint64_t(be32(b, at)) << 32 | be32(b, at + 4); }
+void put_be32(uint8_t* at, uint32_t v) {
+  for (int i = 0; i < 4; ++i) at[i] = uint8_t(v >> (24 - 8 * i));
+}
+void put_be64(uint8_t* at, uint64_t v) {
+  put_be32(at, uint32_t(v >> 32));
+  put_be32(at + 4, uint32_t(v));
+}
+
+bool printable_type(ByteView b, size_t at) {
+  return std::all_of(b.begin() + ptrdiff_t(at), b.begin() + ptrdiff_t(at + 4),
+                     [](uint8_t c) { return c >= 0x20 && c <= 0x7E; });
+}
+
+// The box at `pos` of [pos, end): its size and header length, or nullopt when the bytes there
+// cannot be one (fewer than 8, a size under the header or past `end`).
+std::optional<Mp4Box> box_at(ByteView file, size_t pos, size_t end) {
+  if (end - pos < 8) return std::nullopt;
+  const uint32_t size32 = be32(file, pos);
+  size_t header = 8;
+  uint64_t size = size32;
+  if (size32 == 1) {
+    if (end - pos < 16) return std::nullopt;
+    size = be64(file, pos + 8);
+    header = 16;
+  } else if (size32 == 0) {
+    size = end - pos;
+  }
+  if (size < header || size > end - pos) return std::nullopt;
+  return Mp4Box{std::string(reinterpret_cast<const char*>(file.data() + pos + 4), 4), pos,
+                pos + header, pos + size_t(size)};
+}
+
+// A box type for messages: bytes outside printable ASCII as \xNN ('\xA9xyz').
+std::string printable(std::string_view type) {
+  std::string out;
+  for (unsigned char c : type)
+    out += c >= 0x20 && c <= 0x7E ? std::string(1, char(c)) : fmt::format("\\x{:02X}", c);
+  return out;
+}
+
+const Mp4Box* find_box(const std::vector<Mp4Box>& boxes, std::string_view type) {
+  for (const Mp4Box& b : boxes)
+    if (b.type == type) return &b;
+  return nullptr;
+}
+
+std::vector<Mp4Box> children(ByteView file, const Mp4Box* box) {
+  return box ? read_boxes(file, box->body, box->end) : std::vector<Mp4Box>{};
+}
+
+// The boxes of every user data box of a file's moov, but 'meta' and the QuickTime text atoms
+// ('\xA9xyz', '\xA9swr', ...): libavformat reads those into tags and writes them afresh, and the
+// tags are compared instead.
+std::vector<Mp4Box> user_data(ByteView file) {
+  const Mp4Layout layout = read_mp4_layout(file);
+  std::vector<Mp4Box> out;
+  for (const Mp4Box& b : children(file, find_box(layout.boxes, "moov"))) {
+    if (b.type != "udta") continue;
+    for (const Mp4Box& item : children(file, &b))
+      if (item.type != "meta" && uint8_t(item.type[0]) != 0xA9) out.push_back(item);
+  }
+  return out;
+}
+
+// Types that begin a box at the top level: one of them running past the end is a cut file.
+bool top_level_type(std::string_view type) {
+  static constexpr std::string_view kTypes[] = {"ftyp", "moov", "mdat", "free", "skip", "wide",
+                                                "uuid", "meta", "moof", "mfra", "sidx", "styp",
+                                                "ssix", "pdin", "prft", "emsg"};
+  return std::find(std::begin(kTypes), std::end(kTypes), type) != std::end(kTypes);
+}
+
+}  // namespace
+
+std::vector<Mp4Box> read_boxes(ByteView file, size_t begin, size_t end) {
+  std::vector<Mp4Box> boxes;
+  for (size_t pos = begin; end - pos >= 8;) {
+    const std::optional<Mp4Box> box = box_at(file, pos, end);
+    if (!box) throw FormatError(Reason::kCorrupt, pos, "a box runs past the one that holds it");
+    boxes.push_back(*box);
+    pos = box->end;
+  }
+  return boxes;
+}
+
+Mp4Layout read_mp4_layout(ByteView file) {
+  Mp4Layout layout;
+  size_t pos = 0;
+  while (pos < file.size()) {
+    const std::optional<Mp4Box> box = box_at(file, pos, file.size());
+    if (!box) {
+      // A top-level box that runs past the end is a cut file; other bytes are data appended
+      // after the last box, which readers skip.
+      if (file.size() - pos >= 8 &&
+          top_level_type({reinterpret_cast<const char*>(file.data() + pos + 4), 4}))
+        throw FormatError(
+            Reason::kTruncated, pos,
+            fmt::format("the '{}' box runs past the end of the file",
+                        std::string_view(reinterpret_cast<const char*>(file.data() + pos + 4), 4)));
+      break;
+    }
+    if (!printable_type(file, pos + 4)) break;
+    layout.boxes.push_back(*box);
+    pos = box->end;
+  }
+  layout.trailing = pos;
+  return layout;
+}
+
+bool moov_before_mdat(const Mp4Layout& layout) {
+  for (const Mp4Box& b : layout.boxes) {
+    if (b.type == "moov") return true;
+    if (b.type == "mdat") return false;
+  }
+  return false;
+}
+
+std::optional<std::string> remux_obstacle(ByteView file, const Mp4Layout& layout) {
+  static constexpr std::string_view kKept[] = {"ftyp", "moov", "mdat", "free", "skip", "wide"};
+  static constexpr std::string_view kFragments[] = {"moof", "mfra", "sidx", "styp", "ssix"};
+  for (const Mp4Box& b : layout.boxes) {
+    if (std::find(std::begin(kFragments), std::end(kFragments), b.type) != std::end(kFragments))
+      return fmt::format("a fragmented file ('{}' boxes) would be written unfragmented",
+                         printable(b.type));
+    if (std::find(std::begin(kKept), std::end(kKept), b.type) == std::end(kKept))
+      return fmt::format("a top-level '{}' box ({} bytes) would not be carried over",
+                         printable(b.type), b.end - b.begin);
+  }
+  const Mp4Box* moov = find_box(layout.boxes, "moov");
+  if (moov && find_box(children(file, moov), "mvex"))
+    return std::string("a fragmented file ('mvex' in its moov) would be written unfragmented");
+  return std::nullopt;
+}
+
+std::vector<std::string> user_data_lost(ByteView input, ByteView output) {
+  const std::vector<Mp4Box> a = user_data(input), b = user_data(output);
+  std::vector<std::string> lost;
+  for (const Mp4Box& x : a) {
+    const ByteView bytes = input.subspan(x.begin, x.end - x.begin);
+    const bool kept = std::any_of(b.begin(), b.end(), [&](const Mp4Box& y) {
+      return same_bytes(bytes, output.subspan(y.begin, y.end - y.begin));
+    });
+    if (!kept) lost.push_back(fmt::format("'{}' ({} bytes)", printable(x.type), x.end - x.begin));
+  }
+  return lost;
+}
+
+Bytes with_user_data_of(ByteView input, Bytes output) {
+  const std::vector<Mp4Box> theirs = user_data(output);
+  Bytes lacking(8);
+  for (const Mp4Box& x : user_data(input)) {
+    const ByteView bytes = input.subspan(x.begin, x.end - x.begin);
+    if (std::none_of(theirs.begin(), theirs.end(), [&](const Mp4Box& y) {
+          return same_bytes(bytes, ByteView(output).subspan(y.begin, y.end - y.begin));
+        }))
+      lacking.insert(lacking.end(), bytes.begin(), bytes.end());
+  }
+  if (lacking.size() == 8) return output;
+  const Mp4Layout layout = read_mp4_layout(output);
+  if (layout.boxes.empty() || layout.boxes.back().type != "moov" ||
+      layout.trailing != output.size())
+    throw FormatError(Reason::kUnsupportedVariant, 0,
+                      "the muxer's moov is not its last box: its user data cannot be put back");
+  const Mp4Box& moov = layout.boxes.back();
+  put_be32(lacking.data(), uint32_t(lacking.size()));
+  std::memcpy(lacking.data() + 4, "udta", 4);
+  const uint64_t size = moov.end - moov.begin + lacking.size();
+  if (moov.body - moov.begin == 16) {
+    put_be64(output.data() + moov.begin + 8, size);
+  } else if (be32(output, moov.begin) != 0) {  // 0: to the end of the file, as it stays
+    if (size > UINT32_MAX)
+      throw FormatError(Reason::kUnsupportedVariant, 0, "the moov would outgrow its size field");
+    put_be32(output.data() + moov.begin, uint32_t(size));
+  }
+  output.insert(output.end(), lacking.begin(), lacking.end());
+  return output;
+}
+
+Bytes with_moov_first(ByteView file) {
+  const Mp4Layout layout = read_mp4_layout(file);
+  const auto& boxes = layout.boxes;
+  const auto mdat =
+      std::find_if(boxes.begin(), boxes.end(), [](const Mp4Box& b) { return b.type == "mdat"; });
+  const auto moov =
+      std::find_if(boxes.begin(), boxes.end(), [](const Mp4Box& b) { return b.type == "moov"; });
+  if (mdat == boxes.end() || moov == boxes.end() || moov < mdat)
+    return Bytes(file.begin(), file.end());
+  const size_t shift = moov->end - moov->begin, from = mdat->begin, to = moov->begin;
+  Bytes moved(file.begin() + ptrdiff_t(moov->begin), file.begin() + ptrdiff_t(moov->end));
+  // Every chunk offset into what lies between the first mdat and the moov moves by the moov's
+  // size; offsets before or after that stretch stay.
+  const ByteView m(moved);
+  for (const Mp4Box& trak : read_boxes(m, moov->body - moov->begin, m.size())) {
+    if (trak.type != "trak") continue;
+    const std::vector<Mp4Box> mdia = children(m, find_box(children(m, &trak), "mdia"));
+    const std::vector<Mp4Box> minf = children(m, find_box(mdia, "minf"));
+    for (const Mp4Box& table : children(m, find_box(minf, "stbl"))) {
+      const size_t width = table.type == "stco" ? 4 : table.type == "co64" ? 8 : 0;
+      if (width == 0) continue;
+      if (table.end - table.body < 8)
+        throw FormatError(Reason::kCorrupt, table.begin, "a chunk offset table is cut short");
+      const uint32_t count = be32(m, table.body + 4);
+      if (uint64_t(count) * width > table.end - table.body - 8)
+        throw FormatError(Reason::kCorrupt, table.begin, "a chunk offset table is cut short");
+      for (uint32_t i = 0; i < count; ++i) {
+        const size_t at = table.body + 8 + size_t(i) * width;
+        const uint64_t offset = width == 4 ? be32(m, at) : be64(m, at);
+        if (offset < from || offset >= to) continue;
+        if (width == 8) {
+          put_be64(moved.data() + at, offset + shift);
+        } else {
+          if (offset + shift > UINT32_MAX)
+            throw FormatError(Reason::kUnsupportedVariant, at,
+                              "a 32-bit chunk offset would overflow with the moov moved first");
+          put_be32(moved.data() + at, uint32_t(offset + shift));
+        }
+      }
+    }
+  }
+  Bytes out;
+  out.reserve(file.size());
+  out.insert(out.end(), file.begin(), file.begin() + ptrdiff_t(from));
+  out.insert(out.end(), moved.begin(), moved.end());
+  out.insert(out.end(), file.begin() + ptrdiff_t(from), file.begin() + ptrdiff_t(to));
+  out.insert(out.end(), file.begin() + ptrdiff_t(moov->end), file.end());
+  return out;
+}
+
+}  // namespace lighten::media

@@ -1,0 +1,58 @@
+// The box structure of an MP4, MOV or 3GP file as far as a remux through libavformat keeps it:
+// what the muxer cannot carry is refused before anything is encoded, what it rearranges is put
+// back (the moov before the media data, bytes after the last box), and both are checked again
+// by the verifier.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/bytes.h"
+
+namespace lighten::media {
+
+struct Mp4Box {
+  std::string type;                     // four characters
+  size_t begin = 0, body = 0, end = 0;  // the box, its contents after the header, its end
+};
+
+// The boxes one after another in [begin, end) of `file`; throws FormatError(kCorrupt) for one
+// that runs past `end` or declares less than its header. Bytes after the last whole box that
+// cannot be a box (under 8) end the list.
+std::vector<Mp4Box> read_boxes(ByteView file, size_t begin, size_t end);
+
+// The top-level boxes, and where the bytes after the last one start (the file's size when none).
+struct Mp4Layout {
+  std::vector<Mp4Box> boxes;
+  size_t trailing = 0;
+};
+// Throws FormatError when the top level is not a sequence of boxes up to `trailing`.
+Mp4Layout read_mp4_layout(ByteView file);
+
+// Why the remux would not carry this file over, if it would not: a fragmented file (moof, mvex:
+// it would come out unfragmented), or a top-level box other than ftyp, moov, mdat, free, skip
+// and wide (an XMP 'uuid' box, say, which libavformat drops).
+std::optional<std::string> remux_obstacle(ByteView file, const Mp4Layout& layout);
+
+// Whether the moov comes before the first mdat (a file that plays while it downloads).
+bool moov_before_mdat(const Mp4Layout& layout);
+
+// The children of moov/udta other than 'meta' (whose tags the muxer writes afresh) that `output`
+// does not hold byte for byte: "'XMP_' (1,234 bytes)". Empty when all are there.
+std::vector<std::string> user_data_lost(ByteView input, ByteView output);
+
+// `output` (a muxer's, its moov the last box) with the user data boxes of `input` that it lacks
+// (user_data_lost: vendor boxes such as Samsung's 'smta', which libavformat drops) put back, in
+// a 'udta' box of their own at the end of its moov. Throws FormatError where the moov is not the
+// last box or would outgrow its size field.
+Bytes with_user_data_of(ByteView input, Bytes output);
+
+// `file` (a muxer's output: ftyp, then mdat, then moov) with its moov moved before the first
+// mdat and every chunk offset (stco, co64) moved with the media data. Throws FormatError when a
+// 32-bit chunk offset would overflow.
+Bytes with_moov_first(ByteView file);
+
+}  // namespace lighten::media

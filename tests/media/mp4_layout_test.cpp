@@ -1,0 +1,253 @@
+// What the remux of an MP4 keeps of its structure: boxes it cannot carry are refused before any
+// encoding, the moov stays first where it was first, bytes after the last box stay after it,
+// and user data the muxer would drop is named; and a VBR MP3 track in an AVI keeps its header.
+#include "formats/media/mp4_boxes.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include "core/errors.h"
+#include "formats/media/frame_gate.h"
+#include "lighten/lighten.h"
+#include "support/corpus.h"
+
+namespace lighten::media {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Sized once and filled by position (GCC 12 warns falsely on push_back and insert here).
+void set32(Bytes& b, size_t at, uint32_t v) {
+  for (int i = 0; i < 4; ++i) b[at + size_t(i)] = uint8_t(v >> (24 - 8 * i));
+}
+uint32_t get32(const Bytes& b, size_t at) {
+  return uint32_t(b[at]) << 24 | uint32_t(b[at + 1]) << 16 | uint32_t(b[at + 2]) << 8 | b[at + 3];
+}
+Bytes box(const std::string& type, const Bytes& body) {
+  Bytes b(8 + body.size());
+  set32(b, 0, uint32_t(b.size()));
+  std::memcpy(b.data() + 4, type.data(), 4);
+  if (!body.empty()) std::memcpy(b.data() + 8, body.data(), body.size());
+  return b;
+}
+Bytes cat(std::initializer_list<Bytes> parts) {
+  size_t size = 0;
+  for (const Bytes& p : parts) size += p.size();
+  Bytes out(size);
+  size_t at = 0;
+  for (const Bytes& p : parts) {
+    if (!p.empty()) std::memcpy(out.data() + at, p.data(), p.size());
+    at += p.size();
+  }
+  return out;
+}
+Bytes text(const std::string& s) { return Bytes(s.begin(), s.end()); }
+
+// ftyp, an mdat of 64 numbered bytes, then a moov whose one track's stco points at bytes 10, 30
+// and 50 of the mdat's data, and a user data box.
+struct MuxerLike {
+  Bytes file;
+  size_t data = 0;  // where the mdat's data starts
+};
+MuxerLike muxer_like(const Bytes& user_data) {
+  const Bytes ftyp = box("ftyp", text(std::string("isom\0\0\0\0isom", 12)));
+  Bytes media;
+  for (int i = 0; i < 64; ++i) media.push_back(uint8_t(i));
+  const Bytes mdat = box("mdat", media);
+  const size_t data = ftyp.size() + 8;
+  Bytes stco(8 + 3 * 4, 0);
+  set32(stco, 4, 3);
+  for (uint32_t i = 0; i < 3; ++i) set32(stco, 8 + 4 * i, uint32_t(data + 10 + 20 * i));
+  const Bytes trak = box("trak", box("mdia", box("minf", box("stbl", box("stco", stco)))));
+  const Bytes moov = box("moov", cat({box("mvhd", Bytes(100, 0)), trak, box("udta", user_data)}));
+  return {cat({ftyp, mdat, moov}), data};
+}
+
+TEST(Mp4Boxes, MovingTheMoovFirstMovesEveryChunkOffsetWithTheData) {
+  const MuxerLike m = muxer_like({});
+  const Bytes out = with_moov_first(m.file);
+  ASSERT_EQ(out.size(), m.file.size());
+  const Mp4Layout layout = read_mp4_layout(out);
+  ASSERT_EQ(layout.boxes.size(), 3u);
+  EXPECT_EQ(layout.boxes[1].type, "moov");
+  EXPECT_EQ(layout.boxes[2].type, "mdat");
+  EXPECT_TRUE(moov_before_mdat(layout));
+  // Each offset still points at the byte it pointed at.
+  const size_t stco =
+      size_t(std::search(out.begin(), out.end(), std::begin("stco"), std::end("stco") - 1) -
+             out.begin()) +
+      4;
+  ASSERT_EQ(get32(out, stco + 4), 3u);
+  for (uint32_t i = 0; i < 3; ++i) {
+    const uint32_t offset = get32(out, stco + 8 + 4 * i);
+    ASSERT_LT(offset, out.size());
+    EXPECT_EQ(out[offset], uint8_t(10 + 20 * i)) << i;
+  }
+  // Already first: nothing moves.
+  EXPECT_EQ(with_moov_first(out), out);
+}
+
+TEST(Mp4Boxes, BytesAfterTheLastBoxAreTrailingAndACutBoxIsTruncated) {
+  const Bytes file = muxer_like({}).file;
+  Bytes appended = file;
+  const std::string tail = "TRAILINGDATA appended by some tool";
+  appended.insert(appended.end(), tail.begin(), tail.end());
+  EXPECT_EQ(read_mp4_layout(appended).trailing, file.size());
+  EXPECT_EQ(read_mp4_layout(file).trailing, file.size());
+  // The moov cut short: a box readers know, running past the end.
+  const Bytes cut(file.begin(), file.end() - 5);
+  try {
+    read_mp4_layout(cut);
+    ADD_FAILURE() << "a cut moov was read";
+  } catch (const FormatError& e) {
+    EXPECT_EQ(e.reason(), Reason::kTruncated);
+  }
+}
+
+TEST(Mp4Boxes, BoxesTheRemuxCannotCarryAreNamed) {
+  const Bytes file = muxer_like({}).file;
+  EXPECT_FALSE(remux_obstacle(file, read_mp4_layout(file)));
+  const Bytes xmp = cat({file, box("uuid", text("BE7ACFCB97A942E89C71999491E3AFAC<x:xmpmeta/>"))});
+  const auto why = remux_obstacle(xmp, read_mp4_layout(xmp));
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("top-level 'uuid' box"), std::string::npos) << *why;
+  const Bytes fragmented = cat({file, box("moof", Bytes(16, 0)), box("mdat", Bytes(8, 0))});
+  EXPECT_NE(remux_obstacle(fragmented, read_mp4_layout(fragmented)).value_or("").find("fragmented"),
+            std::string::npos);
+}
+
+TEST(Mp4Boxes, UserDataTheOutputLacksIsNamed) {
+  const Bytes location = box("\xA9xyz", text("+48.85+002.29/"));
+  const Bytes extra = box("XTRA", text("camera settings"));
+  const Bytes in = muxer_like(cat({extra, location, box("meta", Bytes(12, 0))})).file;
+  // The QuickTime text atom and 'meta' are the muxer's to write again (compared as tags).
+  const Bytes rewritten = muxer_like(box("meta", Bytes(20, 1))).file;
+  const std::vector<std::string> lost = user_data_lost(in, rewritten);
+  ASSERT_EQ(lost.size(), 1u);
+  EXPECT_EQ(lost[0], "'XTRA' (23 bytes)");
+  EXPECT_TRUE(user_data_lost(in, muxer_like(cat({location, extra})).file).empty());
+}
+
+class Mp4Structure : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::system("ffmpeg -version > /dev/null 2>&1") != 0) GTEST_SKIP() << "ffmpeg is absent";
+    dir_ = fs::temp_directory_path() / ("lighten_mp4_structure_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Bytes make(const std::string& name, const std::string& args) {
+    const fs::path out = dir_ / name;
+    const std::string cmd =
+        "ffmpeg -nostdin -v error -y -f lavfi -i testsrc2=size=320x240:rate=25 -f lavfi -i "
+        "sine=f=440:r=44100 -t 1 -map 0 -map 1 -c:v libx264 -crf 8 -pix_fmt yuv420p " +
+        args + " " + out.string();
+    return std::system(cmd.c_str()) == 0 ? testing::read_file(out) : Bytes{};
+  }
+  fs::path dir_;
+};
+
+Policy compact() {
+  Policy p;
+  p.mode = Mode::kCompact;
+  return p;
+}
+
+TEST_F(Mp4Structure, AFaststartFileStaysFaststartAndAppendedBytesStayAppended) {
+  Bytes in = make("fast.mp4", "-c:a aac -movflags +faststart");
+  ASSERT_FALSE(in.empty());
+  ASSERT_TRUE(moov_before_mdat(read_mp4_layout(in)));
+  const std::string tail = "TRAILINGDATA appended after the last box";
+  in.insert(in.end(), tail.begin(), tail.end());
+  const Outcome o = optimize(in, compact());
+  ASSERT_TRUE(o.replaced()) << o.message;
+  const Mp4Layout out = read_mp4_layout(o.bytes);
+  EXPECT_TRUE(moov_before_mdat(out));
+  EXPECT_EQ(std::string(o.bytes.end() - long(tail.size()), o.bytes.end()), tail);
+  EXPECT_EQ(out.trailing, o.bytes.size() - tail.size());
+  // Every frame decodes from where the moved moov says it is (the engine's verifier passed).
+  EXPECT_EQ(probe_video(o.bytes).packets, probe_video(in).packets);
+}
+
+// `file` with a user data box of the muxer's unknown kind added at the end of its moov (which
+// must be its last box).
+Bytes with_vendor_box(const Bytes& file) {
+  const Mp4Layout layout = read_mp4_layout(file);
+  if (layout.boxes.back().type != "moov") return {};
+  const Bytes udta = box("udta", box("XTRA", text("settings the camera wrote")));
+  Bytes out = cat({file, udta});
+  const size_t moov = layout.boxes.back().begin;
+  set32(out, moov, get32(out, moov) + uint32_t(udta.size()));
+  return out;
+}
+
+TEST_F(Mp4Structure, UserDataTheMuxerDropsIsPutBack) {
+  const Bytes plain = make("plain.mp4", "-c:a aac");
+  ASSERT_FALSE(plain.empty());
+  for (bool faststart : {false, true}) {
+    SCOPED_TRACE(faststart ? "moov first" : "moov last");
+    // The box goes in while the moov is last; a faststart input then has its moov moved first.
+    const Bytes in = faststart ? with_moov_first(with_vendor_box(plain)) : with_vendor_box(plain);
+    ASSERT_FALSE(in.empty());
+    ASSERT_EQ(moov_before_mdat(read_mp4_layout(in)), faststart);
+    ASSERT_EQ(user_data_lost(in, plain).size(), 1u);
+    const Outcome o = optimize(in, compact());
+    ASSERT_TRUE(o.replaced()) << o.message;
+    EXPECT_TRUE(user_data_lost(in, o.bytes).empty());
+    EXPECT_EQ(moov_before_mdat(read_mp4_layout(o.bytes)), moov_before_mdat(read_mp4_layout(in)));
+    EXPECT_EQ(probe_video(o.bytes).packets, probe_video(in).packets);
+  }
+  // Into a muxer's output whose moov is not last, it cannot go.
+  const Bytes in = with_vendor_box(make("vendor.mp4", "-c:a aac"));
+  Bytes not_last = make("other.mp4", "-c:a aac");
+  const Bytes free_box = box("free", Bytes(4, 0));
+  not_last = cat({not_last, free_box});
+  EXPECT_THROW(with_user_data_of(in, not_last), FormatError);
+}
+
+TEST_F(Mp4Structure, WhatTheRemuxCannotCarryLeavesTheFileAloneWithAReason) {
+  const Bytes plain = make("plain.mp4", "-c:a aac");
+  ASSERT_FALSE(plain.empty());
+  // A top-level XMP box, and a fragmented file.
+  Outcome o = optimize(
+      cat({plain, box("uuid", text("BE7ACFCB97A942E89C71999491E3AFAC<x:xmpmeta/>"))}), compact());
+  EXPECT_EQ(o.reason, Reason::kUnsupportedVariant);
+  EXPECT_NE(o.message.find("'uuid'"), std::string::npos) << o.message;
+  const Bytes fragmented = make("frag.mp4", "-c:a aac -movflags frag_keyframe+empty_moov");
+  ASSERT_FALSE(fragmented.empty());
+  o = optimize(fragmented, compact());
+  EXPECT_EQ(o.reason, Reason::kUnsupportedVariant);
+  EXPECT_NE(o.message.find("fragmented"), std::string::npos) << o.message;
+}
+
+TEST_F(Mp4Structure, VbrMp3InAnAviKeepsItsLength) {
+  const Bytes in = make("mp3.avi", "-bf 0 -c:a libmp3lame -b:a 64k");
+  if (in.empty()) GTEST_SKIP() << "this ffmpeg cannot write MP3 into AVI";
+  const Outcome o = optimize(in, compact());
+  ASSERT_TRUE(o.replaced()) << o.message;
+  const VideoFrames a = probe_video(in), b = probe_video(o.bytes);
+  ASSERT_EQ(a.lengths.size(), 2u);
+  ASSERT_EQ(b.lengths.size(), 2u);
+  EXPECT_EQ(b.lengths[1].packets, a.lengths[1].packets);
+  EXPECT_GE(b.lengths[1].seconds, 0.0);
+  EXPECT_NEAR(b.lengths[1].seconds, a.lengths[1].seconds, 0.03);
+  // With B-frames ffmpeg's AVI muxer states a longer MP3 stream than it holds (three frames
+  // more); the remux would state the true length, shorter than readers were told: left alone,
+  // with the reason.
+  const Bytes delayed = make("mp3_b.avi", "-bf 2 -c:a libmp3lame -b:a 64k");
+  ASSERT_FALSE(delayed.empty());
+  const Outcome kept = optimize(delayed, compact());
+  if (!kept.replaced()) {
+    EXPECT_EQ(kept.reason, Reason::kUnsupportedVariant);
+    EXPECT_NE(kept.message.find("audio mp3"), std::string::npos) << kept.message;
+  }
+}
+
+}  // namespace
+}  // namespace lighten::media
