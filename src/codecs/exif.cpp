@@ -6,14 +6,16 @@
 
 namespace lighten {
 
+std::optional<bool> tiff_little_endian(ByteView tiff) {
+  if (starts_with(tiff, std::string_view("II*\0", 4))) return true;
+  if (starts_with(tiff, std::string_view("MM\0*", 4))) return false;
+  return std::nullopt;
+}
+
 std::optional<int> tiff_orientation(ByteView tiff) {
-  bool le;
-  if (starts_with(tiff, std::string_view("II*\0", 4)))
-    le = true;
-  else if (starts_with(tiff, std::string_view("MM\0*", 4)))
-    le = false;
-  else
-    return std::nullopt;
+  const std::optional<bool> little_endian = tiff_little_endian(tiff);
+  if (!little_endian) return std::nullopt;
+  const bool le = *little_endian;
   try {
     ByteReader r(tiff, 4);
     auto u16 = [&] { return le ? r.u16le() : r.u16be(); };

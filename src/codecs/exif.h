@@ -8,6 +8,10 @@
 
 namespace lighten {
 
+// Whether TIFF data (from its byte order mark, "II*\0" or "MM\0*") is little-endian; nullopt
+// for neither.
+std::optional<bool> tiff_little_endian(ByteView tiff);
+
 // The Orientation (1..8) of IFD0 in TIFF-structured EXIF data (byte order mark first, as a PNG
 // eXIf chunk holds it and a JPEG APP1 after its "Exif\0\0"), if present and readable.
 std::optional<int> tiff_orientation(ByteView tiff);

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "codecs/exif.h"
 #include "core/errors.h"
 
 namespace lighten::jpeg {
@@ -99,13 +100,9 @@ std::optional<ExifThumbnail> locate_exif_thumbnail(ByteView segment) {
       !starts_with(segment, std::string_view("Exif\0\0", 6), 4))
     return std::nullopt;
   const ByteView tiff = segment.subspan(kTiffInSegment);
-  bool le;
-  if (starts_with(tiff, std::string_view("II*\0", 4)))
-    le = true;
-  else if (starts_with(tiff, std::string_view("MM\0*", 4)))
-    le = false;
-  else
-    return std::nullopt;
+  const std::optional<bool> little_endian = tiff_little_endian(tiff);
+  if (!little_endian) return std::nullopt;
+  const bool le = *little_endian;
   try {
     TiffReader reader(tiff, le);
     ByteReader header(tiff, 4);
