@@ -171,6 +171,22 @@ TEST(ExifThumbnail, FollowsThePerceptualMode) {
   EXPECT_TRUE(v.ok) << v.problem;
 }
 
+TEST(ExifThumbnail, StaysBaselineWhateverTheScansPolicy) {
+  Policy policy;
+  policy.jpeg_scans = ScanMode::kProgressive;
+  DirectContext context(policy);
+  const Bytes in = photo_with_exif({});
+  const Outcome out = optimize_jpeg(in, context);
+  ASSERT_TRUE(out.replaced()) << out.message;
+  EXPECT_TRUE(parse_layout(out.bytes).frame.marker == 0xC2);  // the image follows the policy
+  const Bytes after = thumbnail_of(out.bytes, true);
+  ASSERT_FALSE(after.empty());
+  EXPECT_LT(after.size(), thumbnail_jpeg().size());
+  EXPECT_EQ(parse_layout(after).frame.marker, 0xC0);
+  const Verdict v = verify_jpeg(in, out.bytes, policy, std::nullopt, std::nullopt, &context);
+  EXPECT_TRUE(v.ok) << v.problem;
+}
+
 TEST(ExifThumbnail, StaysWhereDataFollowsItOrThePointersReachIt) {
   const Bytes thumbnail = thumbnail_jpeg();
   // Bytes after it that are not padding, or a value stored after it: shortening it would move

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -125,12 +126,35 @@ TEST(Mp4Boxes, UserDataTheOutputLacksIsNamed) {
   const Bytes location = box("\xA9xyz", text("+48.85+002.29/"));
   const Bytes extra = box("XTRA", text("camera settings"));
   const Bytes in = muxer_like(cat({extra, location, box("meta", Bytes(12, 0))})).file;
-  // The QuickTime text atom and 'meta' are the muxer's to write again (compared as tags).
+  // 'meta' is the muxer's to write again (its items compared as tags); a location atom is not
+  // (the MP4 muxer writes a 'loci' instead).
   const Bytes rewritten = muxer_like(box("meta", Bytes(20, 1))).file;
   const std::vector<std::string> lost = user_data_lost(in, rewritten);
-  ASSERT_EQ(lost.size(), 1u);
+  ASSERT_EQ(lost.size(), 2u);
   EXPECT_EQ(lost[0], "'XTRA' (23 bytes)");
+  EXPECT_EQ(lost[1], "'\\xA9xyz' (22 bytes)");
   EXPECT_TRUE(user_data_lost(in, muxer_like(cat({location, extra})).file).empty());
+  // Put back into the muxer's own user data box, which ends its moov.
+  const Bytes back = with_user_data_of(in, rewritten);
+  EXPECT_TRUE(user_data_lost(in, back).empty());
+  const Mp4Layout layout = read_mp4_layout(back);
+  ASSERT_EQ(layout.boxes.back().type, "moov");
+  const std::vector<Mp4Box> moov =
+      read_boxes(back, layout.boxes.back().body, layout.boxes.back().end);
+  EXPECT_EQ(
+      std::count_if(moov.begin(), moov.end(), [](const Mp4Box& b) { return b.type == "udta"; }), 1);
+}
+
+TEST(Mp4Boxes, BoxesTheMuxerDoesNotWriteAgainInTheMoovOrATrackAreNamed) {
+  const Bytes in = muxer_like({}).file;
+  const Mp4Layout layout = read_mp4_layout(in);
+  // A camera's 'uuid' as the moov's last child.
+  Bytes camera = cat({in, box("uuid", text("85C0B687820F11E08111F4CE462B6A48CNCV"))});
+  const size_t moov = layout.boxes.back().begin;
+  set32(camera, moov, get32(camera, moov) + 8 + 36);
+  const auto why = remux_obstacle(camera, read_mp4_layout(camera));
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("'uuid' box in the moov"), std::string::npos) << *why;
 }
 
 class Mp4Structure : public ::testing::Test {

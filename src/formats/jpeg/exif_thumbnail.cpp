@@ -161,7 +161,14 @@ Bytes with_exif_thumbnail(ByteView segment, const ExifThumbnail& at, ByteView th
   return out;
 }
 
+Policy exif_thumbnail_policy(const Policy& policy) {
+  Policy thumbnail = policy;
+  thumbnail.jpeg_scans = ScanMode::kKeep;
+  return thumbnail;
+}
+
 ThumbnailSavings optimise_exif_thumbnails(MetadataPlan& plan, Context& context) {
+  const Policy policy = exif_thumbnail_policy(context.policy());
   ThumbnailSavings savings;
   for (auto* segments : {&plan.before_sof, &plan.after_sof}) {
     for (PlannedSegment& s : *segments) {
@@ -169,7 +176,7 @@ ThumbnailSavings optimise_exif_thumbnails(MetadataPlan& plan, Context& context) 
       const std::optional<ExifThumbnail> at = locate_exif_thumbnail(s.bytes);
       if (!at) continue;
       const ByteView original = ByteView(s.bytes).subspan(at->begin, at->end - at->begin);
-      const Outcome item = context.optimize_embedded(original, "EXIF thumbnail");
+      const Outcome item = context.optimize_embedded_under(original, "EXIF thumbnail", policy);
       if (!item.replaced() || item.output().size() >= original.size()) continue;
       ++savings.optimised;
       savings.saved += original.size() - item.output().size();
@@ -198,7 +205,7 @@ std::optional<std::string> compare_exif_thumbnail(ByteView want, ByteView got, c
   const ByteView v = got.subspan(b->begin, b->end - b->begin);
   if (same_bytes(u, v)) return std::nullopt;
   if (!context) return "the EXIF thumbnail changed";
-  const Verdict verdict = context->verify_embedded_under(u, v, policy);
+  const Verdict verdict = context->verify_embedded_under(u, v, exif_thumbnail_policy(policy));
   if (!verdict.ok) return "the EXIF thumbnail: " + verdict.problem;
   return std::nullopt;
 }

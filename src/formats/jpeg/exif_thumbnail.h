@@ -32,6 +32,10 @@ std::optional<ExifThumbnail> locate_exif_thumbnail(ByteView segment);
 // length value and the segment's length set to match, the zero bytes after it kept.
 Bytes with_exif_thumbnail(ByteView segment, const ExifThumbnail& at, ByteView thumbnail);
 
+// The policy a thumbnail is optimised and verified under: `policy`, its scans kept as they are
+// (DCF thumbnails are baseline, and cameras' playback screens may decode nothing else).
+Policy exif_thumbnail_policy(const Policy& policy);
+
 struct ThumbnailSavings {
   int optimised = 0;
   size_t saved = 0;  // bytes, all of them together

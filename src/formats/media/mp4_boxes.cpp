@@ -64,19 +64,34 @@ std::vector<Mp4Box> children(ByteView file, const Mp4Box* box) {
   return box ? read_boxes(file, box->body, box->end) : std::vector<Mp4Box>{};
 }
 
-// The boxes of every user data box of a file's moov, but 'meta' and the QuickTime text atoms
-// ('\xA9xyz', '\xA9swr', ...): libavformat reads those into tags and writes them afresh, and the
-// tags are compared instead.
+// The boxes of every user data box of a file's moov, but 'meta' (its items libavformat reads
+// into tags and writes afresh; the tags are compared instead). QuickTime's text atoms are kept
+// as they are: the MP4 muxer writes a location as a 'loci' and a tag, never as the '\xA9xyz'
+// that Android's readers look for, and atoms libavformat has no tag for it drops.
 std::vector<Mp4Box> user_data(ByteView file) {
   const Mp4Layout layout = read_mp4_layout(file);
   std::vector<Mp4Box> out;
   for (const Mp4Box& b : children(file, find_box(layout.boxes, "moov"))) {
     if (b.type != "udta") continue;
     for (const Mp4Box& item : children(file, &b))
-      if (item.type != "meta" && uint8_t(item.type[0]) != 0xA9) out.push_back(item);
+      if (item.type != "meta") out.push_back(item);
   }
   return out;
 }
+
+// The boxes the muxer writes again in a moov and in a track (with 'udta' and 'meta' compared as
+// above): any other would be lost, a camera's 'uuid' in the moov or a 360-degree video's in a
+// track among them.
+bool rewritten_in_moov(std::string_view type) {
+  return type == "mvhd" || type == "trak" || type == "udta" || type == "meta" || type == "iods";
+}
+bool rewritten_in_track(std::string_view type) {
+  return type == "tkhd" || type == "edts" || type == "mdia" || type == "tref" || type == "udta" ||
+         type == "meta" || type == "tapt";
+}
+
+// More boxes than this at one level are refused: each costs memory, and no file needs them.
+constexpr size_t kMaxBoxesPerLevel = 1 << 16;
 
 // Types that begin a box at the top level: one of them running past the end is a cut file.
 bool top_level_type(std::string_view type) {
@@ -93,6 +108,8 @@ std::vector<Mp4Box> read_boxes(ByteView file, size_t begin, size_t end) {
   for (size_t pos = begin; end - pos >= 8;) {
     const std::optional<Mp4Box> box = box_at(file, pos, end);
     if (!box) throw FormatError(Reason::kCorrupt, pos, "a box runs past the one that holds it");
+    if (boxes.size() == kMaxBoxesPerLevel)
+      throw FormatError(Reason::kLimitExceeded, pos, "more than 65,536 boxes at one level");
     boxes.push_back(*box);
     pos = box->end;
   }
@@ -116,6 +133,8 @@ Mp4Layout read_mp4_layout(ByteView file) {
       break;
     }
     if (!printable_type(file, pos + 4)) break;
+    if (layout.boxes.size() == kMaxBoxesPerLevel)
+      throw FormatError(Reason::kLimitExceeded, pos, "more than 65,536 top-level boxes");
     layout.boxes.push_back(*box);
     pos = box->end;
   }
@@ -143,8 +162,18 @@ std::optional<std::string> remux_obstacle(ByteView file, const Mp4Layout& layout
                          printable(b.type), b.end - b.begin);
   }
   const Mp4Box* moov = find_box(layout.boxes, "moov");
-  if (moov && find_box(children(file, moov), "mvex"))
-    return std::string("a fragmented file ('mvex' in its moov) would be written unfragmented");
+  for (const Mp4Box& b : children(file, moov)) {
+    if (b.type == "mvex")
+      return std::string("a fragmented file ('mvex' in its moov) would be written unfragmented");
+    if (!rewritten_in_moov(b.type))
+      return fmt::format("a '{}' box in the moov ({} bytes) would not be carried over",
+                         printable(b.type), b.end - b.begin);
+    if (b.type != "trak") continue;
+    for (const Mp4Box& t : children(file, &b))
+      if (!rewritten_in_track(t.type))
+        return fmt::format("a '{}' box in a track ({} bytes) would not be carried over",
+                           printable(t.type), t.end - t.begin);
+  }
   return std::nullopt;
 }
 
@@ -178,8 +207,23 @@ Bytes with_user_data_of(ByteView input, Bytes output) {
     throw FormatError(Reason::kUnsupportedVariant, 0,
                       "the muxer's moov is not its last box: its user data cannot be put back");
   const Mp4Box& moov = layout.boxes.back();
-  put_be32(lacking.data(), uint32_t(lacking.size()));
-  std::memcpy(lacking.data() + 4, "udta", 4);
+  // Into the muxer's own user data box where it ends the moov (as libavformat writes it): a
+  // reader may look in the first 'udta' only. Elsewhere in a 'udta' of their own.
+  const std::vector<Mp4Box> items = children(output, &moov);
+  const bool into_last = !items.empty() && items.back().type == "udta" &&
+                         items.back().end == moov.end &&
+                         items.back().body - items.back().begin == 8;
+  if (into_last) {
+    lacking.erase(lacking.begin(), lacking.begin() + 8);
+    const uint64_t udta = items.back().end - items.back().begin + lacking.size();
+    if (udta > UINT32_MAX)
+      throw FormatError(Reason::kUnsupportedVariant, 0,
+                        "the user data would outgrow its size field");
+    put_be32(output.data() + items.back().begin, uint32_t(udta));
+  } else {
+    put_be32(lacking.data(), uint32_t(lacking.size()));
+    std::memcpy(lacking.data() + 4, "udta", 4);
+  }
   const uint64_t size = moov.end - moov.begin + lacking.size();
   if (moov.body - moov.begin == 16) {
     put_be64(output.data() + moov.begin + 8, size);
