@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "quality/simd.h"
 
@@ -216,11 +217,11 @@ void gaussian_blur_row(const RecursiveGaussian& rg, const float* in, float* out,
 
 LIGHTEN_MULTIVERSION
 void gaussian_vertical_step(const RecursiveGaussian& rg, const float* top, const float* bottom,
-                            float* const* state, float* out, size_t columns) {
+                            float** state, float* out, size_t columns) {
   using simd::V8;
   const float n2_1 = rg.n2[0], n2_3 = rg.n2[1], n2_5 = rg.n2[2];
   const float d1_1 = rg.d1[0], d1_3 = rg.d1[1], d1_5 = rg.d1[2];
-  float *p1 = state[0], *p3 = state[1], *p5 = state[2];
+  const float *p1 = state[0], *p3 = state[1], *p5 = state[2];
   float *pp1 = state[3], *pp3 = state[4], *pp5 = state[5];
   for (size_t x = 0; x < columns; x += simd::kLanes) {
     V8 sum;
@@ -233,14 +234,13 @@ void gaussian_vertical_step(const RecursiveGaussian& rg, const float* top, const
     const V8 y1 = n2_1 * sum + (-(d1_1 * a1) - simd::load(pp1 + x));
     const V8 y3 = n2_3 * sum + (-(d1_3 * a3) - simd::load(pp3 + x));
     const V8 y5 = n2_5 * sum + (-(d1_5 * a5) - simd::load(pp5 + x));
-    simd::store(pp1 + x, a1);
-    simd::store(pp3 + x, a3);
-    simd::store(pp5 + x, a5);
-    simd::store(p1 + x, y1);
-    simd::store(p3 + x, y3);
-    simd::store(p5 + x, y5);
+    // Output n - 2 is read for the last time here: its rows take output n.
+    simd::store(pp1 + x, y1);
+    simd::store(pp3 + x, y3);
+    simd::store(pp5 + x, y5);
     if (out) simd::store(out + x, y1 + (y3 + y5));
   }
+  for (int k = 0; k < 3; ++k) std::swap(state[k], state[k + 3]);
 }
 
 }  // namespace lighten

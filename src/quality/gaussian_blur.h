@@ -29,10 +29,11 @@ void gaussian_blur_rows(const RecursiveGaussian& rg, const float* const* in, flo
                         int count, size_t n);
 
 // One step n of the vertical pass over `columns` columns (a multiple of 8): `top` is input row
-// n - N - 1 and `bottom` row n + N - 1, nullptr where outside the image. `state` holds six rows:
-// each section's output at n - 1 (0..2) and n - 2 (3..5), zero before the first step
-// (n = 1 - N). Writes output row n to `out` unless it is nullptr (n < 0).
+// n - N - 1 and `bottom` row n + N - 1, nullptr where outside the image. `state` points to six
+// rows: each section's output at n - 1 (0..2) and n - 2 (3..5), zero before the first step
+// (n = 1 - N); the step writes output n over n - 2's rows and swaps the pointers, so the rows
+// are never copied. Writes output row n to `out` unless it is nullptr (n < 0).
 void gaussian_vertical_step(const RecursiveGaussian& rg, const float* top, const float* bottom,
-                            float* const* state, float* out, size_t columns);
+                            float** state, float* out, size_t columns);
 
 }  // namespace lighten

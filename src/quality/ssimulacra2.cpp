@@ -191,12 +191,12 @@ class ScalePipeline {
                       ssimulacra2_map_weighted(num_scales, scale, c, 2, negligible_weight);
     }
     const size_t next_wp = next_ ? next_->wp_ : 0;
-    // Padded rows: xyb ring (2 images x 3 channels x kRing) and three product rows.
-    const size_t padded_rows = 2 * 3 * kRing + 3;
+    // Padded rows: xyb ring (2 images x 3 channels x kRing) and three product rows per channel.
+    const size_t padded_rows = 2 * 3 * kRing + 3 * 3;
     // Plain rows: blurred rings and vertical states (3 channels x 5 quantities x (kRing + 6)),
-    // 5 vertical outputs, and the previous linear row of each image for the downscale.
-    const size_t plain_rows = 3 * 5 * (kRing + 6) + 5 + 2 * 3;
-    storage_.assign(padded_rows * stride_ + plain_rows * wp_ + 2 * 3 * next_wp, 0.0f);
+    // and 5 vertical outputs; then two sets of the next scale's linear rows (see downscale).
+    const size_t plain_rows = 3 * 5 * (kRing + 6) + 5;
+    storage_.assign(padded_rows * stride_ + plain_rows * wp_ + 2 * 2 * 3 * next_wp, 0.0f);
     float* p = storage_.data();
     for (auto& image : xyb_) {
       for (auto& channel : image) {
@@ -206,9 +206,11 @@ class ScalePipeline {
         }
       }
     }
-    for (float*& row : products_) {
-      row = p + kPad;
-      p += stride_;
+    for (auto& channel : products_) {
+      for (float*& row : channel) {
+        row = p + kPad;
+        p += stride_;
+      }
     }
     for (auto& channel : blurred_) {
       for (auto& quantity : channel) {
@@ -230,21 +232,19 @@ class ScalePipeline {
       row = p;
       p += wp_;
     }
-    for (auto& image : previous_linear_) {
-      for (float*& row : image) {
-        row = p;
-        p += wp_;
-      }
-    }
-    for (auto& image : next_linear_) {
-      for (float*& row : image) {
-        row = p;
-        p += next_wp;
+    for (auto& set : next_linear_) {
+      for (auto& image : set) {
+        for (float*& row : image) {
+          row = p;
+          p += next_wp;
+        }
       }
     }
   }
 
-  // Takes the next row of linear RGB of both images (3 rows of wp_ floats each).
+  // Takes the next row of linear RGB of both images (3 rows of wp_ floats each). An even row's
+  // buffers must stay as they are until the next row has been pushed (the downscale reads them
+  // then): callers alternate between two sets.
   void push_row(const float* const* linear1, const float* const* linear2) {
     const uint32_t y = rows_in_++;
     const int slot = static_cast<int>(y % kRing);
@@ -256,7 +256,7 @@ class ScalePipeline {
                              need_ssim_[2] || need_edge_[2] ? out[2][slot] : nullptr, wp_);
       for (int c = 0; c < 3; ++c) std::fill(out[c][slot] + width_, out[c][slot] + wp_, 0.0f);
     }
-    for (int c = 0; c < 3; ++c) blur_inputs(c, slot);
+    blur_inputs(slot);
     if (next_) downscale(y, linear);
     vertical_step(static_cast<int64_t>(y) - kRadius + 1);
   }
@@ -265,8 +265,7 @@ class ScalePipeline {
   void finish() {
     if (next_ && height_ % 2 == 1) {
       // Odd height: the last row pairs with itself, as libjxl clamps at the edge.
-      const float* const* previous[2] = {previous_linear_[0], previous_linear_[1]};
-      downscale_pair(previous, previous);
+      downscale_pair(previous_linear_, previous_linear_);
     }
     // Steps 1 - N .. height - N ran as rows came in; the rest have no bottom input.
     for (int64_t n = static_cast<int64_t>(height_) - kRadius + 1; n < height_; ++n) {
@@ -276,54 +275,73 @@ class ScalePipeline {
   }
 
  private:
-  void blur_inputs(int c, int slot) {
-    if (!need_ssim_[c] && !need_edge_[c]) return;
-    const float* x1 = xyb_[0][c][slot];
-    const float* x2 = xyb_[1][c][slot];
-    const float* in[5] = {x1, x2, products_[0], products_[1], products_[2]};
-    float* out[5];
-    for (int q = 0; q < 5; ++q) out[q] = blurred_[c][q][slot];
-    if (!need_ssim_[c]) {
-      gaussian_blur_rows(rg_, in, out, 2, width_);
-      return;
+  // Blurs, for every channel with a weighted map, the new row of both images and (for SSIM)
+  // their products, in one call: the horizontal pass keeps several rows in flight, so batching
+  // all channels' rows wastes fewer lanes than five rows at a time.
+  void blur_inputs(int slot) {
+    const float* in[15];
+    float* out[15];
+    int count = 0;
+    for (int c = 0; c < 3; ++c) {
+      if (!need_ssim_[c] && !need_edge_[c]) continue;
+      const float* x1 = xyb_[0][c][slot];
+      const float* x2 = xyb_[1][c][slot];
+      const int quantities = need_ssim_[c] ? 5 : 2;
+      if (need_ssim_[c]) {
+        float* const* prod = products_[c];
+        for (size_t x = 0; x < wp_; x += simd::kLanes) {
+          const V8 a = simd::load(x1 + x), b = simd::load(x2 + x);
+          simd::store(prod[0] + x, a * a);
+          simd::store(prod[1] + x, b * b);
+          simd::store(prod[2] + x, a * b);
+        }
+      }
+      const float* rows[5] = {x1, x2, products_[c][0], products_[c][1], products_[c][2]};
+      for (int q = 0; q < quantities; ++q) {
+        in[count] = rows[q];
+        out[count++] = blurred_[c][q][slot];
+      }
     }
-    for (size_t x = 0; x < wp_; x += simd::kLanes) {
-      const V8 a = simd::load(x1 + x), b = simd::load(x2 + x);
-      simd::store(products_[0] + x, a * a);
-      simd::store(products_[1] + x, b * b);
-      simd::store(products_[2] + x, a * b);
-    }
-    gaussian_blur_rows(rg_, in, out, 5, width_);
+    if (count > 0) gaussian_blur_rows(rg_, in, out, count, width_);
   }
 
   void downscale(uint32_t y, const float* const* const* linear) {
     if (y % 2 == 0) {
-      for (int i = 0; i < 2; ++i) {
-        for (int c = 0; c < 3; ++c) {
-          std::copy(linear[i][c], linear[i][c] + wp_, previous_linear_[i][c]);
-        }
-      }
+      previous_linear_[0] = linear[0];
+      previous_linear_[1] = linear[1];
       return;
     }
-    const float* const* previous[2] = {previous_linear_[0], previous_linear_[1]};
-    downscale_pair(previous, linear);
+    downscale_pair(previous_linear_, linear);
   }
 
   // Averages 2x2 blocks of two rows (libjxl's summation order) and pushes the result.
+  LIGHTEN_MULTIVERSION_NO_FMA
   void downscale_pair(const float* const* const* top, const float* const* const* bottom) {
     const uint32_t out_width = next_->width_;
+    float* const(*next)[3] = next_linear_[rows_out_++ % 2];
     for (int i = 0; i < 2; ++i) {
       for (int c = 0; c < 3; ++c) {
         const float* r0 = top[i][c];
         const float* r1 = bottom[i][c];
-        float* out = next_linear_[i][c];
-        for (uint32_t ox = 0; ox < out_width; ++ox) {
+        float* out = next[i][c];
+        uint32_t ox = 0;
+        // Whole pairs eight outputs at a time (the same additions in the same order).
+        for (; 2 * (ox + simd::kLanes) <= width_; ox += simd::kLanes) {
+          const V8 a0 = simd::load(r0 + 2 * ox), a1 = simd::load(r0 + 2 * ox + simd::kLanes);
+          const V8 b0 = simd::load(r1 + 2 * ox), b1 = simd::load(r1 + 2 * ox + simd::kLanes);
+          const V8 even0 = __builtin_shufflevector(a0, a1, 0, 2, 4, 6, 8, 10, 12, 14);
+          const V8 odd0 = __builtin_shufflevector(a0, a1, 1, 3, 5, 7, 9, 11, 13, 15);
+          const V8 even1 = __builtin_shufflevector(b0, b1, 0, 2, 4, 6, 8, 10, 12, 14);
+          const V8 odd1 = __builtin_shufflevector(b0, b1, 1, 3, 5, 7, 9, 11, 13, 15);
+          simd::store(out + ox, (even0 + odd0 + even1 + odd1) * 0.25f);
+        }
+        for (; ox < out_width; ++ox) {
           const uint32_t x0 = 2 * ox, x1 = std::min(x0 + 1, width_ - 1);
           out[ox] = (r0[x0] + r0[x1] + r1[x0] + r1[x1]) * 0.25f;
         }
       }
     }
-    next_->push_row(next_linear_[0], next_linear_[1]);
+    next_->push_row(next[0], next[1]);
   }
 
   // Step n of the vertical recursion (libjxl's order: input rows n - N - 1 and n + N - 1);
@@ -413,12 +431,13 @@ class ScalePipeline {
 
   std::vector<float> storage_;
   float* xyb_[2][3][kRing] = {};
-  float* products_[3] = {};           // 1 * 1, 2 * 2, 1 * 2
+  float* products_[3][3] = {};        // per channel: 1 * 1, 2 * 2, 1 * 2
   float* blurred_[3][5][kRing] = {};  // image 1, image 2, 1 * 1, 2 * 2, 1 * 2
   float* state_[3][5][6] = {};        // of the vertical recursion
   float* vertical_[5] = {};
-  float* previous_linear_[2][3] = {};
-  float* next_linear_[2][3] = {};
+  uint32_t rows_out_ = 0;
+  const float* const* previous_linear_[2] = {};  // the even row's, as pushed (see push_row)
+  float* next_linear_[2][2][3] = {};             // [set][image][channel], sets alternate
 };
 
 void check_image(const ImageRgb8& image, const char* what) {
@@ -516,10 +535,15 @@ Ssimulacra2Result ssimulacra2(const ImageRgb8& reference, const ImageRgb8& disto
   }
 
   const size_t wp = round_up(width, simd::kLanes);
-  std::vector<float> linear(2 * 3 * wp, 0.0f);
-  float* rows1[3] = {linear.data(), linear.data() + wp, linear.data() + 2 * wp};
-  float* rows2[3] = {linear.data() + 3 * wp, linear.data() + 4 * wp, linear.data() + 5 * wp};
+  // Two sets of rows, alternating (see push_row).
+  std::vector<float> linear(2 * 2 * 3 * wp, 0.0f);
+  float* rows[2][2][3];
+  for (int set = 0; set < 2; ++set)
+    for (int i = 0; i < 2; ++i)
+      for (int c = 0; c < 3; ++c) rows[set][i][c] = linear.data() + ((set * 2 + i) * 3 + c) * wp;
   for (uint32_t y = 0; y < height; ++y) {
+    float* const* rows1 = rows[y % 2][0];
+    float* const* rows2 = rows[y % 2][1];
     to_linear_row(reference, y, rows1);
     to_linear_row(distorted, y, rows2);
     pipelines[0]->push_row(rows1, rows2);
