@@ -171,6 +171,36 @@ TEST(ExifThumbnail, FollowsThePerceptualMode) {
   EXPECT_TRUE(v.ok) << v.problem;
 }
 
+// A primary image lighten already requantised (its marker says so) stays lossless while its
+// thumbnail is requantised: the output is not pixel-identical, and the verdict says so.
+TEST(ExifThumbnail, RequantisedThumbnailIsNotPixelIdentical) {
+  const Bytes marker = quality_marker_segment(70.0, 70.5);
+  EncodeOptions p;
+  p.width = 320;
+  p.height = 240;
+  p.quality = 95;
+  p.markers = {{JPEG_APP0 + 1, exif_payload(thumbnail_jpeg(), {})},
+               {0xEF, std::string(marker.begin() + 4, marker.end())}};
+  const Bytes in = make_jpeg(p);
+  Policy compact;
+  compact.mode = Mode::kCompact;
+  DirectContext context(compact);
+  const Outcome out = optimize_jpeg(in, context);
+  ASSERT_TRUE(out.replaced()) << out.message;
+  EXPECT_NE(out.detail.find("lossless only"), std::string::npos) << out.detail;
+  EXPECT_TRUE(has_quality_marker(parse_layout(thumbnail_of(out.bytes, true))));
+  const Verdict v = verify_jpeg(in, out.bytes, compact, std::nullopt, std::nullopt, &context);
+  ASSERT_TRUE(v.ok) << v.problem;
+  EXPECT_FALSE(v.quality.pixels_identical);
+  // Losslessly, the thumbnail's pixels stay and so does the verdict.
+  DirectContext lossless;
+  const Outcome kept = optimize_jpeg(in, lossless);
+  ASSERT_TRUE(kept.replaced()) << kept.message;
+  const Verdict w = verify_jpeg(in, kept.bytes, Policy{}, std::nullopt, std::nullopt, &lossless);
+  ASSERT_TRUE(w.ok) << w.problem;
+  EXPECT_TRUE(w.quality.pixels_identical);
+}
+
 TEST(ExifThumbnail, StaysBaselineWhateverTheScansPolicy) {
   Policy policy;
   policy.jpeg_scans = ScanMode::kProgressive;

@@ -187,7 +187,7 @@ ThumbnailSavings optimise_exif_thumbnails(MetadataPlan& plan, Context& context) 
 }
 
 std::optional<std::string> compare_exif_thumbnail(ByteView want, ByteView got, const Policy& policy,
-                                                  Context* context) {
+                                                  Context* context, bool& pixels_identical) {
   const std::optional<ExifThumbnail> a = locate_exif_thumbnail(want);
   const std::optional<ExifThumbnail> b = locate_exif_thumbnail(got);
   if (!a || !b) return "the EXIF segment differs";
@@ -207,6 +207,7 @@ std::optional<std::string> compare_exif_thumbnail(ByteView want, ByteView got, c
   if (!context) return "the EXIF thumbnail changed";
   const Verdict verdict = context->verify_embedded_under(u, v, exif_thumbnail_policy(policy));
   if (!verdict.ok) return "the EXIF thumbnail: " + verdict.problem;
+  pixels_identical = pixels_identical && verdict.quality.pixels_identical;
   return std::nullopt;
 }
 

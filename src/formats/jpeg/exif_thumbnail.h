@@ -49,8 +49,9 @@ ThumbnailSavings optimise_exif_thumbnails(MetadataPlan& plan, Context& context);
 // Checks an output's EXIF segment `got` against the input's `want` where they differ: the same
 // bytes but for the thumbnail, its length value and the segment's length, and the thumbnail
 // verified through `context` under `policy`. Returns the problem, if any. Without a context a
-// changed thumbnail is a problem.
+// changed thumbnail is a problem. `pixels_identical` is cleared where the thumbnail's pixels
+// changed.
 std::optional<std::string> compare_exif_thumbnail(ByteView want, ByteView got, const Policy& policy,
-                                                  Context* context);
+                                                  Context* context, bool& pixels_identical);
 
 }  // namespace lighten::jpeg

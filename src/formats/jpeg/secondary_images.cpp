@@ -57,7 +57,8 @@ std::optional<RewrittenTrailing> optimise_secondary_images(ByteView input, const
 std::optional<std::string> compare_secondary_images(ByteView in, const Layout& li,
                                                     const MpfIndex& a, ByteView out,
                                                     const Layout& lo, const MpfIndex& b,
-                                                    const Policy& policy, Context* context) {
+                                                    const Policy& policy, Context* context,
+                                                    bool& pixels_identical) {
   if (auto why = compare_mpf_entries(a, b)) return why;
   const auto from = locate_secondary_images(in, li, a);
   const auto to = locate_secondary_images(out, lo, b);
@@ -80,6 +81,7 @@ std::optional<std::string> compare_secondary_images(ByteView in, const Layout& l
     const Verdict verdict = context->verify_embedded_under(
         u, v, secondary_image_policy(a.entries[x.entry].attribute, policy));
     if (!verdict.ok) return which + ": " + verdict.problem;
+    pixels_identical = pixels_identical && verdict.quality.pixels_identical;
   }
   if (!same_bytes(in.subspan(at_in), out.subspan(at_out)))
     return "data after the last secondary image differs";

@@ -38,10 +38,11 @@ std::optional<RewrittenTrailing> optimise_secondary_images(ByteView input, const
 // the same secondary images in the same order, each identical or verified (under
 // secondary_image_policy) through `context`, the bytes between and after them identical, and
 // the index pointing at each with its size. Returns the problem, if any. Without a context any
-// changed image is a problem.
+// changed image is a problem. `pixels_identical` is cleared where an image's pixels changed.
 std::optional<std::string> compare_secondary_images(ByteView in, const Layout& li,
                                                     const MpfIndex& a, ByteView out,
                                                     const Layout& lo, const MpfIndex& b,
-                                                    const Policy& policy, Context* context);
+                                                    const Policy& policy, Context* context,
+                                                    bool& pixels_identical);
 
 }  // namespace lighten::jpeg

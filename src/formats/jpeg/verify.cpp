@@ -126,10 +126,11 @@ std::optional<std::string> compare_mpf_offsets(const MpfIndex& a, const Layout& 
 }
 
 // `recoded`: the output is the YCbCr re-encoding of Adobe RGB planes (recoded_from_rgb), whose
-// Adobe segments must then say transform 1 and are otherwise the input's.
+// Adobe segments must then say transform 1 and are otherwise the input's. `pixels_identical` is
+// cleared where an embedded image (EXIF thumbnail, MPF secondary image) changed its pixels.
 std::optional<std::string> compare_metadata(ByteView in, const Layout& li, ByteView out,
                                             const Layout& lo, const Policy& policy, bool recoded,
-                                            Context* context) {
+                                            Context* context, bool& pixels_identical) {
   MetadataPlan plan = plan_metadata(in, li, policy.metadata);
   if (recoded && set_adobe_transform(plan, 1) == 0) return "the Adobe segment is missing";
   // A perceptual output may gain lighten's quality marker, once, where the input had none.
@@ -154,7 +155,8 @@ std::optional<std::string> compare_metadata(ByteView in, const Layout& li, ByteV
     if (same_bytes(want, got)) continue;
     // An EXIF segment may carry the thumbnail optimised (exif_thumbnail.h).
     if (s.marker == 0xE1 && locate_exif_thumbnail(want)) {
-      if (auto why = compare_exif_thumbnail(want, got, policy, context)) return why;
+      if (auto why = compare_exif_thumbnail(want, got, policy, context, pixels_identical))
+        return why;
       continue;
     }
     return "metadata segment " + std::to_string(k) + " (" + marker_name(s.marker) + ") differs";
@@ -167,7 +169,8 @@ std::optional<std::string> compare_metadata(ByteView in, const Layout& li, ByteV
     if (auto why = compare_mpf_entries(*mpf_in, *mpf_out)) return why;
     // Secondary images the index locates may have been optimised; the rest after EOI is kept.
     if (locate_secondary_images(in, li, *mpf_in))
-      return compare_secondary_images(in, li, *mpf_in, out, lo, *mpf_out, policy, context);
+      return compare_secondary_images(in, li, *mpf_in, out, lo, *mpf_out, policy, context,
+                                      pixels_identical);
     if (auto why = compare_mpf_offsets(*mpf_in, li, *mpf_out, lo)) return why;
   }
   if (!same_bytes(li.trailing(in), lo.trailing(out))) return "data after EOI differs";
@@ -194,6 +197,9 @@ Verdict verify_jpeg(ByteView input, ByteView output, const Policy& policy,
                     const std::optional<ScoredFingerprint>& scored, Context* context) {
   using namespace jpeg;
   Verdict v;
+  // The embedded images' pixels count: an output whose thumbnail was requantised is not
+  // pixel-identical even where the primary image is.
+  bool embedded_identical = true;
   try {
     Layout li = parse_layout(input);
     Layout lo = parse_layout(output);
@@ -209,7 +215,8 @@ Verdict verify_jpeg(ByteView input, ByteView output, const Policy& policy,
       b.emplace(output, nullptr);
       recoded = recoded_from_rgb(*a, *b);
     }
-    if (auto why = compare_metadata(input, li, output, lo, policy, recoded, context)) {
+    if (auto why =
+            compare_metadata(input, li, output, lo, policy, recoded, context, embedded_identical)) {
       v.problem = *why;
       return v;
     }
@@ -220,7 +227,7 @@ Verdict verify_jpeg(ByteView input, ByteView output, const Policy& policy,
       std::string problem;
       if (matches_fingerprint(output, *input_fingerprint, problem)) {
         v.ok = true;
-        v.quality.pixels_identical = true;
+        v.quality.pixels_identical = embedded_identical;
         return v;
       }
       if (!problem.empty()) {
@@ -306,7 +313,8 @@ Verdict verify_jpeg(ByteView input, ByteView output, const Policy& policy,
     return v;
   }
   v.ok = true;
-  v.quality.pixels_identical = true;  // identical coefficients and tables decode identically
+  // Identical coefficients and tables decode identically.
+  v.quality.pixels_identical = embedded_identical;
   return v;
 }
 
