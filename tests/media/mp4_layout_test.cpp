@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "core/errors.h"
 #include "formats/media/frame_gate.h"
@@ -49,13 +50,14 @@ Bytes cat(std::initializer_list<Bytes> parts) {
 }
 Bytes text(const std::string& s) { return Bytes(s.begin(), s.end()); }
 
-// ftyp, an mdat of 64 numbered bytes, then a moov whose one track's stco points at bytes 10, 30
-// and 50 of the mdat's data, and a user data box.
+// ftyp, an mdat of 64 numbered bytes, then a moov whose tracks' stco point at bytes 10, 30
+// and 50 of the mdat's data, and a user data box. One track, or one per `track_user_data`, each
+// with that user data (none where it is empty).
 struct MuxerLike {
   Bytes file;
   size_t data = 0;  // where the mdat's data starts
 };
-MuxerLike muxer_like(const Bytes& user_data) {
+MuxerLike muxer_like(const Bytes& user_data, const std::vector<Bytes>& track_user_data = {}) {
   const Bytes ftyp = box("ftyp", text(std::string("isom\0\0\0\0isom", 12)));
   Bytes media;
   for (int i = 0; i < 64; ++i) media.push_back(uint8_t(i));
@@ -64,8 +66,13 @@ MuxerLike muxer_like(const Bytes& user_data) {
   Bytes stco(8 + 3 * 4, 0);
   set32(stco, 4, 3);
   for (uint32_t i = 0; i < 3; ++i) set32(stco, 8 + 4 * i, uint32_t(data + 10 + 20 * i));
-  const Bytes trak = box("trak", box("mdia", box("minf", box("stbl", box("stco", stco)))));
-  const Bytes moov = box("moov", cat({box("mvhd", Bytes(100, 0)), trak, box("udta", user_data)}));
+  const Bytes mdia = box("mdia", box("minf", box("stbl", box("stco", stco))));
+  Bytes traks;
+  for (size_t t = 0; t < std::max<size_t>(1, track_user_data.size()); ++t) {
+    const bool named = t < track_user_data.size() && !track_user_data[t].empty();
+    traks = cat({traks, box("trak", named ? cat({mdia, box("udta", track_user_data[t])}) : mdia)});
+  }
+  const Bytes moov = box("moov", cat({box("mvhd", Bytes(100, 0)), traks, box("udta", user_data)}));
   return {cat({ftyp, mdat, moov}), data};
 }
 
@@ -143,6 +150,60 @@ TEST(Mp4Boxes, UserDataTheOutputLacksIsNamed) {
       read_boxes(back, layout.boxes.back().body, layout.boxes.back().end);
   EXPECT_EQ(
       std::count_if(moov.begin(), moov.end(), [](const Mp4Box& b) { return b.type == "udta"; }), 1);
+}
+
+// Every box at every level of `file` down to the chunk offset tables parses, and every track's
+// offsets still point at bytes 10, 30 and 50 of the media data. Returns the tracks' 'udta'
+// boxes, track by track.
+std::vector<std::vector<Mp4Box>> check_tracks(const Bytes& file) {
+  const Mp4Layout layout = read_mp4_layout(file);
+  EXPECT_EQ(layout.trailing, file.size());
+  EXPECT_EQ(layout.boxes.back().type, "moov");
+  std::vector<std::vector<Mp4Box>> udta;
+  for (const Mp4Box& trak : read_boxes(file, layout.boxes.back().body, layout.boxes.back().end)) {
+    if (trak.type != "trak") continue;
+    udta.emplace_back();
+    for (const Mp4Box& b : read_boxes(file, trak.body, trak.end)) {
+      if (b.type == "udta") udta.back().push_back(b);
+      if (b.type != "mdia") continue;
+      auto first_child = [&](const Mp4Box& parent) {
+        return read_boxes(file, parent.body, parent.end).at(0);
+      };
+      const Mp4Box stco = first_child(first_child(first_child(b)));  // mdia/minf/stbl/stco
+      EXPECT_EQ(stco.type, "stco");
+      for (uint32_t i = 0; i < 3; ++i)
+        EXPECT_EQ(file.at(get32(file, stco.body + 8 + 4 * i)), uint8_t(10 + 20 * i));
+    }
+  }
+  return udta;
+}
+
+TEST(Mp4Boxes, EveryTracksUserDataIsNamedAndPutBackIntoItsTrack) {
+  const Bytes name1 = box("name", text("Camera A")), name3 = box("name", text("Director's mic"));
+  const Bytes kind = box("kind", text("urn:mpeg:dash:role:2011main"));
+  const Bytes extra = box("XTRA", text("camera settings"));
+  const Bytes in = muxer_like(extra, {name1, {}, name3}).file;
+  // The muxer's: no track user data but a 'kind' in the first track; its own moov user data.
+  const Bytes rewritten = muxer_like(box("meta", Bytes(20, 1)), {kind, {}, {}}).file;
+  const std::vector<std::string> lost = user_data_lost(in, rewritten);
+  ASSERT_EQ(lost.size(), 3u);
+  EXPECT_EQ(lost[0], "'XTRA' (23 bytes)");
+  EXPECT_EQ(lost[1], "track 1's 'name' (16 bytes)");
+  EXPECT_EQ(lost[2], "track 3's 'name' (22 bytes)");
+  // A track in the same place, not another's: the first track's name in the third is lost.
+  EXPECT_EQ(user_data_lost(muxer_like({}, {name1}).file, muxer_like({}, {{}, {}, name1}).file),
+            std::vector<std::string>{"track 1's 'name' (16 bytes)"});
+  const Bytes back = with_user_data_of(in, rewritten);
+  EXPECT_TRUE(user_data_lost(in, back).empty());
+  const std::vector<std::vector<Mp4Box>> udta = check_tracks(back);
+  ASSERT_EQ(udta.size(), 3u);
+  // Into the muxer's 'udta' where it ends the track, else one of its own; none where none lacked.
+  ASSERT_EQ(udta[0].size(), 1u);
+  EXPECT_EQ(udta[0][0].end - udta[0][0].body, kind.size() + name1.size());
+  ASSERT_EQ(udta[2].size(), 1u);
+  EXPECT_EQ(udta[2][0].end - udta[2][0].body, name3.size());
+  EXPECT_TRUE(udta[1].empty());
+  EXPECT_EQ(with_user_data_of(in, back), back);
 }
 
 TEST(Mp4Boxes, BoxesTheMuxerDoesNotWriteAgainInTheMoovOrATrackAreNamed) {
@@ -233,6 +294,39 @@ TEST_F(Mp4Structure, UserDataTheMuxerDropsIsPutBack) {
   const Bytes free_box = box("free", Bytes(4, 0));
   not_last = cat({not_last, free_box});
   EXPECT_THROW(with_user_data_of(in, not_last), FormatError);
+}
+
+// `file` (its moov last) with a 'name' in a user data box of its own at the end of its first
+// track, as QuickTime writes a track's name.
+Bytes with_track_name(const Bytes& file) {
+  const Mp4Layout layout = read_mp4_layout(file);
+  const Mp4Box& moov = layout.boxes.back();
+  if (moov.type != "moov") return {};
+  for (const Mp4Box& trak : read_boxes(file, moov.body, moov.end)) {
+    if (trak.type != "trak") continue;
+    const Bytes udta = box("udta", box("name", text("Camera A")));
+    Bytes out = cat({Bytes(file.begin(), file.begin() + long(trak.end)), udta,
+                     Bytes(file.begin() + long(trak.end), file.end())});
+    set32(out, trak.begin, get32(out, trak.begin) + uint32_t(udta.size()));
+    set32(out, moov.begin, get32(out, moov.begin) + uint32_t(udta.size()));
+    return out;
+  }
+  return {};
+}
+
+TEST_F(Mp4Structure, ATracksUserDataIsPutBack) {
+  const Bytes plain = make("plain.mp4", "-c:a aac");
+  ASSERT_FALSE(plain.empty());
+  for (bool faststart : {false, true}) {
+    SCOPED_TRACE(faststart ? "moov first" : "moov last");
+    const Bytes in = faststart ? with_moov_first(with_track_name(plain)) : with_track_name(plain);
+    ASSERT_FALSE(in.empty());
+    ASSERT_EQ(user_data_lost(in, plain), std::vector<std::string>{"track 1's 'name' (16 bytes)"});
+    const Outcome o = optimize(in, compact());
+    ASSERT_TRUE(o.replaced()) << o.message;
+    EXPECT_TRUE(user_data_lost(in, o.bytes).empty());
+    EXPECT_EQ(probe_video(o.bytes).packets, probe_video(in).packets);
+  }
 }
 
 TEST_F(Mp4Structure, WhatTheRemuxCannotCarryLeavesTheFileAloneWithAReason) {

@@ -93,7 +93,7 @@ std::optional<std::string> structure_changed(ByteView input, const Mp4Layout& a,
   if (moov_before_mdat(a) && !moov_before_mdat(b)) return "the moov no longer comes first";
   const std::vector<std::string> lost = user_data_lost(input, output);
   if (!lost.empty())
-    return fmt::format("the moov's user data {} would not be carried over", fmt::join(lost, ", "));
+    return fmt::format("user data {} would not be carried over", fmt::join(lost, ", "));
   return std::nullopt;
 }
 

@@ -64,19 +64,96 @@ std::vector<Mp4Box> children(ByteView file, const Mp4Box* box) {
   return box ? read_boxes(file, box->body, box->end) : std::vector<Mp4Box>{};
 }
 
-// The boxes of every user data box of a file's moov, but 'meta' (its items libavformat reads
-// into tags and writes afresh; the tags are compared instead). QuickTime's text atoms are kept
-// as they are: the MP4 muxer writes a location as a 'loci' and a tag, never as the '\xA9xyz'
-// that Android's readers look for, and atoms libavformat has no tag for it drops.
-std::vector<Mp4Box> user_data(ByteView file) {
-  const Mp4Layout layout = read_mp4_layout(file);
+// The boxes of every user data box directly in `parent` (a moov or a trak), but 'meta' (its
+// items libavformat reads into tags and writes afresh; the tags are compared instead).
+// QuickTime's text atoms are kept as they are: the MP4 muxer writes a location as a 'loci' and
+// a tag, never as the '\xA9xyz' that Android's readers look for, and atoms libavformat has no
+// tag for it drops. The MP4 muxer writes no track's user data but its own 'kind' boxes, so a
+// track's name or a camera's per-track atoms are put back too.
+std::vector<Mp4Box> user_data_in(ByteView file, const Mp4Box* parent) {
   std::vector<Mp4Box> out;
-  for (const Mp4Box& b : children(file, find_box(layout.boxes, "moov"))) {
+  for (const Mp4Box& b : children(file, parent)) {
     if (b.type != "udta") continue;
     for (const Mp4Box& item : children(file, &b))
       if (item.type != "meta") out.push_back(item);
   }
   return out;
+}
+
+// A file's user data: the moov's, then each track's in the order of its 'trak' boxes (which
+// is the order of the streams the muxer writes back).
+struct UserData {
+  Mp4Box parent;   // the moov or the track's 'trak'
+  int track = -1;  // -1: the moov's own
+  std::vector<Mp4Box> items;
+};
+// The moov's first (empty without a moov), then one per track.
+std::vector<UserData> user_data(ByteView file) {
+  std::vector<UserData> scopes;
+  const std::vector<Mp4Box> top = read_mp4_layout(file).boxes;
+  const Mp4Box* moov = find_box(top, "moov");
+  if (!moov) return scopes;
+  scopes.push_back({*moov, -1, user_data_in(file, moov)});
+  int track = 0;
+  for (const Mp4Box& b : children(file, moov))
+    if (b.type == "trak") scopes.push_back({b, track++, user_data_in(file, &b)});
+  return scopes;
+}
+
+// The scope of `scopes` for `track` (-1: the moov's), or null.
+const UserData* scope_of(const std::vector<UserData>& scopes, int track) {
+  for (const UserData& s : scopes)
+    if (s.track == track) return &s;
+  return nullptr;
+}
+
+// The items of `in` (from `input`) that `out` (of `output`, possibly null) lacks byte for byte.
+std::vector<const Mp4Box*> lacking_items(ByteView input, const UserData& in, ByteView output,
+                                         const UserData* out) {
+  std::vector<const Mp4Box*> lacking;
+  for (const Mp4Box& x : in.items) {
+    const ByteView bytes = input.subspan(x.begin, x.end - x.begin);
+    const bool kept =
+        out && std::any_of(out->items.begin(), out->items.end(), [&](const Mp4Box& y) {
+          return same_bytes(bytes, output.subspan(y.begin, y.end - y.begin));
+        });
+    if (!kept) lacking.push_back(&x);
+  }
+  return lacking;
+}
+
+// Sets the size of the box at `box` (its header as written) to `size`; throws where a 32-bit
+// size field cannot hold it. A size of 0 (to the end of the file) stays.
+void resize_box(Bytes& file, const Mp4Box& box, uint64_t size) {
+  if (box.body - box.begin == 16) {
+    put_be64(file.data() + box.begin + 8, size);
+  } else if (be32(file, box.begin) != 0) {
+    if (size > UINT32_MAX)
+      throw FormatError(Reason::kUnsupportedVariant, box.begin,
+                        fmt::format("the '{}' box would outgrow its size field", box.type));
+    put_be32(file.data() + box.begin, uint32_t(size));
+  }
+}
+
+// Appends `items` (whole boxes) to `parent` of `file`: into its last child where that is a
+// 'udta' that ends it (as libavformat writes its own), else in a 'udta' of their own at its end.
+// Returns the number of bytes inserted; `parent`'s size is left to the caller.
+size_t append_user_data(Bytes& file, const Mp4Box& parent, Bytes items) {
+  const std::vector<Mp4Box> kids = children(file, &parent);
+  const bool into_last = !kids.empty() && kids.back().type == "udta" &&
+                         kids.back().end == parent.end && kids.back().body - kids.back().begin == 8;
+  if (into_last) {
+    resize_box(file, kids.back(), kids.back().end - kids.back().begin + items.size());
+  } else {
+    Bytes header(8);
+    put_be32(header.data(), uint32_t(8 + items.size()));
+    std::memcpy(header.data() + 4, "udta", 4);
+    if (8 + items.size() > UINT32_MAX)
+      throw FormatError(Reason::kUnsupportedVariant, 0, "the user data would outgrow its box");
+    items.insert(items.begin(), header.begin(), header.end());
+  }
+  file.insert(file.begin() + ptrdiff_t(parent.end), items.begin(), items.end());
+  return items.size();
 }
 
 // The boxes the muxer writes again in a moov and in a track (with 'udta' and 'meta' compared as
@@ -178,61 +255,52 @@ std::optional<std::string> remux_obstacle(ByteView file, const Mp4Layout& layout
 }
 
 std::vector<std::string> user_data_lost(ByteView input, ByteView output) {
-  const std::vector<Mp4Box> a = user_data(input), b = user_data(output);
+  const std::vector<UserData> a = user_data(input), b = user_data(output);
   std::vector<std::string> lost;
-  for (const Mp4Box& x : a) {
-    const ByteView bytes = input.subspan(x.begin, x.end - x.begin);
-    const bool kept = std::any_of(b.begin(), b.end(), [&](const Mp4Box& y) {
-      return same_bytes(bytes, output.subspan(y.begin, y.end - y.begin));
-    });
-    if (!kept) lost.push_back(fmt::format("'{}' ({} bytes)", printable(x.type), x.end - x.begin));
+  for (const UserData& scope : a) {
+    for (const Mp4Box* x : lacking_items(input, scope, output, scope_of(b, scope.track)))
+      lost.push_back(scope.track < 0
+                         ? fmt::format("'{}' ({} bytes)", printable(x->type), x->end - x->begin)
+                         : fmt::format("track {}'s '{}' ({} bytes)", scope.track + 1,
+                                       printable(x->type), x->end - x->begin));
   }
   return lost;
 }
 
 Bytes with_user_data_of(ByteView input, Bytes output) {
-  const std::vector<Mp4Box> theirs = user_data(output);
-  Bytes lacking(8);
-  for (const Mp4Box& x : user_data(input)) {
-    const ByteView bytes = input.subspan(x.begin, x.end - x.begin);
-    if (std::none_of(theirs.begin(), theirs.end(), [&](const Mp4Box& y) {
-          return same_bytes(bytes, ByteView(output).subspan(y.begin, y.end - y.begin));
-        }))
-      lacking.insert(lacking.end(), bytes.begin(), bytes.end());
+  const std::vector<UserData> a = user_data(input), b = user_data(output);
+  // What each of the output's scopes lacks, as bytes to append (a track the output lacks is
+  // left to the verifier to name).
+  std::vector<Bytes> lacking(b.size());
+  bool any = false;
+  for (size_t k = 0; k < b.size(); ++k) {
+    const UserData* ours = scope_of(a, b[k].track);
+    if (!ours) continue;
+    for (const Mp4Box* x : lacking_items(input, *ours, output, &b[k])) {
+      lacking[k].insert(lacking[k].end(), input.begin() + ptrdiff_t(x->begin),
+                        input.begin() + ptrdiff_t(x->end));
+      any = true;
+    }
   }
-  if (lacking.size() == 8) return output;
+  if (!any) return output;
   const Mp4Layout layout = read_mp4_layout(output);
   if (layout.boxes.empty() || layout.boxes.back().type != "moov" ||
       layout.trailing != output.size())
     throw FormatError(Reason::kUnsupportedVariant, 0,
                       "the muxer's moov is not its last box: its user data cannot be put back");
+  // From the end of the moov backwards, so that every box not yet grown is where it was read:
+  // the moov's own user data (at its end, scope 0), then the tracks from the last.
+  size_t inserted = 0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    const size_t k = i == 0 ? 0 : b.size() - i;
+    if (lacking[k].empty()) continue;
+    const Mp4Box& parent = b[k].parent;
+    const size_t n = append_user_data(output, parent, std::move(lacking[k]));
+    if (b[k].track >= 0) resize_box(output, parent, parent.end - parent.begin + n);
+    inserted += n;
+  }
   const Mp4Box& moov = layout.boxes.back();
-  // Into the muxer's own user data box where it ends the moov (as libavformat writes it): a
-  // reader may look in the first 'udta' only. Elsewhere in a 'udta' of their own.
-  const std::vector<Mp4Box> items = children(output, &moov);
-  const bool into_last = !items.empty() && items.back().type == "udta" &&
-                         items.back().end == moov.end &&
-                         items.back().body - items.back().begin == 8;
-  if (into_last) {
-    lacking.erase(lacking.begin(), lacking.begin() + 8);
-    const uint64_t udta = items.back().end - items.back().begin + lacking.size();
-    if (udta > UINT32_MAX)
-      throw FormatError(Reason::kUnsupportedVariant, 0,
-                        "the user data would outgrow its size field");
-    put_be32(output.data() + items.back().begin, uint32_t(udta));
-  } else {
-    put_be32(lacking.data(), uint32_t(lacking.size()));
-    std::memcpy(lacking.data() + 4, "udta", 4);
-  }
-  const uint64_t size = moov.end - moov.begin + lacking.size();
-  if (moov.body - moov.begin == 16) {
-    put_be64(output.data() + moov.begin + 8, size);
-  } else if (be32(output, moov.begin) != 0) {  // 0: to the end of the file, as it stays
-    if (size > UINT32_MAX)
-      throw FormatError(Reason::kUnsupportedVariant, 0, "the moov would outgrow its size field");
-    put_be32(output.data() + moov.begin, uint32_t(size));
-  }
-  output.insert(output.end(), lacking.begin(), lacking.end());
+  resize_box(output, moov, moov.end - moov.begin + inserted);
   return output;
 }
 

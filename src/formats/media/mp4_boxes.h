@@ -40,14 +40,17 @@ std::optional<std::string> remux_obstacle(ByteView file, const Mp4Layout& layout
 // Whether the moov comes before the first mdat (a file that plays while it downloads).
 bool moov_before_mdat(const Mp4Layout& layout);
 
-// The children of moov/udta other than 'meta' (whose tags the muxer writes afresh) that `output`
-// does not hold byte for byte: "'XMP_' (1,234 bytes)". Empty when all are there.
+// The children of moov/udta and of each trak/udta, other than 'meta' (whose tags the muxer
+// writes afresh), that `output` does not hold byte for byte in the same place (the moov's, or
+// the track of the same number): "'XMP_' (1,234 bytes)", "track 1's 'name' (22 bytes)". Empty
+// when all are there.
 std::vector<std::string> user_data_lost(ByteView input, ByteView output);
 
 // `output` (a muxer's, its moov the last box) with the user data boxes of `input` that it lacks
-// (user_data_lost: vendor boxes such as Samsung's 'smta', which libavformat drops) put back, in
-// a 'udta' box of their own at the end of its moov. Throws FormatError where the moov is not the
-// last box or would outgrow its size field.
+// (user_data_lost: vendor boxes such as Samsung's 'smta', which libavformat drops, and every
+// track's, which its MP4 muxer does not write) put back: each into the 'udta' that ends its moov
+// or track where there is one, else in a 'udta' of their own at its end. Throws FormatError
+// where the moov is not the last box or a box would outgrow its size field.
 Bytes with_user_data_of(ByteView input, Bytes output);
 
 // `file` (a muxer's output: ftyp, then mdat, then moov) with its moov moved before the first
