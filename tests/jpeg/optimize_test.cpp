@@ -164,6 +164,39 @@ TEST(JpegOptimize, LimitsAndDamage) {
   }
 }
 
+// Data after the scan's last block: a damaged scan leaves some (the decoder lost its place and
+// read garbage up to the EOI), and that file is left alone; zeros or a stray byte before the
+// EOI are padding some encoders write, and the image is optimised.
+TEST(JpegOptimize, DataAfterTheLastBlockIsDamageUnlessPadding) {
+  const Bytes in = make_jpeg({});
+  const Layout l = parse_layout(in);
+  const Segment* sos = nullptr;
+  for (const Segment& s : l.segments)
+    if (s.marker == kSos) sos = &s;
+  ASSERT_NE(sos, nullptr);
+  auto with_before_eoi = [&](size_t n, uint8_t value) {
+    Bytes out(in.size() + n, value);
+    std::copy(in.begin(), in.begin() + long(sos->entropy_end), out.begin());
+    std::copy(in.begin() + long(sos->entropy_end), in.end(),
+              out.begin() + long(sos->entropy_end + n));
+    return out;
+  };
+  for (const auto& [n, value] : {std::pair<size_t, uint8_t>{40, 0x00}, {40, 0xFF}, {1, 0x5A}}) {
+    TestContext context;
+    const Outcome o = optimize_jpeg(with_before_eoi(n, value), context);
+    EXPECT_TRUE(o.replaced()) << n << " x " << int(value) << ": " << o.message;
+  }
+  TestContext context;
+  try {
+    optimize_jpeg(with_before_eoi(40, 0x5A), context);
+    FAIL() << "data after the last block was taken for padding";
+  } catch (const FormatError& e) {
+    EXPECT_EQ(e.reason(), Reason::kCorrupt) << e.what();
+    EXPECT_NE(std::string(e.what()).find("more data than its blocks hold"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(JpegOptimize, IncompleteProgressionIsLeftAlone) {
   // libjpeg smooths the missing AC coefficients of such a file while decoding; a complete
   // re-encoding would decode differently, so the file is refused.

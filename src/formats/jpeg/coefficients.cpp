@@ -7,6 +7,7 @@
 #include <jerror.h>
 // clang-format on
 
+#include <algorithm>
 #include <csetjmp>
 #include <cstdlib>
 #include <cstring>
@@ -31,6 +32,7 @@ struct ErrorMgr {
   int error_code = 0;
   int warning_code = -1;  // first warning that is not tolerated
   bool timed_out = false;
+  bool in_scans = false;  // jpeg_read_header has returned: markers now follow scan data
   // Where the reader was in the input when the error or the first untolerated warning came.
   const uint8_t* input = nullptr;
   size_t position = 0;
@@ -55,17 +57,40 @@ extern "C" void on_error_exit(j_common_ptr c) {
   longjmp(e->jump, 1);
 }
 
-// Harmless warnings: junk between markers, odd JFIF versions, unknown Adobe transform or a
-// malformed ICC chunk (the markers are copied byte for byte, so readers see what they saw).
-bool tolerated(int code) {
-  return code == JWRN_EXTRANEOUS_DATA || code == JWRN_JFIF_MAJOR || code == JWRN_ADOBE_XFORM ||
-         code == JWRN_BOGUS_ICC;
+// Bytes left over after a scan's last block that are still taken for padding, whatever they
+// hold: a stray byte or two before the EOI is a known encoder quirk; more is damage.
+constexpr long kStrayScanBytes = 2;
+
+// Whether the `count` bytes libjpeg skipped before the marker it is at (its source stops at the
+// marker's first 0xFF once it has skipped any) are padding: a few stray bytes, or zeros or fill
+// bytes only. More data than the scan's blocks need is what a damaged scan leaves: the decoder
+// lost its place and read garbage up to the marker.
+bool padding_before_marker(j_common_ptr c, const ErrorMgr* e, long count) {
+  if (count <= kStrayScanBytes) return true;
+  const jpeg_source_mgr* src = reinterpret_cast<j_decompress_ptr>(c)->src;
+  if (!e->input || !src || src->next_input_byte < e->input) return false;
+  const size_t at = size_t(src->next_input_byte - e->input);
+  if (at < size_t(count) || src->bytes_in_buffer == 0 || *src->next_input_byte != 0xFF)
+    return false;
+  const uint8_t* first = src->next_input_byte - count;
+  return std::all_of(first, src->next_input_byte, [&](uint8_t b) { return b == first[0]; }) &&
+         (first[0] == 0x00 || first[0] == 0xFF);
+}
+
+// Harmless warnings: junk between header markers, padding after a scan, odd JFIF versions,
+// unknown Adobe transform or a malformed ICC chunk (the markers are copied byte for byte, so
+// readers see what they saw).
+bool tolerated(j_common_ptr c, const ErrorMgr* e) {
+  const int code = c->err->msg_code;
+  if (code == JWRN_EXTRANEOUS_DATA)
+    return !e->in_scans || padding_before_marker(c, e, c->err->msg_parm.i[0]);
+  return code == JWRN_JFIF_MAJOR || code == JWRN_ADOBE_XFORM || code == JWRN_BOGUS_ICC;
 }
 
 extern "C" void on_emit_message(j_common_ptr c, int level) {
   if (level >= 0) return;  // trace messages
   ErrorMgr* e = error_mgr(c);
-  if (tolerated(c->err->msg_code) || e->warning_code >= 0) return;
+  if (e->warning_code >= 0 || tolerated(c, e)) return;
   e->warning_code = c->err->msg_code;
   note_position(c, e);
   (*c->err->format_message)(c, e->warning);
@@ -104,7 +129,11 @@ Reason reason_for_error(int code) {
 
 [[noreturn]] void throw_warning(const ErrorMgr& e) {
   Reason r = e.warning_code == JWRN_JPEG_EOF ? Reason::kTruncated : Reason::kCorrupt;
-  throw FormatError(r, e.position, std::string("libjpeg: ") + e.warning);
+  throw FormatError(r, e.position,
+                    std::string("libjpeg: ") + e.warning +
+                        (e.warning_code == JWRN_EXTRANEOUS_DATA
+                             ? " (after a scan: more data than its blocks hold, so it is damaged)"
+                             : ""));
 }
 
 // Caps what libjpeg may allocate for one image (it has no backing store, so it fails cleanly).
@@ -161,6 +190,7 @@ bool read_raw(CoefficientImage::State* s, const uint8_t* data, size_t size,
   jpeg_mem_src(&s->info, data, static_cast<unsigned long>(size));
   s->err.input = data;
   jpeg_read_header(&s->info, TRUE);
+  s->err.in_scans = true;
   override_color_space(s->info, color_space);
   s->arrays = jpeg_read_coefficients(&s->info);
   return true;
@@ -539,6 +569,7 @@ bool decode_raw(Decoder* d, const uint8_t* data, size_t size, J_COLOR_SPACE colo
   jpeg_mem_src(&d->info, data, static_cast<unsigned long>(size));
   d->err.input = data;
   jpeg_read_header(&d->info, TRUE);
+  d->err.in_scans = true;
   override_color_space(d->info, color_space);
   jpeg_start_decompress(&d->info);
   out->width = d->info.output_width;
