@@ -6,24 +6,33 @@
 #include <optional>
 #include <span>
 #include <stdexcept>
+#include <string>
 
 namespace lighten {
 
 struct ImageScores {
-  double ssimulacra2 = 100;  // SSIMULACRA 2.1, 100 = identical
-  double ssimulacra2_worst_tile = 100;
+  // SSIMULACRA 2.1, 100 = identical, and its worst 256 px tile. Empty for an image under 8 px
+  // on a side: the metric has no scale to measure there (the published algorithm says 100
+  // whatever the pixels); floor_score still scores it.
+  std::optional<double> ssimulacra2, ssimulacra2_worst_tile;
   // What lighten's quality floors check: ssimulacra2 itself from 256 px on both sides; for a
   // smaller image the lower of it and the score of both images mirrored out to 256 px (the
   // metric's coarse scales shrink to a few pixels there and its score drifts with the size).
   double floor_score = 100;
-  std::optional<double> butteraugli;  // empty: this build has no butteraugli (libjxl)
+  std::optional<double> butteraugli;
+  std::string butteraugli_note;  // why butteraugli is empty, when it was asked for
 };
 
+// libjxl's butteraugli holds about 240 bytes per pixel (5.8 GB at 24 MP) and aborts the process
+// when an allocation fails, so larger images are not given to it unless asked.
+inline constexpr uint64_t kButteraugliMaxPixels = 24'000'000;
+
 // Decodes both (libjpeg-turbo default settings for JPEG; PNG to 8-bit gray or RGB) and scores
-// `distorted` against `reference`; butteraugli (libjxl: seconds and gigabytes for 12 MP) only
-// when asked. Throws std::runtime_error when either does not decode, is CMYK, or the sizes
+// `distorted` against `reference`; butteraugli only when asked and for at most
+// `butteraugli_max_pixels`. Throws std::runtime_error when either does not decode or the sizes
 // differ.
 ImageScores compare_images(std::span<const uint8_t> reference, std::span<const uint8_t> distorted,
-                           bool with_butteraugli = true);
+                           bool with_butteraugli = true,
+                           uint64_t butteraugli_max_pixels = kButteraugliMaxPixels);
 
 }  // namespace lighten

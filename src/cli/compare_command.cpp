@@ -17,6 +17,7 @@ struct CompareArgs {
   std::string reference, distorted;
   bool json = false;
   bool no_butteraugli = false;
+  double butteraugli_max_mp = kButteraugliMaxPixels / 1e6;
 };
 
 std::vector<uint8_t> read_all(const std::string& path) {
@@ -28,25 +29,36 @@ std::vector<uint8_t> read_all(const std::string& path) {
 int run_compare(const CompareArgs& args) {
   ImageScores s;
   try {
-    s = compare_images(read_all(args.reference), read_all(args.distorted), !args.no_butteraugli);
+    s = compare_images(read_all(args.reference), read_all(args.distorted), !args.no_butteraugli,
+                       uint64_t(args.butteraugli_max_mp * 1e6));
   } catch (const std::exception& e) {
     fmt::print(stderr, "lighten compare: {}\n", e.what());
     return kExitFailures;
   }
-  const std::string butteraugli = s.butteraugli ? fmt::format("{:.4f}", *s.butteraugli) : "null";
+  auto number = [](const std::optional<double>& v, int digits) {
+    return v ? fmt::format("{:.{}f}", *v, digits) : std::string("null");
+  };
   if (args.json) {
     fmt::print(
-        "{{\"ssimulacra2\": {:.4f}, \"ssimulacra2_worst_tile\": {:.4f}, \"floor_score\": {:.4f}, "
+        "{{\"ssimulacra2\": {}, \"ssimulacra2_worst_tile\": {}, \"floor_score\": {:.4f}, "
         "\"butteraugli\": {}}}\n",
-        s.ssimulacra2, s.ssimulacra2_worst_tile, s.floor_score, butteraugli);
+        number(s.ssimulacra2, 4), number(s.ssimulacra2_worst_tile, 4), s.floor_score,
+        number(s.butteraugli, 4));
+    if (!args.no_butteraugli && !s.butteraugli_note.empty())
+      fmt::print(stderr, "lighten compare: butteraugli {}\n", s.butteraugli_note);
   } else {
-    fmt::print("ssimulacra2: {:.2f} (worst tile {:.2f})\n", s.ssimulacra2,
-               s.ssimulacra2_worst_tile);
-    if (s.floor_score != s.ssimulacra2)
+    if (s.ssimulacra2)
+      fmt::print("ssimulacra2: {:.2f} (worst tile {:.2f})\n", *s.ssimulacra2,
+                 *s.ssimulacra2_worst_tile);
+    else
+      fmt::print("ssimulacra2: n/a (under 8 px on a side, the metric has no scale to measure)\n");
+    if (!s.ssimulacra2 || s.floor_score != *s.ssimulacra2)
       fmt::print("floor score: {:.2f} (under 256 px a side, also scored mirrored out to 256 px)\n",
                  s.floor_score);
-    fmt::print("butteraugli: {}\n",
-               s.butteraugli ? butteraugli : std::string("not computed (no libjxl, or skipped)"));
+    fmt::print("butteraugli: {}\n", s.butteraugli ? number(s.butteraugli, 4)
+                                    : args.no_butteraugli
+                                        ? std::string("not computed (--no-butteraugli)")
+                                        : s.butteraugli_note);
   }
   return kExitOk;
 }
@@ -70,6 +82,11 @@ Command add_compare_command(CLI::App& app) {
       "\"butteraugli\": ...}");
   cmd->add_flag("--no-butteraugli", args->no_butteraugli,
                 "Skip butteraugli (it takes seconds and gigabytes on large photos)");
+  cmd->add_option("--butteraugli-max-mp", args->butteraugli_max_mp,
+                  "Compute butteraugli only up to this many megapixels (libjxl holds about 240 "
+                  "bytes per pixel and aborts when memory runs out)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   return {cmd, [args] { return run_compare(*args); }};
 }
 

@@ -8,6 +8,9 @@
 // clang-format on
 #include <png.h>
 
+#include <fmt/format.h>
+
+#include <cmath>
 #include <csetjmp>
 #include <memory>
 #include <string>
@@ -20,6 +23,10 @@ namespace lighten {
 namespace {
 
 constexpr uint64_t kMaxPixels = 500'000'000;
+// SSIMULACRA2 needs 8 px a side for its first scale.
+constexpr uint32_t kMinScoredSide = 8;
+// What libjxl 0.7's butteraugli holds per pixel (measured: 1.58 GB at 6 MP, 15.4 GB at 64 MP).
+constexpr double kButteraugliBytesPerPixel = 240;
 
 struct JpegErr {
   jpeg_error_mgr pub;
@@ -119,7 +126,7 @@ ImageRgb8 decode_any(std::span<const uint8_t> bytes) {
 }  // namespace
 
 ImageScores compare_images(std::span<const uint8_t> reference, std::span<const uint8_t> distorted,
-                           bool with_butteraugli) {
+                           bool with_butteraugli, uint64_t butteraugli_max_pixels) {
   const ImageRgb8 a = decode_any(reference);
   const ImageRgb8 b = decode_any(distorted);
   if (a.width != b.width || a.height != b.height)
@@ -128,10 +135,26 @@ ImageScores compare_images(std::span<const uint8_t> reference, std::span<const u
                              std::to_string(b.height) + ")");
   ImageScores s;
   const Ssimulacra2Result r = ssimulacra2(a, b);
-  s.ssimulacra2 = r.score;
-  s.ssimulacra2_worst_tile = r.worst_tile_score;
+  const bool scored = a.width >= kMinScoredSide && a.height >= kMinScoredSide;
+  if (scored) {
+    s.ssimulacra2 = r.score;
+    s.ssimulacra2_worst_tile = r.worst_tile_score;
+  }
   s.floor_score = floor_score(r, a, b).score;
-  if (with_butteraugli) s.butteraugli = butteraugli_distance(a, b);
+  if (!with_butteraugli) return s;
+  const uint64_t pixels = uint64_t(a.width) * a.height;
+  if (!scored) {
+    s.butteraugli_note = "not computed: the image is under 8 px on a side";
+  } else if (pixels > butteraugli_max_pixels) {
+    s.butteraugli_note = fmt::format(
+        "not computed: {:.1f} MP would take about {:.0f} GB (--butteraugli-max-mp raises the "
+        "limit of {:.1f} MP)",
+        pixels / 1e6, std::ceil(pixels * kButteraugliBytesPerPixel / 1e9),
+        butteraugli_max_pixels / 1e6);
+  } else {
+    s.butteraugli = butteraugli_distance(a, b);
+    if (!s.butteraugli) s.butteraugli_note = "not computed: this build has no libjxl";
+  }
   return s;
 }
 

@@ -221,6 +221,20 @@ TEST_F(CliTest, CompareGivesThePublishedScoreAndTheFloorScore) {
   ASSERT_EQ(r.status, 0) << r.output;
   const nlohmann::json k = nlohmann::json::parse(r.output);
   EXPECT_EQ(k.at("floor_score").get<double>(), k.at("ssimulacra2").get<double>()) << r.output;
+  // Past --butteraugli-max-mp the text form says why butteraugli is missing.
+  r = run_cli("compare --butteraugli-max-mp 0.01 " + a.string() + " " + big.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("butteraugli: not computed: 0.1 MP"), std::string::npos) << r.output;
+  // Under 8 px a side: no SSIMULACRA2 (null), the floor score still.
+  testing::write_file(a, testing::make_jpeg({.width = 7, .height = 9, .quality = 95}));
+  testing::write_file(b, testing::make_jpeg({.width = 7, .height = 9, .quality = 5}));
+  r = run_cli("compare --json --no-butteraugli " + a.string() + " " + b.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  const nlohmann::json t = nlohmann::json::parse(r.output);
+  EXPECT_TRUE(t.at("ssimulacra2").is_null()) << r.output;
+  EXPECT_LT(t.at("floor_score").get<double>(), 90.0) << r.output;
+  r = run_cli("compare --no-butteraugli " + a.string() + " " + b.string());
+  EXPECT_NE(r.output.find("ssimulacra2: n/a"), std::string::npos) << r.output;
 }
 
 }  // namespace

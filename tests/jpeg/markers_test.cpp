@@ -51,6 +51,12 @@ TEST(JpegMarkers, CountsJunkBetweenMarkers) {
   jpeg.insert(jpeg.begin() + 2, {0x12, 0x34, 0x56});
   Layout l = parse_layout(jpeg);
   EXPECT_EQ(l.junk_bytes, 3u);
+  EXPECT_EQ(l.fill_bytes, 0u);
+  // 0xFF fill bytes before a marker are allowed (T.81 B.1.1.2): counted apart, not as junk.
+  jpeg.insert(jpeg.begin() + 5, {0xFF, 0xFF});
+  l = parse_layout(jpeg);
+  EXPECT_EQ(l.junk_bytes, 3u);
+  EXPECT_EQ(l.fill_bytes, 2u);
 }
 
 TEST(JpegMarkers, RejectsBadInput) {
@@ -80,6 +86,9 @@ TEST(JpegMarkers, RejectsVariantsLibjpegCannotCarry) {
   twelve[sof + 1] = 0xC1;
   twelve[sof + 4] = 12;
   EXPECT_EQ(reason_of(twelve), Reason::kUnsupportedVariant);
+  Bytes jpeg_ls = jpeg;  // SOF55
+  jpeg_ls[sof + 1] = 0xF7;
+  EXPECT_EQ(reason_of(jpeg_ls), Reason::kUnsupportedVariant);
 }
 
 }  // namespace

@@ -331,10 +331,10 @@ TEST(Perceptual, VerifierHoldsThinImagesToTheFloorScore) {
   const auto coarse =
       testing::make_jpeg({.width = 1200, .height = 24, .quality = 50, .markers = {}});
   const ImageScores s = compare_images(original, coarse, false);
-  ASSERT_GT(s.ssimulacra2 - s.floor_score, 2.0);
+  ASSERT_GT(s.ssimulacra2.value() - s.floor_score, 2.0);
   Policy p;
   p.mode = Mode::kHigh;
-  p.target_score = (s.ssimulacra2 + s.floor_score) / 2;
+  p.target_score = (s.ssimulacra2.value() + s.floor_score) / 2;
   const Verdict refused = verify_jpeg(original, coarse, p, std::nullopt, std::nullopt);
   EXPECT_FALSE(refused.ok);
   EXPECT_NE(refused.problem.find("under the floor"), std::string::npos) << refused.problem;

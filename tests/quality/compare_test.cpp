@@ -20,18 +20,40 @@ TEST(Compare, PngAgainstJpegMatchesTheOracle) {
   const auto a = test::read_file_bytes(ref);
   const auto b = test::read_file_bytes(kOracleDir + "/galaxy_s7.q50.jpg");
   const ImageScores s = compare_images(a, b);
-  EXPECT_NEAR(s.ssimulacra2, 61.6043, 0.5);
-  EXPECT_LE(s.ssimulacra2_worst_tile, s.ssimulacra2);
-  EXPECT_EQ(s.floor_score, s.ssimulacra2);  // large enough for all six scales
-  if (s.butteraugli) {                      // built with libjxl: a q50 JPEG is clearly visible
+  ASSERT_TRUE(s.ssimulacra2 && s.ssimulacra2_worst_tile);
+  EXPECT_NEAR(*s.ssimulacra2, 61.6043, 0.5);
+  EXPECT_LE(*s.ssimulacra2_worst_tile, *s.ssimulacra2);
+  EXPECT_EQ(s.floor_score, *s.ssimulacra2);  // large enough for all six scales
+  if (s.butteraugli) {                       // built with libjxl: a q50 JPEG is clearly visible
     EXPECT_GT(*s.butteraugli, 1.0);
   }
   const ImageScores same = compare_images(b, b);
-  EXPECT_NEAR(same.ssimulacra2, 100.0, 1e-6);
+  EXPECT_NEAR(same.ssimulacra2.value_or(0), 100.0, 1e-6);
   if (same.butteraugli) {
     EXPECT_NEAR(*same.butteraugli, 0.0, 1e-6);
   }
   EXPECT_FALSE(compare_images(a, b, false).butteraugli.has_value());
+  // Past the pixel limit butteraugli is not computed, and the note says why and how to raise it.
+  const ImageScores capped = compare_images(a, b, true, 1000);
+  EXPECT_FALSE(capped.butteraugli.has_value());
+  EXPECT_NE(capped.butteraugli_note.find("--butteraugli-max-mp"), std::string::npos)
+      << capped.butteraugli_note;
+}
+
+// Under 8 px on a side the metric has no scale: no SSIMULACRA2 (the published algorithm would
+// say 100 for any pixels) nor butteraugli, while the floor score, mirrored out to 256 px, tells
+// a coarse copy from the image.
+TEST(Compare, ImagesUnder8PxHaveNoScoreButTheFloorScore) {
+  const auto photo = testing::make_jpeg({.width = 7, .height = 9, .quality = 95});
+  const auto coarse = testing::make_jpeg({.width = 7, .height = 9, .quality = 5});
+  ASSERT_FALSE(photo.empty() || coarse.empty());
+  const ImageScores s = compare_images(photo, coarse);
+  EXPECT_FALSE(s.ssimulacra2.has_value());
+  EXPECT_FALSE(s.ssimulacra2_worst_tile.has_value());
+  EXPECT_FALSE(s.butteraugli.has_value());
+  EXPECT_NE(s.butteraugli_note.find("under 8 px"), std::string::npos) << s.butteraugli_note;
+  EXPECT_LT(s.floor_score, 90.0);
+  EXPECT_NEAR(compare_images(photo, photo, false).floor_score, 100.0, 1e-6);
 }
 
 TEST(Compare, RefusesOtherSizesAndNonImages) {
@@ -64,10 +86,10 @@ TEST(Compare, ReadsCmykJpegs) {
   const auto cmyk = testing::make_jpeg({.width = 300, .height = 260, .components = 4});
   ASSERT_FALSE(cmyk.empty());
   const ImageScores same = compare_images(cmyk, cmyk, false);
-  EXPECT_EQ(same.ssimulacra2, 100.0);
+  EXPECT_EQ(same.ssimulacra2, 100.0);  // an optional holding 100
   const auto coarser =
       testing::make_jpeg({.width = 300, .height = 260, .components = 4, .quality = 30});
-  EXPECT_LT(compare_images(cmyk, coarser, false).ssimulacra2, 90.0);
+  EXPECT_LT(compare_images(cmyk, coarser, false).ssimulacra2.value_or(100), 90.0);
 }
 
 }  // namespace

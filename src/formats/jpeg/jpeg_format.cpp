@@ -263,8 +263,9 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
   if (thumbnails.optimised > 0)
     outcome.detail += fmt::format(", EXIF thumbnail {} bytes smaller", thumbnails.saved);
   if (layout.junk_bytes > 0)
-    outcome.detail +=
-        ", " + std::to_string(layout.junk_bytes) + " junk bytes between markers dropped";
+    outcome.detail += fmt::format(", {} junk bytes between markers dropped", layout.junk_bytes);
+  if (layout.fill_bytes > 0)
+    outcome.detail += fmt::format(", {} fill bytes before markers dropped", layout.fill_bytes);
   outcome.warnings = std::move(plan.warnings);
   return outcome;
 }

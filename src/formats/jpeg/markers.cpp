@@ -83,7 +83,7 @@ Layout parse_layout(ByteView in) {
     while (pos + 1 < in.size() && in[pos + 1] == 0xFF) ++pos;  // fill bytes before a marker
     if (pos + 1 >= in.size())
       throw FormatError(Reason::kTruncated, pos, "JPEG ends before its EOI marker");
-    layout.junk_bytes += pos - start;
+    layout.fill_bytes += pos - start;
     uint8_t m = in[pos + 1];
     if (m == kEoi) {
       if (!have_sof || layout.scans == 0)
@@ -99,6 +99,8 @@ Layout parse_layout(ByteView in) {
     if (m == kSoi) throw FormatError(Reason::kCorrupt, pos, "second SOI before EOI");
     if (m == 0xDE || m == 0xDF)
       throw FormatError(Reason::kUnsupportedVariant, pos, "hierarchical JPEG is not supported");
+    if (m == 0xF7)  // SOF55: ITU-T T.87, another codec in JPEG's markers
+      throw FormatError(Reason::kUnsupportedVariant, pos, "JPEG-LS is not supported");
     if (pos + 4 > in.size())
       throw FormatError(Reason::kTruncated, pos, "JPEG ends inside a marker segment");
     size_t len = size_t(in[pos + 2]) << 8 | in[pos + 3];

@@ -52,6 +52,7 @@ struct Layout {
   size_t scans = 0;       // number of SOS segments
   size_t image_end = 0;   // offset just after EOI
   size_t junk_bytes = 0;  // bytes between segments that are not markers (dropped)
+  size_t fill_bytes = 0;  // 0xFF fill bytes before markers, which the standard allows (dropped)
 
   ByteView trailing(ByteView input) const { return input.subspan(image_end); }
 };
