@@ -179,7 +179,9 @@ Kind kind_from_name(std::string_view name) {
 }
 
 Kind sniff(std::span<const uint8_t> bytes) {
-  if (bytes.size() >= 3 && bytes[0] == 0xFF && bytes[1] == 0xD8 && bytes[2] == 0xFF)
+  // A JPEG's SOI and the 0xFF of its first marker; an SOI alone is a JPEG cut short.
+  if (bytes.size() >= 2 && bytes[0] == 0xFF && bytes[1] == 0xD8 &&
+      (bytes.size() == 2 || bytes[2] == 0xFF))
     return Kind::kJpeg;
   if (starts_with(bytes, "\x89PNG\r\n\x1a\n")) return Kind::kPng;
   if (starts_with(bytes, "GIF87a") || starts_with(bytes, "GIF89a")) return Kind::kGif;

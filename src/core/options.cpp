@@ -150,7 +150,8 @@ const std::vector<OptionRow>& rows() {
                   {kMetadataNames.begin(), kMetadataNames.end()},
                   0,
                   0,
-                  "JPEG and PNG metadata: keep every byte; safe drops comments and editor "
+                  "JPEG and PNG metadata: keep every segment as it is (an EXIF thumbnail is "
+                  "optimised in place like any JPEG); safe drops comments and editor "
                   "records (COM, APP12, APP13; tIME and 'Comment' text); strip keeps only what "
                   "changes display (ICC, orientation, colour transform; PNG colour chunks, "
                   "tRNS, bKGD, pHYs)"},

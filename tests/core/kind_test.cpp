@@ -47,7 +47,10 @@ TEST(Sniff, MagicNumbers) {
   EXPECT_EQ(sniff(bytes_of(std::string("II*\0", 4))), Kind::kTiff);
   EXPECT_EQ(sniff(bytes_of("hello world")), Kind::kUnknown);
   EXPECT_EQ(sniff({}), Kind::kUnknown);
-  EXPECT_EQ(sniff(bytes_of("\xFF\xD8")), Kind::kUnknown);  // too short to be a JPEG
+  // An SOI alone is a JPEG cut short (optimising it says `truncated`); SOI and then not a marker
+  // is no JPEG.
+  EXPECT_EQ(sniff(bytes_of("\xFF\xD8")), Kind::kJpeg);
+  EXPECT_EQ(sniff(bytes_of("\xFF\xD8\x00")), Kind::kUnknown);
 }
 
 TEST(Sniff, ZipDocumentsByContent) {
