@@ -515,6 +515,7 @@ Ssimulacra2Result ssimulacra2(const ImageRgb8& reference, const ImageRgb8& disto
     heights[num_scales] = h;
   }
   Ssimulacra2Result result;
+  result.scales = num_scales;
   if (num_scales == 0) return result;
 
   TileGrid grid;

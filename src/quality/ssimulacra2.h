@@ -24,6 +24,9 @@ struct Ssimulacra2Result {
   double score = 100.0;             // SSIMULACRA 2.1 of the whole image: 100 = identical
   double worst_tile_score = 100.0;  // lowest score of any tile
   uint32_t worst_tile_x = 0, worst_tile_y = 0;  // top-left pixel of that tile
+  // Scales measured: 0 for an image under 8 px on a side, whose score then says 100 whatever
+  // its pixels (as the published algorithm's does).
+  int scales = 0;
 };
 
 // SSIMULACRA 2.1 (libjxl tools/ssimulacra2.cc, April 2023) of `distorted` against `reference`,

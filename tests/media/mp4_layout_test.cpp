@@ -51,13 +51,15 @@ Bytes cat(std::initializer_list<Bytes> parts) {
 Bytes text(const std::string& s) { return Bytes(s.begin(), s.end()); }
 
 // ftyp, an mdat of 64 numbered bytes, then a moov whose tracks' stco point at bytes 10, 30
-// and 50 of the mdat's data, and a user data box. One track, or one per `track_user_data`, each
-// with that user data (none where it is empty).
+// and 50 of the mdat's data, and a user data box (unless `moov_user_data` is false: the last
+// track then ends the moov). One track, or one per `track_user_data`, each with that user data
+// (none where it is empty).
 struct MuxerLike {
   Bytes file;
   size_t data = 0;  // where the mdat's data starts
 };
-MuxerLike muxer_like(const Bytes& user_data, const std::vector<Bytes>& track_user_data = {}) {
+MuxerLike muxer_like(const Bytes& user_data, const std::vector<Bytes>& track_user_data = {},
+                     bool moov_user_data = true) {
   const Bytes ftyp = box("ftyp", text(std::string("isom\0\0\0\0isom", 12)));
   Bytes media;
   for (int i = 0; i < 64; ++i) media.push_back(uint8_t(i));
@@ -72,7 +74,8 @@ MuxerLike muxer_like(const Bytes& user_data, const std::vector<Bytes>& track_use
     const bool named = t < track_user_data.size() && !track_user_data[t].empty();
     traks = cat({traks, box("trak", named ? cat({mdia, box("udta", track_user_data[t])}) : mdia)});
   }
-  const Bytes moov = box("moov", cat({box("mvhd", Bytes(100, 0)), traks, box("udta", user_data)}));
+  const Bytes moov = box("moov", cat({box("mvhd", Bytes(100, 0)), traks,
+                                      moov_user_data ? box("udta", user_data) : Bytes{}}));
   return {cat({ftyp, mdat, moov}), data};
 }
 
@@ -204,6 +207,15 @@ TEST(Mp4Boxes, EveryTracksUserDataIsNamedAndPutBackIntoItsTrack) {
   EXPECT_EQ(udta[2][0].end - udta[2][0].body, name3.size());
   EXPECT_TRUE(udta[1].empty());
   EXPECT_EQ(with_user_data_of(in, back), back);
+  // A muxer's moov that its last track ends: the track's items go into the track, the moov's
+  // after it.
+  const Bytes bare = muxer_like({}, {{}, {}, {}}, false).file;
+  const Bytes into_bare = with_user_data_of(in, bare);
+  EXPECT_TRUE(user_data_lost(in, into_bare).empty());
+  const std::vector<std::vector<Mp4Box>> bare_udta = check_tracks(into_bare);
+  ASSERT_EQ(bare_udta.size(), 3u);
+  ASSERT_EQ(bare_udta[2].size(), 1u);
+  EXPECT_EQ(bare_udta[2][0].end - bare_udta[2][0].body, name3.size());
 }
 
 TEST(Mp4Boxes, BoxesTheMuxerDoesNotWriteAgainInTheMoovOrATrackAreNamed) {

@@ -145,11 +145,11 @@ size_t append_user_data(Bytes& file, const Mp4Box& parent, Bytes items) {
   if (into_last) {
     resize_box(file, kids.back(), kids.back().end - kids.back().begin + items.size());
   } else {
+    if (8 + items.size() > UINT32_MAX)
+      throw FormatError(Reason::kUnsupportedVariant, 0, "the user data would outgrow its box");
     Bytes header(8);
     put_be32(header.data(), uint32_t(8 + items.size()));
     std::memcpy(header.data() + 4, "udta", 4);
-    if (8 + items.size() > UINT32_MAX)
-      throw FormatError(Reason::kUnsupportedVariant, 0, "the user data would outgrow its box");
     items.insert(items.begin(), header.begin(), header.end());
   }
   file.insert(file.begin() + ptrdiff_t(parent.end), items.begin(), items.end());
@@ -288,11 +288,17 @@ Bytes with_user_data_of(ByteView input, Bytes output) {
       layout.trailing != output.size())
     throw FormatError(Reason::kUnsupportedVariant, 0,
                       "the muxer's moov is not its last box: its user data cannot be put back");
-  // From the end of the moov backwards, so that every box not yet grown is where it was read:
-  // the moov's own user data (at its end, scope 0), then the tracks from the last.
+  // The scopes whose insertion point lies furthest into the file first, so that every box not
+  // yet grown is where it was read: the moov's own (at its end) before a last track that ends
+  // there too (its items then stay inside the track), then the tracks from the last.
+  std::vector<size_t> order(b.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    return b[x].parent.end != b[y].parent.end ? b[x].parent.end > b[y].parent.end
+                                              : b[x].track < b[y].track;
+  });
   size_t inserted = 0;
-  for (size_t i = 0; i < b.size(); ++i) {
-    const size_t k = i == 0 ? 0 : b.size() - i;
+  for (size_t k : order) {
     if (lacking[k].empty()) continue;
     const Mp4Box& parent = b[k].parent;
     const size_t n = append_user_data(output, parent, std::move(lacking[k]));
