@@ -12,9 +12,9 @@ namespace {
 
 #ifdef LIGHTEN_HAVE_BUTTERAUGLI
 // libjxl takes RGB here; gray is replicated.
-std::vector<uint8_t> as_rgb(const ImageRgb8& image) {
+SampleBuffer as_rgb(const ImageRgb8& image) {
   if (image.channels == 3) return image.samples;
-  std::vector<uint8_t> rgb(image.samples.size() * 3);
+  SampleBuffer rgb(image.samples.size() * 3);
   for (size_t i = 0; i < image.samples.size(); ++i)
     rgb[3 * i] = rgb[3 * i + 1] = rgb[3 * i + 2] = image.samples[i];
   return rgb;
@@ -27,7 +27,7 @@ std::optional<double> butteraugli_distance(const ImageRgb8& reference, const Ima
   if (reference.width != distorted.width || reference.height != distorted.height)
     throw std::invalid_argument("butteraugli: the images differ in size");
 #ifdef LIGHTEN_HAVE_BUTTERAUGLI
-  const std::vector<uint8_t> a = as_rgb(reference), b = as_rgb(distorted);
+  const SampleBuffer a = as_rgb(reference), b = as_rgb(distorted);
   if (a.size() != size_t(reference.width) * reference.height * 3 || a.size() != b.size())
     throw std::invalid_argument("butteraugli: malformed image");
   JxlButteraugliApi* api = JxlButteraugliApiCreate(nullptr);

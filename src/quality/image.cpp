@@ -4,7 +4,7 @@
 
 namespace lighten {
 
-void rgb_from_cmyk(std::vector<uint8_t>& samples) {
+void rgb_from_cmyk(SampleBuffer& samples) {
   const std::size_t pixels = samples.size() / 4;
   // Pixel i's three outputs land at or before its four inputs: the pass may run in place.
   for (std::size_t i = 0; i < pixels; ++i) {

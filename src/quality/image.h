@@ -3,13 +3,18 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/uninitialized_vector.h"
+
 namespace lighten {
+
+// Samples as decoders write them (no zero-fill first).
+using SampleBuffer = UninitializedVector<uint8_t>;
 
 // A decoded 8-bit image in sRGB: 1 channel (gray) or 3 (RGB), samples interleaved, rows packed.
 struct ImageRgb8 {
   uint32_t width = 0, height = 0;
   uint32_t channels = 3;
-  std::vector<uint8_t> samples;
+  SampleBuffer samples;
 };
 
 // CMYK samples (4 a pixel) rendered as RGB over the same buffer, which shrinks to 3 a pixel:
@@ -17,6 +22,6 @@ struct ImageRgb8 {
 // samples hold 255 - ink, Adobe's convention, which PIL and browsers assume for every CMYK
 // JPEG, marker or not. No ICC profile: the metric compares two renderings made alike, as PIL
 // makes them.
-void rgb_from_cmyk(std::vector<uint8_t>& samples);
+void rgb_from_cmyk(SampleBuffer& samples);
 
 }  // namespace lighten

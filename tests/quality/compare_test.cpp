@@ -74,11 +74,10 @@ TEST(Compare, RefusesOtherSizesAndNonImages) {
 // samples hold 255 - ink, as Adobe writes them and as PIL reads every CMYK JPEG.
 TEST(CmykRendering, EachInkTimesTheBlack) {
   // White paper, full cyan, half black, full black, half magenta under half black.
-  std::vector<uint8_t> cmyk = {255, 255, 255, 255, 0,   255, 255, 255, 255, 255,
-                               255, 127, 255, 255, 255, 0,   255, 127, 255, 127};
+  SampleBuffer cmyk = {255, 255, 255, 255, 0,   255, 255, 255, 255, 255,
+                       255, 127, 255, 255, 255, 0,   255, 127, 255, 127};
   rgb_from_cmyk(cmyk);
-  EXPECT_EQ(cmyk, (std::vector<uint8_t>{255, 255, 255, 0, 255, 255, 127, 127, 127, 0, 0, 0, 127, 63,
-                                        127}));
+  EXPECT_EQ(cmyk, (SampleBuffer{255, 255, 255, 0, 255, 255, 127, 127, 127, 0, 0, 0, 127, 63, 127}));
 }
 
 // `lighten compare` reads CMYK JPEGs (rendered as above) where it used to refuse them.

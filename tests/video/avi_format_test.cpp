@@ -75,7 +75,7 @@ TEST(AviFormat, KeptFramesAfterARewrittenOneCarryTheStandardTables) {
   const Verdict v = verify_avi(in, o.bytes, context);
   EXPECT_TRUE(v.ok) << v.problem;
   // As libavcodec decodes the whole file, frame after frame: the same pixels.
-  std::vector<std::vector<uint8_t>> before, after;
+  std::vector<SampleBuffer> before, after;
   media::decode_frames(in, 1, 99,
                        [&](int64_t, const ImageRgb8& f) { before.push_back(f.samples); });
   media::decode_frames(o.bytes, 1, 99,

@@ -35,7 +35,7 @@ TEST(ReaderGate, ChunksDecodeAsTheWholeFileDoes) {
     r.strip_dht = true;
     r.two_fields = fields;
     const Bytes avi = make_avi(r);
-    std::vector<std::vector<uint8_t>> whole;
+    std::vector<SampleBuffer> whole;
     media::decode_frames(avi, 1, 99, [&](int64_t, const ImageRgb8& f) {
       EXPECT_EQ(f.width, 160u);
       EXPECT_EQ(f.height, 120u);

@@ -108,7 +108,7 @@ Bytes encode_pixels_420(const ImageRgb8& rgb, const std::array<uint16_t, 64>& lu
 // Decoded samples with libjpeg's default settings (RGB, gray or CMYK, interleaved).
 struct PixelImage {
   unsigned width = 0, height = 0, components = 0;
-  std::vector<uint8_t> samples;
+  SampleBuffer samples;
 };
 PixelImage decode_pixels(ByteView jpeg, J_COLOR_SPACE color_space = kAsMarked);
 // The same into `out`, whose buffer is reused when it has the room (the perceptual search

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/uninitialized_vector.h"
 #include "formats/jpeg/coefficients.h"
 
 namespace lighten::jpeg {
@@ -114,8 +115,8 @@ class Requantizer {
  private:
   struct Component {
     int slot = 0;
-    JDIMENSION width = 0, height = 0;  // in blocks
-    mutable std::vector<JCOEF> coefs;  // width * height blocks of 64, once copied
+    JDIMENSION width = 0, height = 0;          // in blocks
+    mutable UninitializedVector<JCOEF> coefs;  // width * height blocks of 64, once copied
   };
   // Component `ci`'s source blocks of block row `row`: the copy once made, else the image's.
   const JCOEF* source_row(size_t ci, JDIMENSION row) const;

@@ -132,7 +132,8 @@ std::optional<ImageRgb8> reference_of(QPDFObjectHandle image, const Bytes& sampl
   if (w < 8 || h < 8 || w > kMaxSide || h > kMaxSide ||
       samples.size() != size_t(w) * size_t(h) * size_t(components))
     return std::nullopt;
-  return ImageRgb8{uint32_t(w), uint32_t(h), uint32_t(components), samples};
+  return ImageRgb8{uint32_t(w), uint32_t(h), uint32_t(components),
+                   SampleBuffer(samples.begin(), samples.end())};
 }
 
 }  // namespace
