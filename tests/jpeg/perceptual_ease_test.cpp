@@ -19,24 +19,31 @@ namespace {
 
 TEST(Perceptual, TheWeightIsEasedOnlyForHeadroomAndMoreForMore) {
   const double weight = RdoParams{}.strength;
-  EXPECT_EQ(eased_trellis_weight(weight, 0.0, 80), weight);
-  EXPECT_EQ(eased_trellis_weight(weight, kEaseMinHeadroom * 0.99, 80), weight);
-  const double some = eased_trellis_weight(weight, 0.3, 80);
-  const double more = eased_trellis_weight(weight, 0.6, 80);
+  const double far_tile = 10.0;  // a worst tile far above its floor: the score decides
+  EXPECT_EQ(eased_trellis_weight(weight, 0.0, 80, far_tile), weight);
+  EXPECT_EQ(eased_trellis_weight(weight, kEaseMinHeadroom * 0.99, 80, far_tile), weight);
+  const double some = eased_trellis_weight(weight, 0.3, 80, far_tile);
+  const double more = eased_trellis_weight(weight, 0.6, 80, far_tile);
   EXPECT_LT(some, weight);
   EXPECT_LT(more, some);
   EXPECT_GT(more, 0.0);
   // At a low floor the score falls faster with the weight: the same headroom eases it less.
-  EXPECT_GT(eased_trellis_weight(weight, 0.6, 70), more);
+  EXPECT_GT(eased_trellis_weight(weight, 0.6, 70, far_tile), more);
   // The prior: 2.5 points per unit of ln(weight) from floor 80 up, 4.5 at 70, linear between.
   EXPECT_DOUBLE_EQ(more, weight * std::exp(-(0.6 - kEaseAimAbove) / 2.5));
-  EXPECT_DOUBLE_EQ(eased_trellis_weight(weight, 0.6, 85), more);
-  EXPECT_DOUBLE_EQ(eased_trellis_weight(weight, 0.6, 75),
+  EXPECT_DOUBLE_EQ(eased_trellis_weight(weight, 0.6, 85, far_tile), more);
+  EXPECT_DOUBLE_EQ(eased_trellis_weight(weight, 0.6, 75, far_tile),
                    weight * std::exp(-(0.6 - kEaseAimAbove) / 3.5));
   // Never past the lightest step measured, however much headroom.
-  EXPECT_DOUBLE_EQ(eased_trellis_weight(weight, 10.0, 80), kEaseLightest * weight);
+  EXPECT_DOUBLE_EQ(eased_trellis_weight(weight, 10.0, 80, far_tile), kEaseLightest * weight);
+  // A worst tile at its floor fails at any lighter weight: no trial.
+  EXPECT_EQ(eased_trellis_weight(weight, 0.6, 80, kEaseMinHeadroom * 0.99), weight);
+  // Near it, its own (steeper) prior decides how far the trial goes.
+  EXPECT_DOUBLE_EQ(eased_trellis_weight(weight, 0.6, 80, 0.5),
+                   weight * std::exp(-(0.5 - kEaseAimAbove) / kEaseWorstTileSensitivity));
+  EXPECT_GT(eased_trellis_weight(weight, 0.6, 80, 0.5), more);
   // Weights raced in scale alike.
-  EXPECT_NEAR(eased_trellis_weight(4 * weight, 0.6, 80), 4 * more, 1e-12);
+  EXPECT_NEAR(eased_trellis_weight(4 * weight, 0.6, 80, far_tile), 4 * more, 1e-12);
 }
 
 // The second trial follows the lines through the search's pass and the first trial: lighter than

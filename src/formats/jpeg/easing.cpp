@@ -20,10 +20,11 @@ constexpr double kMinWeightChange = 0.01;
 
 }  // namespace
 
-double eased_trellis_weight(double weight, double headroom, double floor) {
-  if (!(headroom >= kEaseMinHeadroom)) return weight;
-  return weight *
-         std::max(kEaseLightest, std::exp(-(headroom - kEaseAimAbove) / weight_sensitivity(floor)));
+double eased_trellis_weight(double weight, double headroom, double floor, double worst_headroom) {
+  if (!(headroom >= kEaseMinHeadroom) || !(worst_headroom >= kEaseMinHeadroom)) return weight;
+  const double step = std::min((headroom - kEaseAimAbove) / weight_sensitivity(floor),
+                               (worst_headroom - kEaseAimAbove) / kEaseWorstTileSensitivity);
+  return weight * std::max(kEaseLightest, std::exp(-step));
 }
 
 std::optional<double> second_eased_weight(const WeightTrial& searched, const WeightTrial& tried,

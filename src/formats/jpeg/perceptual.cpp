@@ -483,7 +483,8 @@ PerceptualResult FloorSearch::run() {
   };
   const double first_weight =
       st.policy.effort >= kEaseMinEffort
-          ? eased_trellis_weight(arm.rdo.strength, searched_best.score - st.pass, st.floor)
+          ? eased_trellis_weight(arm.rdo.strength, searched_best.score - st.pass, st.floor,
+                                 searched_best.worst - arm.search.worst_floor())
           : arm.rdo.strength;
   if (first_weight < arm.rdo.strength && !out_of_time()) {
     std::tie(trials.first, trials.first_kept) = try_weight(first_weight);
