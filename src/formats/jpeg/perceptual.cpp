@@ -520,14 +520,17 @@ PerceptualResult FloorSearch::run() {
   return result;
 }
 
-double estimated_score(const jpeg_decompress_struct& frame, const ImageRgb8& reference,
-                       const ImageRgb8& decoded) {
+double estimated_score(CoefficientImage& image, ByteView bytes, const ImageRgb8& reference) {
+  const jpeg_decompress_struct& frame = image.info();
   const std::vector<McuRows> bands = sample_bands(frame);
-  if (bands.empty()) return floor_score(reference, decoded, kSearchMetric).score;
+  // Only the sample's rows are decoded (a quarter of the work), as the search decodes them.
+  const Bytes sample = bands.empty() ? Bytes{} : write_mcu_rows(image, bands);
+  const std::optional<ImageRgb8> decoded = to_metric_image(
+      decode_pixels(bands.empty() ? bytes : ByteView(sample), frame.jpeg_color_space));
+  if (!decoded) throw FormatError(Reason::kInternalError, 0, "an image the metric cannot read");
+  if (bands.empty()) return floor_score(reference, *decoded, kSearchMetric).score;
   const unsigned unit = unsigned(frame.max_v_samp_factor) * DCTSIZE;
-  return floor_score(pixel_rows(reference, bands, unit), pixel_rows(decoded, bands, unit),
-                     kSearchMetric)
-             .score -
+  return floor_score(pixel_rows(reference, bands, unit), *decoded, kSearchMetric).score -
          kSampleFlattery;
 }
 

@@ -99,10 +99,10 @@ class FloorSearch {
 // nullopt for other component counts.
 std::optional<ImageRgb8> to_metric_image(PixelImage pixels);
 
-// SSIMULACRA2 of `decoded` against `reference` (an image of `frame`'s size) as the search would
+// SSIMULACRA2 of `image` (whose encoding is `bytes`) against `reference` as the search would
 // score it, for a plan made before any search: the whole image when small; from 3 MP on, the
-// search's sample of rows less what such a sample flatters by.
-double estimated_score(const jpeg_decompress_struct& frame, const ImageRgb8& reference,
-                       const ImageRgb8& decoded);
+// search's sample of rows (written and decoded alone, as the search does) less what such a
+// sample flatters by.
+double estimated_score(CoefficientImage& image, ByteView bytes, const ImageRgb8& reference);
 
 }  // namespace lighten::jpeg

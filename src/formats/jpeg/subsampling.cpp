@@ -54,10 +54,8 @@ std::optional<SubsampledSource> subsampled_source(CoefficientImage& source, Byte
                                                                    info.comp_info[2].component_id};
   out.bytes = encode_pixels_420(*reference, tables.luma, tables.chroma, ids);
   out.image = std::make_unique<CoefficientImage>(out.bytes, context, JCS_YCbCr);
-  const std::optional<ImageRgb8> decoded = to_metric_image(decode_pixels(out.bytes, JCS_YCbCr));
-  if (!decoded) return std::nullopt;
   // Only a plan hangs on this score.
-  out.score = estimated_score(info, *reference, *decoded);
+  out.score = estimated_score(*out.image, out.bytes, *reference);
   return out;
 }
 
