@@ -91,5 +91,30 @@ TEST(JpegMarkers, RejectsVariantsLibjpegCannotCarry) {
   EXPECT_EQ(reason_of(jpeg_ls), Reason::kUnsupportedVariant);
 }
 
+// A frame header that claims more blocks than the scans could code (at a bit each at least) is
+// damage, told before any decoder allocates for the claimed size.
+TEST(JpegMarkers, ScansTooShortForTheFrameAreDamage) {
+  Bytes jpeg = make_jpeg({});
+  const size_t sof = parse_layout(jpeg).segments[parse_layout(jpeg).sof_index].offset;
+  Bytes claimed = jpeg;
+  for (size_t at : {sof + 5, sof + 7}) claimed[at] = 20000 >> 8, claimed[at + 1] = 20000 & 0xFF;
+  EXPECT_EQ(reason_of(claimed), Reason::kCorrupt);
+  try {
+    parse_layout(claimed);
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("too few for the 9375000 blocks of a 20000x20000"),
+              std::string::npos)
+        << e.what();
+  }
+  // A flat gray image codes each block in a few bits: far more blocks than bytes, and valid.
+  EncodeOptions flat;
+  flat.width = flat.height = 1024;
+  flat.components = 1;
+  flat.pixels.assign(size_t(1024) * 1024, 128);
+  const Bytes small = make_jpeg(flat);
+  EXPECT_LT(small.size(), size_t(1024 / 8) * (1024 / 8));
+  EXPECT_NO_THROW(parse_layout(small));
+}
+
 }  // namespace
 }  // namespace lighten::jpeg

@@ -1,5 +1,6 @@
 #include "formats/jpeg/markers.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <cstdio>
@@ -33,6 +34,34 @@ size_t skip_entropy(ByteView in, size_t pos) {
     return next - 1;  // the FF right before the marker code
   }
   return in.size();
+}
+
+// Huffman coding spends at least one bit on every block (its DC code; a sequential scan also
+// an end-of-block code), so scans shorter than that cannot hold the image: a 236 kB file whose
+// frame header claims 20000x20000 had libjpeg allocate 1.2 GB for coefficients before it found
+// the data missing. Arithmetic coding can spend less, so it is not checked.
+void check_scans_hold_frame(const Layout& layout) {
+  const FrameInfo& f = layout.frame;
+  const bool arithmetic = f.marker >= 0xC9;
+  if (arithmetic) return;
+  int h_max = 1, v_max = 1;
+  for (const FrameInfo::Component& c : f.components)
+    h_max = std::max<int>(h_max, c.h), v_max = std::max<int>(v_max, c.v);
+  uint64_t blocks = 0;
+  for (const FrameInfo::Component& c : f.components) {
+    const uint64_t w = (uint64_t(f.width) * c.h + h_max - 1) / h_max;
+    const uint64_t h = (uint64_t(f.height) * c.v + v_max - 1) / v_max;
+    blocks += ((w + 7) / 8) * ((h + 7) / 8);
+  }
+  uint64_t scan_bytes = 0;
+  for (const Segment& s : layout.segments)
+    if (s.marker == kSos) scan_bytes += s.entropy_end - s.end();
+  if (blocks > 8 * scan_bytes)
+    throw FormatError(Reason::kCorrupt, 0,
+                      "its scans hold " + std::to_string(scan_bytes) + " bytes, too few for the " +
+                          std::to_string(blocks) + " blocks of a " + std::to_string(f.width) + "x" +
+                          std::to_string(f.height) +
+                          " image (Huffman coding spends at least a bit on each): damaged");
 }
 
 }  // namespace
@@ -89,6 +118,7 @@ Layout parse_layout(ByteView in) {
       if (!have_sof || layout.scans == 0)
         throw FormatError(Reason::kCorrupt, pos, "EOI before any image data");
       layout.image_end = pos + 2;
+      check_scans_hold_frame(layout);
       return layout;
     }
     if (m == 0x00 || m == 0x01 || is_rst(m)) {  // stray marker outside entropy data
