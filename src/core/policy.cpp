@@ -1,6 +1,8 @@
 // Policy text forms shared by the options table and reports.
 #include "core/policy_names.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 namespace lighten {
@@ -23,6 +25,15 @@ double quality_floor(const Policy& policy) {
   if (policy.mode == Mode::kLossless) return kFloors[0];
   if (policy.target_score > 0) return policy.target_score;
   return kFloors[static_cast<size_t>(policy.mode)];
+}
+
+std::string floor_text(double floor) {
+  char text[64];
+  for (int decimals = 1; decimals <= 4; ++decimals) {
+    std::snprintf(text, sizeof text, "%.*f", decimals, floor);
+    if (std::strtod(text, nullptr) == floor) break;
+  }
+  return text;
 }
 
 std::string_view mode_name(Mode mode) { return kModeNames.at(static_cast<size_t>(mode)); }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <string>
 #include <string_view>
 
 #include "lighten/policy.h"
@@ -20,5 +21,9 @@ extern const std::array<std::string_view, 2> kVideoCodecNames;
 extern const std::array<std::string_view, 2> kFlagNames;  // "no", "yes"
 
 std::string_view mode_name(Mode mode);
+
+// A quality floor as details print it: one decimal, or as many (up to four) as it takes to say
+// it exactly (`--target-score 99.99` is not "100.0").
+std::string floor_text(double floor);
 
 }  // namespace lighten

@@ -4,6 +4,7 @@
 #include <set>
 #include <string>
 
+#include "core/policy_names.h"
 #include "lighten/options.h"
 
 namespace lighten {
@@ -93,6 +94,19 @@ TEST(Options, PerceptualModesAndTargetScore) {
   EXPECT_EQ(p.quality_marker, QualityMarker::kOmit);
   set_policy_option(p, "mode", "lossless");
   EXPECT_TRUE(std::isnan(quality_floor(p)));
+}
+
+// Details print a floor with one decimal unless it has more: a custom floor is never rounded
+// into another (99.99 printed as "100.0" read as a floor no output can meet).
+TEST(Options, FloorsArePrintedAsGiven) {
+  EXPECT_EQ(floor_text(70.0), "70.0");
+  EXPECT_EQ(floor_text(77.5), "77.5");
+  EXPECT_EQ(floor_text(85.25), "85.25");
+  EXPECT_EQ(floor_text(99.99), "99.99");
+  Policy p;
+  set_policy_option(p, "mode", "high");
+  set_policy_option(p, "target-score", "99.995");
+  EXPECT_EQ(floor_text(quality_floor(p)), "99.995");
 }
 
 TEST(Options, SizesTakeSuffixes) {

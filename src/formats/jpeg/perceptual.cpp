@@ -11,6 +11,7 @@
 
 #include "core/context.h"
 #include "core/errors.h"
+#include "core/policy_names.h"
 #include "formats/jpeg/level_search.h"
 #include "formats/jpeg/metadata.h"
 #include "formats/jpeg/requantize.h"
@@ -452,8 +453,8 @@ PerceptualResult FloorSearch::run() {
   if (!best) {
     // Put the source's coefficients back: the output is the lossless one.
     st.rq.restore_source();
-    result.detail = fmt::format("lossless only (no requantisation met SSIMULACRA2 {:.1f} in {})",
-                                st.floor, tries);
+    result.detail = fmt::format("lossless only (no requantisation met SSIMULACRA2 {} in {})",
+                                floor_text(st.floor), tries);
     return result;
   }
   // The last bytes of headroom, at lighter trellis weights (easing.h); the image's arrays then
@@ -503,9 +504,9 @@ PerceptualResult FloorSearch::run() {
   result.fingerprint = best->fingerprint;
   result.detail = fmt::format(
       "requantised q~{} -> q{:.2f} (Robidoux-shaped tables) with trellis{}{}, SSIMULACRA2 {:.2f} "
-      "(worst tile {:.1f}, floor {:.1f}, {} evaluations{}{})",
+      "(worst tile {:.1f}, floor {}, {} evaluations{}{})",
       st.q_src, quality_of(best->level), st.race.empty() ? "" : " (weight " + st.race + ")", easing,
-      best->score, best->worst, st.floor, evaluations,
+      best->score, best->worst, floor_text(st.floor), evaluations,
       sampled_evaluations
           ? fmt::format(" after {} on a quarter of the rows{}", sampled_evaluations,
                         arm.sampled->unrepresentative()

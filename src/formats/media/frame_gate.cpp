@@ -19,6 +19,7 @@ extern "C" {
 
 #include "core/context.h"
 #include "core/errors.h"
+#include "core/policy_names.h"
 #include "formats/media/av_enums.h"
 #include "formats/media/av_io.h"
 #include "formats/media/rgb_converter.h"
@@ -28,7 +29,8 @@ namespace lighten::media {
 namespace {
 
 std::string fmt_score(const char* what, int64_t frame, double score, double floor) {
-  return fmt::format("{} {} scores SSIMULACRA2 {:.2f}, under {:.1f}", what, frame, score, floor);
+  return fmt::format("{} {} scores SSIMULACRA2 {:.2f}, under {}", what, frame, score,
+                     floor_text(floor));
 }
 
 void describe(const Demuxer& demuxer, VideoFrames& out) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "core/policy_names.h"
 #include "formats/media/av_reencode.h"
 #include "formats/media/frame_gate.h"
 #include "formats/media/mp4_boxes.h"
@@ -217,18 +218,20 @@ Outcome optimize_media(ByteView input, Context& context) {
     outcome.action = Action::kKept;
     outcome.reason = Reason::kNoGain;
     outcome.message = fmt::format(
-        "the coarsest setting that keeps the sampled frames at SSIMULACRA2 {:.1f}, {} {} {}, "
+        "the coarsest setting that keeps the sampled frames at SSIMULACRA2 {}, {} {} {}, "
         "gives {} bytes, not fewer than the input's {} ({} tries)",
-        floor, base.encoder, base.knob, larger_value, larger_bytes, input.size(), tried);
+        floor_text(floor), base.encoder, base.knob, larger_value, larger_bytes, input.size(),
+        tried);
     return outcome;
   }
   if (!best) {
     outcome.action = Action::kKept;
     outcome.reason = Reason::kNoGain;
     outcome.message = fmt::format(
-        "no {} {} from {} to {} keeps every sampled frame at SSIMULACRA2 {:.1f} ({} tries; the "
+        "no {} {} from {} to {} keeps every sampled frame at SSIMULACRA2 {} ({} tries; the "
         "finest tried: {})",
-        base.encoder, base.knob, values.front(), values.back(), floor, tried, finest_problem);
+        base.encoder, base.knob, values.front(), values.back(), floor_text(floor), tried,
+        finest_problem);
     return outcome;
   }
   outcome.action = Action::kReplaced;
