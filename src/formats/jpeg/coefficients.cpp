@@ -1,6 +1,7 @@
 #include "formats/jpeg/coefficients.h"
 
 #include "formats/jpeg/huffman_stats.h"
+#include "formats/jpeg/libjpeg_errors.h"
 
 // clang-format off
 #include <cstdio>  // jpeglib.h needs FILE
@@ -22,138 +23,6 @@
 #include "core/errors.h"
 
 namespace lighten::jpeg {
-namespace {
-
-// libjpeg reports errors through a callback that must not return; it longjmps back to the
-// jmp_buf of the one call that set it. Only plain C data lives between setjmp and longjmp.
-struct ErrorMgr {
-  jpeg_error_mgr pub;
-  jmp_buf jump;
-  int error_code = 0;
-  int warning_code = -1;  // first warning that is not tolerated
-  bool timed_out = false;
-  bool in_scans = false;  // jpeg_read_header has returned: markers now follow scan data
-  // Where the reader was in the input when the error or the first untolerated warning came.
-  const uint8_t* input = nullptr;
-  size_t position = 0;
-  char message[JMSG_LENGTH_MAX] = {};
-  char warning[JMSG_LENGTH_MAX] = {};
-};
-
-ErrorMgr* error_mgr(j_common_ptr c) { return reinterpret_cast<ErrorMgr*>(c->err); }
-
-void note_position(j_common_ptr c, ErrorMgr* e) {
-  if (!c->is_decompressor || !e->input) return;
-  const jpeg_source_mgr* src = reinterpret_cast<j_decompress_ptr>(c)->src;
-  if (src && src->next_input_byte >= e->input)
-    e->position = size_t(src->next_input_byte - e->input);
-}
-
-extern "C" void on_error_exit(j_common_ptr c) {
-  ErrorMgr* e = error_mgr(c);
-  e->error_code = c->err->msg_code;
-  note_position(c, e);
-  (*c->err->format_message)(c, e->message);
-  longjmp(e->jump, 1);
-}
-
-// Bytes left over after a scan's last block that are still taken for padding, whatever they
-// hold: a stray byte or two before the EOI is a known encoder quirk; more is damage.
-constexpr long kStrayScanBytes = 2;
-
-// Whether the `count` bytes libjpeg skipped before the marker it is at (its source stops at the
-// marker's first 0xFF once it has skipped any) are padding: a few stray bytes, or zeros or fill
-// bytes only. More data than the scan's blocks need is what a damaged scan leaves: the decoder
-// lost its place and read garbage up to the marker.
-bool padding_before_marker(j_common_ptr c, const ErrorMgr* e, long count) {
-  if (count <= kStrayScanBytes) return true;
-  const jpeg_source_mgr* src = reinterpret_cast<j_decompress_ptr>(c)->src;
-  if (!e->input || !src || src->next_input_byte < e->input) return false;
-  const size_t at = size_t(src->next_input_byte - e->input);
-  if (at < size_t(count) || src->bytes_in_buffer == 0 || *src->next_input_byte != 0xFF)
-    return false;
-  const uint8_t* first = src->next_input_byte - count;
-  return std::all_of(first, src->next_input_byte, [&](uint8_t b) { return b == first[0]; }) &&
-         (first[0] == 0x00 || first[0] == 0xFF);
-}
-
-// Harmless warnings: junk between header markers, padding after a scan, odd JFIF versions,
-// unknown Adobe transform or a malformed ICC chunk (the markers are copied byte for byte, so
-// readers see what they saw).
-bool tolerated(j_common_ptr c, const ErrorMgr* e) {
-  const int code = c->err->msg_code;
-  if (code == JWRN_EXTRANEOUS_DATA)
-    return !e->in_scans || padding_before_marker(c, e, c->err->msg_parm.i[0]);
-  return code == JWRN_JFIF_MAJOR || code == JWRN_ADOBE_XFORM || code == JWRN_BOGUS_ICC;
-}
-
-extern "C" void on_emit_message(j_common_ptr c, int level) {
-  if (level >= 0) return;  // trace messages
-  ErrorMgr* e = error_mgr(c);
-  if (e->warning_code >= 0 || tolerated(c, e)) return;
-  e->warning_code = c->err->msg_code;
-  note_position(c, e);
-  (*c->err->format_message)(c, e->warning);
-}
-
-void init_error_mgr(ErrorMgr& e) {
-  jpeg_std_error(&e.pub);
-  e.pub.error_exit = on_error_exit;
-  e.pub.emit_message = on_emit_message;
-}
-
-Reason reason_for_error(int code) {
-  switch (code) {
-    case JERR_INPUT_EOF:
-      return Reason::kTruncated;
-    case JERR_OUT_OF_MEMORY:
-    case JERR_NO_BACKING_STORE:
-    case JERR_IMAGE_TOO_BIG:
-    case JERR_WIDTH_OVERFLOW:
-      return Reason::kLimitExceeded;
-    case JERR_BAD_PRECISION:
-    case JERR_NOT_COMPILED:
-    case JERR_ARITH_NOTIMPL:
-    case JERR_COMPONENT_COUNT:
-      return Reason::kUnsupportedVariant;
-    default:
-      return Reason::kCorrupt;
-  }
-}
-
-[[noreturn]] void throw_error(const ErrorMgr& e, const char* what) {
-  if (e.timed_out) throw FormatError(Reason::kLimitExceeded, 0, "time budget spent while decoding");
-  throw FormatError(reason_for_error(e.error_code), e.position,
-                    std::string(what) + ": " + e.message);
-}
-
-[[noreturn]] void throw_warning(const ErrorMgr& e) {
-  Reason r = e.warning_code == JWRN_JPEG_EOF ? Reason::kTruncated : Reason::kCorrupt;
-  throw FormatError(r, e.position,
-                    std::string("libjpeg: ") + e.warning +
-                        (e.warning_code == JWRN_EXTRANEOUS_DATA
-                             ? " (after a scan: more data than its blocks hold, so it is damaged)"
-                             : ""));
-}
-
-// Caps what libjpeg may allocate for one image (it has no backing store, so it fails cleanly).
-constexpr long kMaxLibjpegMemory = 6L << 30;
-
-struct Progress {
-  jpeg_progress_mgr pub;
-  const Context* context = nullptr;
-};
-
-extern "C" void on_progress(j_common_ptr c) {
-  auto* p = reinterpret_cast<Progress*>(c->progress);
-  if (p->context && p->context->out_of_time()) {
-    error_mgr(c)->timed_out = true;
-    c->err->msg_code = JERR_OUT_OF_MEMORY;  // any code; timed_out decides the reason
-    on_error_exit(c);
-  }
-}
-
-}  // namespace
 
 struct CoefficientImage::State {
   jpeg_decompress_struct info;
@@ -212,7 +81,7 @@ CoefficientImage::CoefficientImage(ByteView jpeg, const Context* context, J_COLO
   std::memset(&s->info, 0, sizeof(s->info));
   init_error_mgr(s->err);
   s->info.err = &s->err.pub;
-  s->progress.pub.progress_monitor = on_progress;
+  s->progress.pub.progress_monitor = lighten_jpeg_on_progress;
   s->progress.context = context;
   const bool ok = read_raw(s, jpeg.data(), jpeg.size(), color_space);
   if (ok && s->err.warning_code < 0) return;
