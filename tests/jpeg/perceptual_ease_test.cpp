@@ -89,28 +89,79 @@ TEST(Perceptual, ASecondEasedWeightFollowsTheMeasuredLines) {
   EXPECT_GT(*tile_limited, *between);
 }
 
+// Past the second trial (from kEaseThirdTrialMinEffort), the next follows the two measured
+// points closest around the aim.
+TEST(Perceptual, AFurtherEasedWeightFollowsTheClosestBracket) {
+  const double pass = 70.01, worst_pass = 60.01;
+  const WeightTrial searched{2.0, 70.6, 65.0};
+  // One trial: the same as the second trial's rule.
+  const std::vector<EasedTrial> one{{{1.8, 70.3, 64.8}, true}};
+  EXPECT_EQ(further_eased_weight(searched, one, pass, worst_pass),
+            second_eased_weight(searched, one[0].trial, pass, worst_pass));
+  // A pass, then a lighter failure: between the two, on their line, not the search's.
+  const std::vector<EasedTrial> kept_then_failed{{{1.87, 70.35, 64.9}, true},
+                                                 {{1.31, 69.89, 64.0}, false}};
+  const std::optional<double> between =
+      further_eased_weight(searched, kept_then_failed, pass, worst_pass);
+  ASSERT_TRUE(between.has_value());
+  EXPECT_NEAR(*between,
+              1.87 * std::exp(-(70.35 - pass - kEaseAimAbove) * std::log(1.87 / 1.31) / 0.46),
+              1e-12);
+  EXPECT_GT(*between, 1.31);
+  EXPECT_LT(*between, 1.87);
+  // A failure, then a pass between: between the pass and the failure.
+  const std::vector<EasedTrial> failed_then_kept{{{1.31, 69.89, 64.0}, false},
+                                                 {{1.87, 70.35, 64.9}, true}};
+  EXPECT_EQ(further_eased_weight(searched, failed_then_kept, pass, worst_pass), between);
+  // Two failures: between the search's pass and the heavier failure.
+  const std::vector<EasedTrial> both_failed{{{1.31, 69.89, 64.0}, false},
+                                            {{1.7, 69.95, 64.5}, false}};
+  EXPECT_EQ(further_eased_weight(searched, both_failed, pass, worst_pass),
+            second_eased_weight(searched, both_failed[1].trial, pass, worst_pass));
+  // Two passes: on along the line through them, lighter than the lightest.
+  const std::vector<EasedTrial> both_kept{{{1.8, 70.45, 64.8}, true}, {{1.6, 70.3, 64.6}, true}};
+  const std::optional<double> lighter = further_eased_weight(searched, both_kept, pass, worst_pass);
+  ASSERT_TRUE(lighter.has_value());
+  EXPECT_EQ(lighter, second_eased_weight(both_kept[0].trial, both_kept[1].trial, pass, worst_pass));
+  EXPECT_LT(*lighter, 1.6);
+  // A pass just over the aim leaves nothing to try.
+  const std::vector<EasedTrial> at_aim{{{1.5, pass + 0.05, 64.5}, true},
+                                       {{1.3, 69.5, 64.0}, false}};
+  EXPECT_FALSE(further_eased_weight(searched, at_aim, pass, worst_pass));
+}
+
 TEST(Perceptual, TheEasingDetailNamesEachTrial) {
   EasingTrials t;
   t.searched_weight = 0.5;
   t.headroom = 0.6;
   EXPECT_EQ(easing_detail(t), "");
-  t.first = WeightTrial{0.44, 80.3, 75};
-  t.first_kept = true;
+  const WeightTrial a{0.44, 80.3, 75}, b{0.41, 80.05, 74}, c{0.43, 80.12, 74.5};
+  t.trials = {{a, true}};
   EXPECT_EQ(easing_detail(t), " (weight eased to 0.44 from 0.5: 0.60 points of headroom)");
-  t.second = WeightTrial{0.41, 80.05, 74};
-  t.second_kept = true;
+  t.trials = {{a, true}, {b, true}};
   EXPECT_EQ(easing_detail(t),
             " (weight eased to 0.41 from 0.5 in two steps: 0.60 points of headroom)");
-  t.second_kept = false;
+  t.trials = {{a, true}, {b, false}};
   EXPECT_EQ(easing_detail(t),
             " (weight eased to 0.44 from 0.5: 0.60 points of headroom; 0.41 scored 80.05)");
-  t.first_kept = false;
+  t.trials = {{a, false}, {b, false}};
   EXPECT_EQ(easing_detail(t), " (weights 0.44 and 0.41 scored 80.30 and 80.05)");
-  t.second_kept = true;
+  t.trials = {{a, false}, {b, true}};
   EXPECT_EQ(easing_detail(t),
             " (weight eased to 0.41 from 0.5 after 0.44 scored 80.30: 0.60 points of headroom)");
-  t.second.reset();
+  t.trials = {{a, false}};
   EXPECT_EQ(easing_detail(t), " (weight 0.44 scored 80.30)");
+  // Three trials.
+  t.trials = {{a, true}, {b, false}, {c, true}};
+  EXPECT_EQ(easing_detail(t),
+            " (weight eased to 0.43 from 0.5 in two steps after 0.41 scored 80.05: 0.60 points "
+            "of headroom)");
+  t.trials = {{a, true}, {b, false}, {c, false}};
+  EXPECT_EQ(easing_detail(t),
+            " (weight eased to 0.44 from 0.5: 0.60 points of headroom; 0.41 and 0.43 scored "
+            "80.05 and 80.12)");
+  t.trials = {{a, false}, {b, false}, {c, false}};
+  EXPECT_EQ(easing_detail(t), " (weights 0.44, 0.41 and 0.43 scored 80.30, 80.05 and 80.12)");
 }
 
 // A photo-like picture: smooth shading, a busy texture over half of it, and grain.

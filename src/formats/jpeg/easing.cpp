@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace lighten::jpeg {
 namespace {
@@ -55,32 +56,71 @@ std::optional<double> second_eased_weight(const WeightTrial& searched, const Wei
   return weight;
 }
 
-std::string easing_detail(const EasingTrials& t) {
-  if (!t.first) return "";
-  const double w0 = t.searched_weight;
-  if (!t.second) {
-    return t.first_kept
-               ? fmt::format(" (weight eased to {:.2f} from {:g}: {:.2f} points of headroom)",
-                             t.first->weight, w0, t.headroom)
-               : fmt::format(" (weight {:.2f} scored {:.2f})", t.first->weight, t.first->score);
+namespace {
+
+bool meets_floors(const WeightTrial& t, double pass, double worst_pass) {
+  return t.score >= pass && t.worst >= worst_pass;
+}
+
+}  // namespace
+
+std::optional<double> further_eased_weight(const WeightTrial& searched,
+                                           const std::vector<EasedTrial>& tried, double pass,
+                                           double worst_pass) {
+  WeightTrial heavier = searched;
+  for (const EasedTrial& t : tried)
+    if (meets_floors(t.trial, pass, worst_pass) && t.trial.weight < heavier.weight)
+      heavier = t.trial;
+  std::optional<WeightTrial> lighter;
+  for (const EasedTrial& t : tried)
+    if (!meets_floors(t.trial, pass, worst_pass) && t.trial.weight < heavier.weight &&
+        (!lighter || t.trial.weight > lighter->weight))
+      lighter = t.trial;
+  if (lighter) return second_eased_weight(heavier, *lighter, pass, worst_pass);
+  if (heavier.weight == searched.weight) return std::nullopt;
+  // Every trial passed: on along the line from the next heavier point.
+  WeightTrial next = searched;
+  for (const EasedTrial& t : tried)
+    if (t.trial.weight > heavier.weight && t.trial.weight < next.weight) next = t.trial;
+  return second_eased_weight(next, heavier, pass, worst_pass);
+}
+
+namespace {
+
+// "0.44 scored 80.30", "0.44 and 0.41 scored 80.30 and 80.05", "0.44, 0.41 and 0.4 scored ...".
+std::string weights_scored(const std::vector<WeightTrial>& trials) {
+  std::string weights, scores;
+  for (size_t i = 0; i < trials.size(); ++i) {
+    const char* joint = i == 0 ? "" : i + 1 == trials.size() ? " and " : ", ";
+    weights += fmt::format("{}{:.2f}", joint, trials[i].weight);
+    scores += fmt::format("{}{:.2f}", joint, trials[i].score);
   }
-  if (t.second_kept)
-    return t.first_kept
-               ? fmt::format(
-                     " (weight eased to {:.2f} from {:g} in two steps: {:.2f} points of "
-                     "headroom)",
-                     t.second->weight, w0, t.headroom)
-               : fmt::format(
-                     " (weight eased to {:.2f} from {:g} after {:.2f} scored {:.2f}: {:.2f} "
-                     "points of headroom)",
-                     t.second->weight, w0, t.first->weight, t.first->score, t.headroom);
-  return t.first_kept
-             ? fmt::format(
-                   " (weight eased to {:.2f} from {:g}: {:.2f} points of headroom; {:.2f} "
-                   "scored {:.2f})",
-                   t.first->weight, w0, t.headroom, t.second->weight, t.second->score)
-             : fmt::format(" (weights {:.2f} and {:.2f} scored {:.2f} and {:.2f})", t.first->weight,
-                           t.second->weight, t.first->score, t.second->score);
+  return weights + " scored " + scores;
+}
+
+}  // namespace
+
+std::string easing_detail(const EasingTrials& t) {
+  if (t.trials.empty()) return "";
+  std::optional<size_t> last_kept;
+  int kept = 0;
+  for (size_t i = 0; i < t.trials.size(); ++i)
+    if (t.trials[i].kept) last_kept = i, ++kept;
+  std::vector<WeightTrial> failed_before, failed_after;
+  for (size_t i = 0; i < t.trials.size(); ++i)
+    if (!t.trials[i].kept)
+      (last_kept && i < *last_kept ? failed_before : failed_after).push_back(t.trials[i].trial);
+  if (!last_kept)
+    return fmt::format(" (weight{} {})", failed_after.size() > 1 ? "s" : "",
+                       weights_scored(failed_after));
+  constexpr const char* kSteps[] = {"", "", " in two steps", " in three steps"};
+  std::string detail = fmt::format(
+      " (weight eased to {:.2f} from {:g}{}", t.trials[*last_kept].trial.weight, t.searched_weight,
+      kept < 4 ? std::string(kSteps[kept]) : fmt::format(" in {} steps", kept));
+  if (!failed_before.empty()) detail += " after " + weights_scored(failed_before);
+  detail += fmt::format(": {:.2f} points of headroom", t.headroom);
+  if (!failed_after.empty()) detail += "; " + weights_scored(failed_after);
+  return detail + ")";
 }
 
 }  // namespace lighten::jpeg

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace lighten::jpeg {
 
@@ -52,12 +53,30 @@ struct WeightTrial {
 std::optional<double> second_eased_weight(const WeightTrial& searched, const WeightTrial& tried,
                                           double pass, double worst_pass);
 
-// What the detail says of the trials from `searched` (`headroom` over the floor): none, the first,
-// or both, each kept or not.
+// Effort from which one more trial follows the second (further_eased_weight). On the 16 camera
+// photos at effort 5 with it: outputs 0.33 % (visually-lossless), 0.09 % (high) and 0.01 %
+// (compact) smaller for about 5 % more CPU; so not by default.
+inline constexpr int kEaseThirdTrialMinEffort = 6;
+
+// A lighter weight tried, and whether it was kept (met the floors in fewer bytes).
+struct EasedTrial {
+  WeightTrial trial;
+  bool kept = false;
+};
+
+// The next weight to try after `tried` (in the order tried, at least one): second_eased_weight
+// through the two measured points that bracket the aim most closely: the lightest that met the
+// floors (the search's pass where none did) and the heaviest lighter one that failed, or, where
+// every trial passed, the lightest and the next heavier one.
+std::optional<double> further_eased_weight(const WeightTrial& searched,
+                                           const std::vector<EasedTrial>& tried, double pass,
+                                           double worst_pass);
+
+// What the detail says of the trials from `searched_weight` (`headroom` over the floor): the
+// weight kept last and the steps to it, and the lighter weights that failed, with their scores.
 struct EasingTrials {
   double searched_weight = 0, headroom = 0;
-  std::optional<WeightTrial> first, second;
-  bool first_kept = false, second_kept = false;
+  std::vector<EasedTrial> trials;
 };
 std::string easing_detail(const EasingTrials& trials);
 
