@@ -168,18 +168,28 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
   std::optional<ImageRgb8> reference;  // the input's decode, shared by the searches
   std::optional<SubsampledSource> source_420;
   SubsamplingPlan subsampling = SubsamplingPlan::kFullOnly;
+  std::optional<double> alone;  // what the 4:2:0 re-encoding costs by itself
   if (policy.mode != Mode::kLossless && policy.jpeg_subsampling == SubsamplingPolicy::kAllow420 &&
       !has_quality_marker(layout) && !profile_unlike_decode(layout, image.info().num_components) &&
-      (source_420 = subsampled_source(image, input, &context, reference)))
-    subsampling = plan_subsampling(source_420->score, quality_floor(policy));
+      (alone = reencoding_score(image, input, reference)))
+    subsampling = plan_subsampling(*alone, quality_floor(policy));
+  // Searched alone, the re-encoding lands far under the source's quality: its chroma is then
+  // kept finer (subsampling.h).
+  if (subsampling != SubsamplingPlan::kFullOnly)
+    source_420 = subsampled_source(image, input, &context, reference,
+                                   subsampling == SubsamplingPlan::kSubsampledOnly
+                                       ? ReencodedChroma::kHalfSteps
+                                       : ReencodedChroma::kSourceSteps);
   SourceSearches searches = search_sources(image, source_420 ? &*source_420 : nullptr, subsampling,
                                            input, layout, policy, &context, reference);
   perceptual = std::move(searches.own);
   subsampled = std::move(searches.subsampled);
   if (subsampled.requantized)
-    subsampled.detail =
-        fmt::format("re-encoded from pixels as {}4:2:0 (alone {:.1f}), {}",
-                    source_420->from_rgb ? "YCbCr " : "", source_420->score, subsampled.detail);
+    subsampled.detail = fmt::format(
+        "re-encoded from pixels as {}4:2:0 (alone {:.1f}){}, {}",
+        source_420->from_rgb ? "YCbCr " : "", alone.value_or(0.0),
+        source_420->finest_tables.empty() ? "" : " with chroma at half the source's steps",
+        subsampled.detail);
   if (!searches.race.empty()) {
     for (PerceptualResult* r : {&perceptual, &subsampled})
       if (r->requantized) r->detail = searches.race + ", " + r->detail;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -71,12 +72,10 @@ constexpr double kSampleFlattery = 1.0;
 constexpr double kRaceTrellisWeights[] = {2.0};
 constexpr int kRaceMinEffort = 4;
 
-std::vector<McuRows> sample_bands(const jpeg_decompress_struct& info) {
-  if (info.image_height < kMinSampledHeight ||
-      uint64_t(info.image_width) * info.image_height < kMinSampledPixels)
-    return {};
-  const unsigned mcu_height = unsigned(info.max_v_samp_factor) * DCTSIZE;
-  const unsigned whole_rows = info.image_height / mcu_height;
+// The bands of an image `width` x `height` whose MCU rows are `mcu_height` pixels high.
+std::vector<McuRows> sample_bands(uint32_t width, uint32_t height, unsigned mcu_height) {
+  if (height < kMinSampledHeight || uint64_t(width) * height < kMinSampledPixels) return {};
+  const unsigned whole_rows = height / mcu_height;
   const unsigned band = (kSampleBandPixels + mcu_height - 1) / mcu_height;
   const unsigned count = std::max(2u, unsigned(std::lround(whole_rows * kSampleFraction / band)));
   if (count * band * 2 > whole_rows) return {};
@@ -88,6 +87,11 @@ std::vector<McuRows> sample_bands(const jpeg_decompress_struct& info) {
     bands.push_back({first, band});
   }
   return bands;
+}
+
+std::vector<McuRows> sample_bands(const jpeg_decompress_struct& info) {
+  return sample_bands(info.image_width, info.image_height,
+                      unsigned(info.max_v_samp_factor) * DCTSIZE);
 }
 
 // The rows of `bands` (in units of `unit` pixel rows), stacked.
@@ -356,7 +360,8 @@ struct FloorSearch::State {
 
 FloorSearch::FloorSearch(CoefficientImage& image, ByteView input, const Layout& layout,
                          const Policy& policy, const Context* context,
-                         std::optional<ImageRgb8>& reference, bool race_weights) {
+                         std::optional<ImageRgb8>& reference, bool race_weights,
+                         std::vector<QuantTable> finest_tables) {
   const double floor = quality_floor(policy);
   const auto& info = image.info();
   if (std::isnan(floor)) return;
@@ -373,11 +378,11 @@ FloorSearch::FloorSearch(CoefficientImage& image, ByteView input, const Layout& 
     early_.detail = std::move(*why);
     return;
   }
-  Requantizer rq(image);
+  Requantizer rq(image, finest_tables);
   const int q_start = starting_quality(floor);
   const int q_src = int(std::lround(rq.source_quality()));
   if (policy.quality_marker == QualityMarker::kOmit &&
-      tables_at_most(rq.source_tables(), image, q_start + 5)) {
+      tables_at_most(rq.finest_tables(), image, q_start + 5)) {
     early_.detail = fmt::format("lossless only (tables already at or below q{})", q_start + 5);
     return;
   }
@@ -400,7 +405,7 @@ FloorSearch::FloorSearch(CoefficientImage& image, ByteView input, const Layout& 
   if (st.sample) {
     // A sample whose coefficients answer requantisation unlike the whole image's (its bands
     // miss where the detail is) would mislead the search: the whole image is searched instead.
-    st.sample_rq.emplace(*st.sample->image);
+    st.sample_rq.emplace(*st.sample->image, std::move(finest_tables));
     if (!sample_tracks_whole(log_distortion_curve(*st.sample_rq, *st.sample->image, l_lo, l_hi),
                              st.log_d, l_lo, l_hi, st.start)) {
       st.sample.reset();
@@ -526,18 +531,19 @@ PerceptualResult FloorSearch::run() {
   return result;
 }
 
-double estimated_score(CoefficientImage& image, ByteView bytes, const ImageRgb8& reference) {
-  const jpeg_decompress_struct& frame = image.info();
-  const std::vector<McuRows> bands = sample_bands(frame);
-  // Only the sample's rows are decoded (a quarter of the work), as the search decodes them.
-  const Bytes sample = bands.empty() ? Bytes{} : write_mcu_rows(image, bands);
-  const std::optional<ImageRgb8> decoded = to_metric_image(
-      decode_pixels(bands.empty() ? bytes : ByteView(sample), frame.jpeg_color_space));
+double estimated_score(const ImageRgb8& reference, unsigned mcu_height,
+                       const std::function<Bytes(const ImageRgb8&)>& encode,
+                       J_COLOR_SPACE color_space) {
+  const std::vector<McuRows> bands = sample_bands(reference.width, reference.height, mcu_height);
+  // Only the sample's rows are encoded and decoded (a quarter of the work), as the search
+  // decodes them: whole MCU rows encode to the coefficients they have in the whole image.
+  const std::optional<ImageRgb8> rows =
+      bands.empty() ? std::nullopt : std::optional(pixel_rows(reference, bands, mcu_height));
+  const ImageRgb8& scored = rows ? *rows : reference;
+  const std::optional<ImageRgb8> decoded =
+      to_metric_image(decode_pixels(encode(scored), color_space));
   if (!decoded) throw FormatError(Reason::kInternalError, 0, "an image the metric cannot read");
-  if (bands.empty()) return floor_score(reference, *decoded, kSearchMetric).score;
-  const unsigned unit = unsigned(frame.max_v_samp_factor) * DCTSIZE;
-  return floor_score(pixel_rows(reference, bands, unit), *decoded, kSearchMetric).score -
-         kSampleFlattery;
+  return floor_score(scored, *decoded, kSearchMetric).score - (rows ? kSampleFlattery : 0.0);
 }
 
 PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, const Layout& layout,

@@ -15,14 +15,17 @@
 // gets lossless treatment instead (tables_prove_requantised).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/bytes.h"
 #include "formats/jpeg/coefficients.h"
 #include "formats/jpeg/easing.h"
 #include "formats/jpeg/markers.h"
+#include "formats/jpeg/requantize.h"
 #include "lighten/policy.h"
 #include "quality/image.h"
 
@@ -71,10 +74,11 @@ PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, c
 class FloorSearch {
  public:
   // `race_weights`: whether a large image's row sample also tries the heavier trellis weights
-  // (from effort 4 on); off, the default weight alone is searched.
+  // (from effort 4 on); off, the default weight alone is searched. `finest_tables`: the
+  // Requantizer's bound where `image` is finer than the file it stands for (empty: none).
   FloorSearch(CoefficientImage& image, ByteView input, const Layout& layout, const Policy& policy,
-              const Context* context, std::optional<ImageRgb8>& reference,
-              bool race_weights = true);
+              const Context* context, std::optional<ImageRgb8>& reference, bool race_weights = true,
+              std::vector<QuantTable> finest_tables = {});
   ~FloorSearch();
   FloorSearch(const FloorSearch&) = delete;
   FloorSearch& operator=(const FloorSearch&) = delete;
@@ -99,10 +103,12 @@ class FloorSearch {
 // nullopt for other component counts.
 std::optional<ImageRgb8> to_metric_image(PixelImage pixels);
 
-// SSIMULACRA2 of `image` (whose encoding is `bytes`) against `reference` as the search would
-// score it, for a plan made before any search: the whole image when small; from 3 MP on, the
-// search's sample of rows (written and decoded alone, as the search does) less what such a
-// sample flatters by.
-double estimated_score(CoefficientImage& image, ByteView bytes, const ImageRgb8& reference);
+// SSIMULACRA2 of what `encode` makes of `reference` (a JPEG whose MCU rows are `mcu_height`
+// pixels high, decoded as `color_space`), as the search would score it, for a plan made before
+// any search: the whole image when small; from 3 MP on, the search's sample of rows (encoded
+// and decoded alone, as the search decodes them) less what such a sample flatters by.
+double estimated_score(const ImageRgb8& reference, unsigned mcu_height,
+                       const std::function<Bytes(const ImageRgb8&)>& encode,
+                       J_COLOR_SPACE color_space);
 
 }  // namespace lighten::jpeg

@@ -240,7 +240,7 @@ double requantize_block(const JCOEF* src, const uint16_t* q_old, const uint16_t*
   return sq_error;
 }
 
-Requantizer::Requantizer(CoefficientImage& image) : image_(&image) {
+Requantizer::Requantizer(CoefficientImage& image, std::vector<QuantTable> finest) : image_(&image) {
   const auto& info = image.info();
   source_tables_.assign(NUM_QUANT_TBLS, QuantTable{});
   for (int ci = 0; ci < info.num_components; ++ci) {
@@ -254,6 +254,19 @@ Requantizer::Requantizer(CoefficientImage& image) : image_(&image) {
     comp.width = c.width_in_blocks;
     comp.height = c.height_in_blocks;
     components_.push_back(std::move(comp));
+  }
+  finest_tables_ = source_tables_;
+  if (!finest.empty()) {
+    if (finest.size() != source_tables_.size())
+      throw FormatError(Reason::kInternalError, 0, "bounding tables for another table count");
+    for (const Component& c : components_) {
+      const size_t slot = size_t(c.slot);
+      for (int k = 0; k < 64; ++k)
+        if (finest[slot][k] < source_tables_[slot][k])
+          throw FormatError(Reason::kInternalError, 0,
+                            "a bounding table finer than the image's own");
+      finest_tables_[slot] = finest[slot];
+    }
   }
   pixels_ = std::max<uint64_t>(uint64_t(info.image_width) * info.image_height, 1);
   const bool full_resolution_chroma =
@@ -294,7 +307,7 @@ const JCOEF* Requantizer::source_row(size_t ci, JDIMENSION row) const {
 }
 
 std::vector<QuantTable> Requantizer::tables_for(int permille) const {
-  std::vector<QuantTable> out = source_tables_;
+  std::vector<QuantTable> out = finest_tables_;
   for (size_t slot = 0; slot < out.size(); ++slot) {
     bool used = false;
     for (const auto& c : components_) used |= size_t(c.slot) == slot;
@@ -302,14 +315,14 @@ std::vector<QuantTable> Requantizer::tables_for(int permille) const {
     const bool luma = size_t(components_.front().slot) == slot;
     const QuantTable target =
         target_table(luma ? permille : int(std::lround(permille * chroma_scale_)));
-    for (int k = 0; k < 64; ++k) out[slot][k] = std::max(source_tables_[slot][k], target[k]);
+    for (int k = 0; k < 64; ++k) out[slot][k] = std::max(finest_tables_[slot][k], target[k]);
   }
   return out;
 }
 
 double Requantizer::source_quality() const {
   return components_.empty() ? 100
-                             : estimate_quality(source_tables_[size_t(components_[0].slot)], false);
+                             : estimate_quality(finest_tables_[size_t(components_[0].slot)], false);
 }
 
 Requantizer::DistortionEstimate Requantizer::distortion_estimate(unsigned row_step) const {

@@ -62,20 +62,26 @@ double requantize_block(const JCOEF* src, const uint16_t* q_old, const uint16_t*
 // anything on the whole image never holds a second copy of it.
 class Requantizer {
  public:
-  // `image` must outlive the Requantizer and be changed only through its apply().
-  explicit Requantizer(CoefficientImage& image);
+  // `image` must outlive the Requantizer and be changed only through its apply(). `finest`
+  // (per slot, empty: the image's own tables) bounds the tables it writes where the image is
+  // finer than the file it stands for: a re-encoding kept finer than its source (subsampling.h).
+  // Each used slot must be nowhere finer than the image's own table.
+  explicit Requantizer(CoefficientImage& image, std::vector<QuantTable> finest = {});
   // A copy would share the image but not the knowledge of whether it was written yet.
   Requantizer(const Requantizer&) = delete;
   Requantizer& operator=(const Requantizer&) = delete;
   Requantizer(Requantizer&&) = default;
   Requantizer& operator=(Requantizer&&) = default;
 
-  // Tables per quantisation slot: target_table(permille), never finer than the source's; slots
-  // only chroma uses are coarser for a 4:4:4 YCbCr source (RGB and CMYK planes are all alike;
-  // YCCK's chroma keeps the luma's scale).
+  // Tables per quantisation slot: target_table(permille), never finer than finest_tables();
+  // slots only chroma uses are coarser for a 4:4:4 YCbCr source (RGB and CMYK planes are all
+  // alike; YCCK's chroma keeps the luma's scale).
   std::vector<QuantTable> tables_for(int permille) const;
+  // The image's own tables, which its coefficients are quantised with.
   const std::vector<QuantTable>& source_tables() const { return source_tables_; }
-  // Equivalent IJG quality of the source (its luma table).
+  // The finest tables an output may have: `finest` as given, else the image's own.
+  const std::vector<QuantTable>& finest_tables() const { return finest_tables_; }
+  // Equivalent IJG quality of the source (the luma of finest_tables()).
   double source_quality() const;
   // Squared error per pixel of plain rounding to candidate tables, from every `row_step`-th
   // block row: the cheap distortion estimate the search brackets with.
@@ -126,6 +132,7 @@ class Requantizer {
   mutable bool copied_ = false;
   std::vector<Component> components_;
   std::vector<QuantTable> source_tables_;  // per slot (NUM_QUANT_TBLS), zero when unused
+  std::vector<QuantTable> finest_tables_;  // the same, or coarser where `finest` says so
   uint64_t pixels_ = 1;
   double chroma_scale_ = 1.0;  // permille of chroma-only slots against the luma's
 };

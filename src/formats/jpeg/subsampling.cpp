@@ -38,24 +38,61 @@ ReencodingTables reencoding_tables(const CoefficientImage& source) {
   return t;
 }
 
+namespace {
+
+// Component identifiers of the re-encoding: YCbCr keeps its own, RGB planes become 1, 2, 3.
+std::array<int, 3> reencoding_ids(const jpeg_decompress_struct& info) {
+  if (info.jpeg_color_space == JCS_RGB) return {1, 2, 3};
+  return {info.comp_info[0].component_id, info.comp_info[1].component_id,
+          info.comp_info[2].component_id};
+}
+
+// The source's decode when a 4:2:0 re-encoding of it can be made, else nullptr.
+const ImageRgb8* reencodable_pixels(CoefficientImage& source, ByteView input,
+                                    std::optional<ImageRgb8>& reference) {
+  if (!reencodable_as_420(source)) return nullptr;
+  if (!reference) reference = to_metric_image(decode_pixels(input));
+  if (!reference || reference->channels != 3) return nullptr;
+  return &*reference;
+}
+
+}  // namespace
+
+std::optional<double> reencoding_score(CoefficientImage& source, ByteView input,
+                                       std::optional<ImageRgb8>& reference) {
+  const ImageRgb8* pixels = reencodable_pixels(source, input, reference);
+  if (!pixels) return std::nullopt;
+  const ReencodingTables tables = reencoding_tables(source);
+  const std::array<int, 3> ids = reencoding_ids(source.info());
+  return estimated_score(
+      *pixels, 2 * DCTSIZE,
+      [&](const ImageRgb8& rows) {
+        return encode_pixels_420(rows, tables.luma, tables.chroma, ids);
+      },
+      JCS_YCbCr);
+}
+
 std::optional<SubsampledSource> subsampled_source(CoefficientImage& source, ByteView input,
                                                   const Context* context,
-                                                  std::optional<ImageRgb8>& reference) {
-  if (!reencodable_as_420(source)) return std::nullopt;
-  if (!reference) reference = to_metric_image(decode_pixels(input));
-  if (!reference || reference->channels != 3) return std::nullopt;
-  const auto& info = source.info();
-  const ReencodingTables tables = reencoding_tables(source);
+                                                  std::optional<ImageRgb8>& reference,
+                                                  ReencodedChroma chroma) {
+  const ImageRgb8* pixels = reencodable_pixels(source, input, reference);
+  if (!pixels) return std::nullopt;
+  const ReencodingTables bound = reencoding_tables(source);
+  ReencodingTables tables = bound;
+  if (chroma == ReencodedChroma::kHalfSteps)
+    for (uint16_t& step : tables.chroma) step = std::max<uint16_t>(1, step / 2);
   SubsampledSource out;
-  out.from_rgb = info.jpeg_color_space == JCS_RGB;
-  const std::array<int, 3> ids = out.from_rgb ? std::array<int, 3>{1, 2, 3}
-                                              : std::array<int, 3>{info.comp_info[0].component_id,
-                                                                   info.comp_info[1].component_id,
-                                                                   info.comp_info[2].component_id};
-  out.bytes = encode_pixels_420(*reference, tables.luma, tables.chroma, ids);
+  out.from_rgb = source.info().jpeg_color_space == JCS_RGB;
+  out.bytes = encode_pixels_420(*pixels, tables.luma, tables.chroma, reencoding_ids(source.info()));
   out.image = std::make_unique<CoefficientImage>(out.bytes, context, JCS_YCbCr);
-  // Only a plan hangs on this score.
-  out.score = estimated_score(*out.image, out.bytes, *reference);
+  if (tables.chroma != bound.chroma) {
+    out.finest_tables.assign(NUM_QUANT_TBLS, QuantTable{});
+    const auto& written = out.image->info();
+    for (int ci = 0; ci < written.num_components; ++ci)
+      out.finest_tables[size_t(written.comp_info[ci].quant_tbl_no)] =
+          ci ? bound.chroma : bound.luma;
+  }
   return out;
 }
 
@@ -77,7 +114,7 @@ SourceSearches search_sources(CoefficientImage& image, SubsampledSource* source_
   };
   auto search_420 = [&] {
     return std::make_unique<FloorSearch>(*source_420->image, input, layout, policy, context,
-                                         reference);
+                                         reference, true, source_420->finest_tables);
   };
   std::unique_ptr<FloorSearch> own, subsampled;
   if (plan != SubsamplingPlan::kFullOnly) subsampled = search_420();
