@@ -151,6 +151,11 @@ double requantize_block(const JCOEF* src, const uint16_t* q_old, const uint16_t*
   sq_error += error_of(0, dc);
   if (!rate || rdo.strength <= 0) {
     for (int k = 1; k < 64; ++k) {
+      // Most of a block is zero, and a division per coefficient was most of this loop's time.
+      if (src[k] == 0) {
+        dst[k] = 0;
+        continue;
+      }
       const int v = std::clamp(round_div(int64_t(src[k]) * q_old[k], q_new[k]), -kMaxAc, kMaxAc);
       dst[k] = JCOEF(v);
       sq_error += error_of(k, v);
