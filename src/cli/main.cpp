@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
   // Those thresholds hold for the main arena only. Each worker thread would get an arena of its
   // own, built of 64 MB heaps that glibc unmaps as soon as they empty, so every candidate's
   // coefficient arrays (libjpeg's, zeroed on allocation) faulted their pages in again: with one
-  // arena, perceptual JPEG took 11-13 % less CPU on the 16 camera photos (25 % at --effort 1).
+  // arena, perceptual JPEG took 11-15 % less CPU on the 16 camera photos (25 % at --effort 1).
   // The workers' allocations are few and large, so sharing one arena costs no waiting to speak of
   // (8 workers on 2 cores ran faster too). M_TOP_PAD of 64 MB instead keeps the workers' own heaps
   // mapped: the same CPU, but a quarter more peak memory on a lossless run of the whole corpus.
