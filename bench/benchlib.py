@@ -3,7 +3,7 @@ printing tables. Each tool either leaves an output file per input, or none (kept
 
 Speeds are MB of input per second of CPU time (user + system) of the tool's processes, so they
 hold on a shared, busy machine where wall-clock time would measure the neighbours."""
-import os, resource, shutil, subprocess, tempfile, time
+import os, resource, shutil, subprocess, sys, tempfile, time
 from pathlib import Path
 
 
@@ -13,6 +13,28 @@ def child_cpu_seconds():
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
+
+# The 16 camera photos of issue 3 (../shared/oracles/README.md), the JPEG benches' default files.
+CAMERA_PHOTOS = ["canon_20d_vert", "canon_5d", "canon_lr_22mp", "dimage_ex_221212", "fuji_f40fd",
+                 "galaxy_s7", "iphone6plus", "iphone_hdr", "jolla", "leica_t", "lumia800", "motog",
+                 "nikon_d90", "nokia83", "noritsu_scan", "olympus_fe230"]
+
+
+def camera_photos():
+    """The camera photos' paths in ../shared/corpus/jpeg; exits with a reason when absent."""
+    files = [SHARED / "corpus" / "jpeg" / f"{n}.jpg" for n in CAMERA_PHOTOS]
+    missing = [f for f in files if not f.exists()]
+    if missing:
+        sys.exit(f"bench: {missing[0]} not found; give files or clone ../shared beside the repo")
+    return files
+
+
+def input_files(args):
+    """The files named, and those under the directories named, as absolute paths."""
+    files = []
+    for a in map(Path, args):
+        files += sorted(p for p in a.rglob("*") if p.is_file()) if a.is_dir() else [a]
+    return [f.resolve() for f in files]
 
 
 def run_per_file(command, files, outdir):
