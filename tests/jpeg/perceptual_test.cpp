@@ -11,10 +11,8 @@
 #include <utility>
 
 #include "formats/jpeg/coefficients.h"
-#include "formats/jpeg/exif_thumbnail.h"
 #include "formats/jpeg/jpeg_format.h"
 #include "formats/jpeg/markers.h"
-#include "formats/jpeg/metadata.h"
 #include "formats/jpeg/perceptual.h"
 #include "formats/jpeg/requantize.h"
 #include "formats/jpeg/subsampling.h"
