@@ -72,7 +72,8 @@ constexpr double kSampleFlattery = 1.0;
 constexpr double kRaceTrellisWeights[] = {2.0};
 constexpr int kRaceMinEffort = 4;
 
-// The bands of an image `width` x `height` whose MCU rows are `mcu_height` pixels high.
+}  // namespace
+
 std::vector<McuRows> sample_bands(uint32_t width, uint32_t height, unsigned mcu_height) {
   if (height < kMinSampledHeight || uint64_t(width) * height < kMinSampledPixels) return {};
   const unsigned whole_rows = height / mcu_height;
@@ -89,9 +90,11 @@ std::vector<McuRows> sample_bands(uint32_t width, uint32_t height, unsigned mcu_
   return bands;
 }
 
+namespace {
+
 std::vector<McuRows> sample_bands(const jpeg_decompress_struct& info) {
-  return sample_bands(info.image_width, info.image_height,
-                      unsigned(info.max_v_samp_factor) * DCTSIZE);
+  return jpeg::sample_bands(info.image_width, info.image_height,
+                            unsigned(info.max_v_samp_factor) * DCTSIZE);
 }
 
 // The rows of `bands` (in units of `unit` pixel rows), stacked.

@@ -99,6 +99,12 @@ class FloorSearch {
   PerceptualResult early_;  // the answer when the file stays lossless before any search
 };
 
+// The bands of rows a large image (`width` x `height`, MCU rows `mcu_height` pixels high) is
+// searched on first: whole MCU rows, 256 pixels high or just over (at least two bands), spread
+// evenly, about a quarter of the image. Empty under 3 MP or 1024 rows (the image is searched
+// whole), or where the bands would cover half of it.
+std::vector<McuRows> sample_bands(uint32_t width, uint32_t height, unsigned mcu_height);
+
 // Decoded pixels as the metric takes them: gray or RGB, CMYK rendered as RGB (rgb_from_cmyk);
 // nullopt for other component counts.
 std::optional<ImageRgb8> to_metric_image(PixelImage pixels);
