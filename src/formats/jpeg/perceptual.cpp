@@ -92,11 +92,6 @@ std::vector<McuRows> sample_bands(uint32_t width, uint32_t height, unsigned mcu_
 
 namespace {
 
-std::vector<McuRows> sample_bands(const jpeg_decompress_struct& info) {
-  return jpeg::sample_bands(info.image_width, info.image_height,
-                            unsigned(info.max_v_samp_factor) * DCTSIZE);
-}
-
 // The rows of `bands` (in units of `unit` pixel rows), stacked.
 ImageRgb8 pixel_rows(const ImageRgb8& image, const std::vector<McuRows>& bands, unsigned unit) {
   ImageRgb8 out;
@@ -131,11 +126,12 @@ bool metric_reads(const jpeg_decompress_struct& info) {
 
 std::optional<RowSample> row_sample(CoefficientImage& image, const ImageRgb8& reference,
                                     const Context* context) {
-  const std::vector<McuRows> bands = sample_bands(image.info());
+  const auto& info = image.info();
+  const unsigned unit = unsigned(info.max_v_samp_factor) * DCTSIZE;
+  const std::vector<McuRows> bands = sample_bands(info.image_width, info.image_height, unit);
   if (bands.empty()) return std::nullopt;
-  const unsigned unit = unsigned(image.info().max_v_samp_factor) * DCTSIZE;
   return RowSample{std::make_unique<CoefficientImage>(write_mcu_rows(image, bands), context,
-                                                      image.info().jpeg_color_space),
+                                                      info.jpeg_color_space),
                    pixel_rows(reference, bands, unit)};
 }
 
