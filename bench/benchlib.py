@@ -11,6 +11,19 @@ def child_cpu_seconds():
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
+
+def run_measured(argv):
+    """Runs argv to its end; exits with a reason if it fails. Returns wall seconds, CPU seconds
+    (user + system) and peak resident MB of its process."""
+    start = time.monotonic()
+    process = subprocess.Popen(argv)
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.monotonic() - start
+    if status != 0:
+        sys.exit(f"bench: {' '.join(map(str, argv))} failed (status {status})")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 
