@@ -94,6 +94,34 @@ TEST(LevelSearch, ABendingScoreIsNotApproachedFromOneSideOnly) {
   EXPECT_LE(search.best()->level, 310) << search.best()->score;
 }
 
+// Where the new tables meet the source's, the distortion estimate falls towards zero and its log
+// drops by whole units a level. From a failure far below the floor, the line reaches the floor
+// only there, and from the pass it finds there, far above the floor, only the next level down:
+// the middle of the bracket is tried instead of creeping down from the top.
+TEST(LevelSearch, APassFarAboveTheFloorWhereTheEstimatePlungesIsNotFollowedLevelByLevel) {
+  std::vector<double> log_d(393);
+  for (size_t l = 0; l < log_d.size(); ++l)
+    log_d[l] = l <= 384 ? -0.01 * double(l) : -3.84 - 2.0 * double(l - 384);
+  auto score = [](int level) { return 70.0 + 0.4 * (level - 320); };  // meets 70 at 320
+  int calls = 0;
+  LevelSearch search(70.0, 60.0, 40, 392, log_d);
+  search.run(
+      260, {.budget = 4},
+      [&](int level) {
+        ++calls;
+        return LevelEval{.level = level,
+                         .score = score(level),
+                         .worst = score(level) - 3,
+                         .bytes = size_t(level) * 100};
+      },
+      nullptr);
+  ASSERT_NE(search.best(), nullptr);
+  EXPECT_GE(search.best()->score, 70.0);
+  // From the first pass (386, scoring 96) the lines alone reached only 365 (88) in the budget.
+  EXPECT_LE(search.best()->level, 330) << search.best()->score;
+  EXPECT_LE(calls, 5);
+}
+
 TEST(LevelSearch, NothingPassingLeavesNoBest) {
   const LinearFile file;
   int calls = 0;

@@ -13,6 +13,9 @@ constexpr double kAimInside = 0.3;
 // How far above the floor the best candidate may land before the search spends one evaluation
 // beyond its budget.
 constexpr double kExtraEvaluationSlack = 0.4;
+// A pass this far above both floors with nothing predicted to pass between it and a failure is
+// taken as a sign that the lines, not the image, are wrong (see run).
+constexpr double kUntrustedLineHeadroom = 5.0;
 
 }  // namespace
 
@@ -135,6 +138,17 @@ void LevelSearch::run(int start, const LevelSearchParams& params, const Evaluate
     // quality finer, whatever its line says.
     if (!e.passes && e.worst < worst_floor_)
       next = std::max(next, std::min(level + kLevelsPerQuality, pass_ - 1));
+    // The distortion estimate falls towards zero where the new tables meet the source's, so its
+    // log drops without bound over the last levels, and a line through a failure far below the
+    // floor and a pass there predicts nothing, or only the last quality, between them: a
+    // 4097x3 strip at q95 failed at q65 (37.9) and passed at q97.25 (94.2) in compact, and the
+    // search ended there, where q86.25 scores 80. A pass far above both floors does not fall
+    // under them within one quality: the middle of the bracket is tried instead.
+    const LevelEval* coarsest = find(pass_);
+    if (next > pass_ - kLevelsPerQuality && coarsest && pass_ - fail_ > 2 * kLevelsPerQuality &&
+        coarsest->score >= target + kUntrustedLineHeadroom &&
+        coarsest->worst >= worst_target + kUntrustedLineHeadroom)
+      next = (fail_ + pass_) / 2;
     if (next <= fail_ || next >= pass_) break;
     level = next;
   }
