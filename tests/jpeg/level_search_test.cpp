@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 
 #include "core/errors.h"
 #include "formats/jpeg/coefficients.h"
@@ -12,6 +13,16 @@
 
 namespace lighten::jpeg {
 namespace {
+
+// Evaluations of a file that scores `score(level)`, its worst tile 3 under that; `calls` counts
+// them.
+Evaluate scored_by(std::function<double(int)> score, int* calls) {
+  return [score = std::move(score), calls](int level) {
+    ++*calls;
+    const double s = score(level);
+    return LevelEval{.level = level, .score = s, .worst = s - 3, .bytes = size_t(level) * 100};
+  };
+}
 
 // A file whose score rises by `per_level` with each finer level and meets 80 at level 300;
 // its distortion estimate follows the same straight line the search assumes (slope -6).
@@ -25,11 +36,7 @@ struct LinearFile {
     return 80.0 + per_level * (level - 300) + shift;
   }
   Evaluate evaluator(int* calls, double shift = 0) const {
-    return [this, calls, shift](int level) {
-      ++*calls;
-      const double s = score(level, shift);
-      return LevelEval{.level = level, .score = s, .worst = s - 3, .bytes = size_t(level) * 100};
-    };
+    return scored_by([this, shift](int level) { return score(level, shift); }, calls);
   }
 };
 
@@ -79,16 +86,7 @@ TEST(LevelSearch, ABendingScoreIsNotApproachedFromOneSideOnly) {
   auto score = [](int level) { return 90.0 - 10.0 * std::exp((300 - level) / 25.0); };
   int calls = 0;
   LevelSearch search(80.0, 70.0, 200, 400, file.log_d);
-  search.run(
-      260, {.budget = 5},
-      [&](int level) {
-        ++calls;
-        return LevelEval{.level = level,
-                         .score = score(level),
-                         .worst = score(level) - 3,
-                         .bytes = size_t(level) * 100};
-      },
-      nullptr);
+  search.run(260, {.budget = 5}, scored_by(score, &calls), nullptr);
   ASSERT_NE(search.best(), nullptr);
   // Level 300 meets the floor exactly.
   EXPECT_LE(search.best()->level, 310) << search.best()->score;
@@ -105,16 +103,7 @@ TEST(LevelSearch, APassFarAboveTheFloorWhereTheEstimatePlungesIsNotFollowedLevel
   auto score = [](int level) { return 70.0 + 0.4 * (level - 320); };  // meets 70 at 320
   int calls = 0;
   LevelSearch search(70.0, 60.0, 40, 392, log_d);
-  search.run(
-      260, {.budget = 4},
-      [&](int level) {
-        ++calls;
-        return LevelEval{.level = level,
-                         .score = score(level),
-                         .worst = score(level) - 3,
-                         .bytes = size_t(level) * 100};
-      },
-      nullptr);
+  search.run(260, {.budget = 4}, scored_by(score, &calls), nullptr);
   ASSERT_NE(search.best(), nullptr);
   EXPECT_GE(search.best()->score, 70.0);
   // From the first pass (386, scoring 96) the lines alone reached only 365 (88) in the budget.
