@@ -7,11 +7,10 @@ handle is left alone with a reason). For every output that replaced its input: P
 with the input's size and mode; lossless mode decodes to the same pixels; a perceptual mode
 either decodes to the same pixels or scores at least the mode's floor by `lighten compare` on
 PIL's decodes (floor_score: under 256 px a side, the stricter mirrored score), with butteraugli
-reported beside it for images up to 2 MP; every metadata
-segment (APPn, COM) is kept byte for byte except lighten's own quality marker, a rewritten
-MPF index, the Adobe segment's transform byte of an RGB-coded image re-encoded as YCbCr (0 to 1,
-perceptual modes only) and an EXIF thumbnail (IFD1's JPEGInterchangeFormat, read by PIL's EXIF parser): that
-one may be replaced by a smaller JPEG of the same size and mode (same pixels in lossless mode,
+reported beside it for images up to 2 MP; every metadata segment (APPn, COM) is kept byte for
+byte except lighten's own quality marker, a rewritten MPF index, the Adobe segment's transform
+byte of an RGB-coded image re-encoded as YCbCr (0 to 1, perceptual modes only) and an EXIF
+thumbnail (IFD1's JPEGInterchangeFormat, read by PIL's EXIF parser): that one may be replaced by a smaller JPEG of the same size and mode (same pixels in lossless mode,
 at the floor in the others), with nothing else in its segment changed but its length value;
 the bytes after the image are kept unless an MPF index points into them. The
 outputs, optimised again under the same mode, come back with the same pixels (no generation
