@@ -10,9 +10,10 @@ PIL's decodes (floor_score: under 256 px a side, the stricter mirrored score), w
 reported beside it for images up to 2 MP; every metadata segment (APPn, COM) is kept byte for
 byte except lighten's own quality marker, a rewritten MPF index, the Adobe segment's transform
 byte of an RGB-coded image re-encoded as YCbCr (0 to 1, perceptual modes only) and an EXIF
-thumbnail (IFD1's JPEGInterchangeFormat, read by PIL's EXIF parser): that one may be replaced by a smaller JPEG of the same size and mode (same pixels in lossless mode,
-at the floor in the others), with nothing else in its segment changed but its length value;
-the bytes after the image are kept unless an MPF index points into them. The
+thumbnail (IFD1's JPEGInterchangeFormat, read by PIL's EXIF parser): that one may be replaced
+by a smaller JPEG of the same size and mode (same pixels in lossless mode, at the floor in the
+others), with nothing else in its segment changed but its length value; the bytes after the
+image are kept unless an MPF index points into them. The
 outputs, optimised again under the same mode, come back with the same pixels (no generation
 loss) and no file grows.
 
