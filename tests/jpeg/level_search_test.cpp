@@ -111,6 +111,39 @@ TEST(LevelSearch, APassFarAboveTheFloorWhereTheEstimatePlungesIsNotFollowedLevel
   EXPECT_LE(calls, 5);
 }
 
+// The scores of a 1 MP photo coded as RGB planes in compact, measured at six levels and joined by
+// straight lines; its distortion estimate grows as the tables' steps to the power 1.2. From the
+// start (84.3) the prior slope jumps to a failure far below the floor, and the lines from it
+// approach the floor from above: the budget and its one extra evaluation end with a pass 3.5
+// points above the floor and a failure 0.24 under it, 21 levels apart. A whole image searched on
+// its own may spend a second extra evaluation there.
+TEST(LevelSearch, ABracketLeftWideFarAboveTheFloorGetsASecondExtraEvaluation) {
+  std::vector<double> log_d(393);
+  for (size_t l = 1; l < log_d.size(); ++l) log_d[l] = 1.2 * std::log(permille_of(int(l)));
+  auto score = [](int level) {
+    const double levels[] = {40, 50, 119, 123, 146, 184, 260, 392};
+    const double scores[] = {30, 36.1, 69.76, 70.7, 74.49, 78.68, 84.3, 95};
+    int k = 1;
+    while (k < 7 && level > levels[k]) ++k;
+    return scores[k - 1] +
+           (scores[k] - scores[k - 1]) * (level - levels[k - 1]) / (levels[k] - levels[k - 1]);
+  };
+  for (const bool twice : {false, true}) {
+    int calls = 0;
+    LevelSearch search(70.0, 60.0, 40, 392, log_d);
+    search.run(260, {.budget = 4, .may_extend_twice = twice}, scored_by(score, &calls), nullptr);
+    ASSERT_NE(search.best(), nullptr);
+    EXPECT_GE(search.best()->score, 70.0);
+    if (twice) {
+      EXPECT_LE(search.best()->score, 71.0);
+      EXPECT_EQ(calls, 6);
+    } else {
+      EXPECT_GT(search.best()->score, 72.0);  // where the search stopped before
+      EXPECT_EQ(calls, 5);
+    }
+  }
+}
+
 TEST(LevelSearch, NothingPassingLeavesNoBest) {
   const LinearFile file;
   int calls = 0;
@@ -333,6 +366,5 @@ TEST(McuRows, WritesTheChosenRowsStacked) {
   EXPECT_THROW(write_mcu_rows(image, {}), FormatError);
   EXPECT_NO_THROW(write_mcu_rows(image, {{0, 6}}));
 }
-
 }  // namespace
 }  // namespace lighten::jpeg

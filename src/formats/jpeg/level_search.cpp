@@ -13,6 +13,9 @@ constexpr double kAimInside = 0.3;
 // How far above the floor the best candidate may land before the search spends one evaluation
 // beyond its budget.
 constexpr double kExtraEvaluationSlack = 0.4;
+// How far above both floors the best candidate must still be for a second one (as far as a
+// sampled search's best pass must be before the whole image is refined on its own).
+constexpr double kFarAboveFloors = 2.0;
 // A pass this far above both floors with nothing predicted to pass between it and a failure is
 // taken as a sign that the lines, not the image, are wrong (see run).
 constexpr double kUntrustedLineHeadroom = 5.0;
@@ -95,7 +98,8 @@ void LevelSearch::run(int start, const LevelSearchParams& params, const Evaluate
   int level = std::clamp(start, lo_, hi_);
   int budget = params.budget;
   run_first_ = evals_.size();
-  bool extended = !params.may_extend;
+  int extensions = 0;
+  const int max_extensions = !params.may_extend ? 0 : params.may_extend_twice ? 2 : 1;
   // Known levels cost nothing; every step narrows the bracket, so this ends.
   for (int n = 0; n < budget && pass_ - fail_ > 1;) {
     const LevelEval* known = find(level);
@@ -105,12 +109,17 @@ void LevelSearch::run(int start, const LevelSearchParams& params, const Evaluate
     if (pass_ - fail_ <= 1) break;
     if (e.passes && e.score < floor_ + params.stop_within) break;
     // A budget spent with the best candidate still well above the floor (scores jump where the
-    // new tables meet the source's) buys one more evaluation inside the bracket.
-    if (n == budget && !extended) {
+    // new tables meet the source's) buys one more evaluation inside the bracket; spent again far
+    // above both floors with the bracket still wider than a quality, a second (where allowed).
+    if (n == budget && extensions < max_extensions) {
       const LevelEval* coarsest = find(pass_);
-      if (coarsest && coarsest->score > floor_ + kExtraEvaluationSlack) {
+      const bool second = extensions > 0;
+      const double slack = second ? kFarAboveFloors : kExtraEvaluationSlack;
+      if (coarsest && coarsest->score > floor_ + slack &&
+          (!second ||
+           (coarsest->worst > worst_floor_ + slack && pass_ - fail_ > kLevelsPerQuality))) {
         ++budget;
-        extended = true;
+        ++extensions;
       }
     }
     // Model: score = a + b ln D through the latest evaluation.

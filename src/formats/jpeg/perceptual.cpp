@@ -285,7 +285,8 @@ struct FloorSearch::State {
   }
 
   void search_whole(Arm& arm) {
-    arm.search.run(start, {.budget = max_evaluations(policy.effort)}, on_whole(arm), context);
+    arm.search.run(start, {.budget = max_evaluations(policy.effort), .may_extend_twice = true},
+                   on_whole(arm), context);
   }
 
   Arm& add_arm(double strength, bool on_sample = true) {
