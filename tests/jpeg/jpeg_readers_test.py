@@ -7,15 +7,15 @@ handle is left alone with a reason). For every output that replaced its input: P
 with the input's size and mode; lossless mode decodes to the same pixels; a perceptual mode
 either decodes to the same pixels or scores at least the mode's floor by `lighten compare` on
 PIL's decodes (floor_score: under 256 px a side, the stricter mirrored score), with butteraugli
-reported beside it for images up to 2 MP; every metadata segment (APPn, COM) is kept byte for
-byte except lighten's own quality marker, a rewritten MPF index, the Adobe segment's transform
-byte of an RGB-coded image re-encoded as YCbCr (0 to 1, perceptual modes only) and an EXIF
-thumbnail (IFD1's JPEGInterchangeFormat, read by PIL's EXIF parser): that one may be replaced
-by a smaller JPEG of the same size and mode (same pixels in lossless mode, at the floor in the
-others), with nothing else in its segment changed but its length value; the bytes after the
-image are kept unless an MPF index points into them. The
-outputs, optimised again under the same mode, come back with the same pixels (no generation
-loss) and no file grows.
+reported beside it for images up to 2 MP; every metadata segment (APPn, COM, before the first
+scan or between scans; in order, wherever it ends up) is kept byte for byte except lighten's own
+quality marker, a rewritten MPF index, the Adobe segment's transform byte of an RGB-coded image
+re-encoded as YCbCr (0 to 1, perceptual modes only) and an EXIF thumbnail (IFD1's
+JPEGInterchangeFormat, read by PIL's EXIF parser): that one may be replaced by a smaller JPEG of
+the same size and mode (same pixels in lossless mode, at the floor in the others), with nothing
+else in its segment changed but its length value; the bytes after the image are kept unless an
+MPF index points into them. The outputs, optimised again under the same mode, come back with the
+same pixels (no generation loss) and no file grows.
 
 Usage: jpeg_readers_test.py LIGHTEN_BINARY SHARED_DIR
                             [--mode lossless|visually-lossless|high|compact]
@@ -35,7 +35,8 @@ BUTTERAUGLI_PIXELS = 2_000_000
 
 
 def segments(data):
-    """(metadata segments [(marker, payload)], has MPF, offset after the primary image's EOI)."""
+    """(metadata segments [(marker, payload)] of the primary image, between its scans too, has
+    MPF, offset after its EOI)."""
     meta, mpf, i = [], False, 2
     if data[:2] != b"\xff\xd8":
         return None
@@ -46,8 +47,8 @@ def segments(data):
         if m == 0xFF:
             i += 1
             continue
-        if m == 0xDA:
-            break
+        if m == 0xD9:
+            return meta, mpf, i + 2
         size = int.from_bytes(data[i + 2:i + 4], "big")
         payload = data[i + 4:i + 2 + size]
         if 0xE0 <= m <= 0xEF or m == 0xFE:
@@ -56,8 +57,15 @@ def segments(data):
             elif not (m == 0xEF and payload.startswith(QUALITY_MARKER)):
                 meta.append((m, payload))
         i += 2 + size
-    eoi = data.find(b"\xff\xd9", i)
-    return meta, mpf, (len(data) if eoi < 0 else eoi + 2)
+        if m == 0xDA:  # past the scan's coded data: to the next marker but RSTn
+            while True:
+                i = data.find(b"\xff", i)
+                if i < 0 or i + 1 >= len(data):
+                    return meta, mpf, len(data)
+                if data[i + 1] not in (0x00, 0xFF) and not 0xD0 <= data[i + 1] <= 0xD7:
+                    break
+                i += 1 if data[i + 1] == 0xFF else 2
+    return meta, mpf, len(data)
 
 
 def decoded(data):
