@@ -10,12 +10,17 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <csetjmp>
+#include <cstdlib>
 #include <memory>
 #include <string>
+#include <string_view>
 
+#include "codecs/deflate.h"
 #include "quality/butteraugli.h"
+#include "quality/colour_profile.h"
 #include "quality/floor_score.h"
 #include "quality/image.h"
 
@@ -41,6 +46,8 @@ extern "C" void compare_error_exit(j_common_ptr c) {
 struct JpegDecoder {
   jpeg_decompress_struct info;
   JpegErr err;
+  JOCTET* icc = nullptr;  // the ICC profile libjpeg joined from the APP2 chunks, malloc'd
+  unsigned int icc_size = 0;
 };
 
 // Plain C data only between setjmp and longjmp; the output vector is sized before.
@@ -48,7 +55,9 @@ bool decode_jpeg_raw(JpegDecoder* d, std::span<const uint8_t> bytes, ImageRgb8* 
   if (setjmp(d->err.jump)) return false;
   jpeg_create_decompress(&d->info);
   jpeg_mem_src(&d->info, bytes.data(), static_cast<unsigned long>(bytes.size()));
+  jpeg_save_markers(&d->info, JPEG_APP0 + 2, 0xFFFF);
   jpeg_read_header(&d->info, TRUE);
+  jpeg_read_icc_profile(&d->info, &d->icc, &d->icc_size);
   // What libjpeg decodes to: gray, RGB (from YCbCr or RGB) or CMYK (from CMYK or YCCK).
   const J_COLOR_SPACE space = d->info.out_color_space;
   const bool cmyk = space == JCS_CMYK;
@@ -79,15 +88,52 @@ bool decode_jpeg_raw(JpegDecoder* d, std::span<const uint8_t> bytes, ImageRgb8* 
   return true;
 }
 
-ImageRgb8 decode_jpeg(std::span<const uint8_t> bytes) {
+// An image decoded and the ICC profile it carries (empty without one).
+struct Decoded {
+  ImageRgb8 image;
+  Bytes icc;
+};
+
+Decoded decode_jpeg(std::span<const uint8_t> bytes) {
   auto d = std::make_unique<JpegDecoder>();
   d->info.err = jpeg_std_error(&d->err.pub);
   d->err.pub.error_exit = compare_error_exit;
-  ImageRgb8 img;
-  const bool ok = decode_jpeg_raw(d.get(), bytes, &img);
+  Decoded out;
+  const bool ok = decode_jpeg_raw(d.get(), bytes, &out.image);
   jpeg_destroy_decompress(&d->info);
+  if (d->icc) {
+    out.icc.assign(d->icc, d->icc + d->icc_size);
+    std::free(d->icc);
+  }
   if (!ok) throw std::runtime_error(std::string("JPEG: ") + d->err.message);
-  return img;
+  return out;
+}
+
+// The profile of a PNG's iCCP chunk (before its image data), inflated; empty without one or
+// when it does not inflate (readers then show the samples as sRGB).
+Bytes png_icc_profile(std::span<const uint8_t> png) {
+  constexpr size_t kMaxProfile = 16 << 20;
+  for (size_t at = 8; at + 12 <= png.size();) {
+    const size_t length = size_t(png[at]) << 24 | size_t(png[at + 1]) << 16 |
+                          size_t(png[at + 2]) << 8 | size_t(png[at + 3]);
+    if (length > png.size() - at - 12) break;
+    const std::string_view type(reinterpret_cast<const char*>(png.data() + at + 4), 4);
+    const ByteView data = png.subspan(at + 8, length);
+    if (type == "IDAT" || type == "IEND") break;
+    if (type == "iCCP") {
+      // A name of 1-79 bytes, its NUL, the compression method (0: zlib), the stream.
+      const auto name_end = std::find(data.begin(), data.end(), uint8_t(0));
+      const size_t stream = size_t(name_end - data.begin()) + 2;
+      if (stream > data.size() || data[stream - 1] != 0) return {};
+      try {
+        return inflate_bounded(data.subspan(stream), kMaxProfile, DeflateWrapper::kZlib);
+      } catch (const std::exception&) {
+        return {};
+      }
+    }
+    at += 12 + length;
+  }
+  return {};
 }
 
 ImageRgb8 decode_png(std::span<const uint8_t> bytes) {
@@ -112,12 +158,12 @@ ImageRgb8 decode_png(std::span<const uint8_t> bytes) {
   return out;
 }
 
-ImageRgb8 decode_any(std::span<const uint8_t> bytes) {
+Decoded decode_any(std::span<const uint8_t> bytes) {
   if (bytes.size() >= 3 && bytes[0] == 0xFF && bytes[1] == 0xD8 && bytes[2] == 0xFF)
     return decode_jpeg(bytes);
   if (bytes.size() >= 8 && bytes[0] == 0x89 && bytes[1] == 'P' && bytes[2] == 'N' &&
       bytes[3] == 'G')
-    return decode_png(bytes);
+    return {decode_png(bytes), png_icc_profile(bytes)};
   throw std::runtime_error("not a JPEG or PNG image");
 }
 
@@ -125,20 +171,25 @@ ImageRgb8 decode_any(std::span<const uint8_t> bytes) {
 
 ImageScores compare_images(std::span<const uint8_t> reference, std::span<const uint8_t> distorted,
                            bool with_butteraugli, uint64_t butteraugli_max_pixels) {
-  const ImageRgb8 a = decode_any(reference);
-  const ImageRgb8 b = decode_any(distorted);
+  const Decoded x = decode_any(reference), y = decode_any(distorted);
+  const ImageRgb8 &a = x.image, &b = y.image;
   if (a.width != b.width || a.height != b.height)
     throw std::runtime_error("the images differ in size (" + std::to_string(a.width) + "x" +
                              std::to_string(a.height) + " and " + std::to_string(b.width) + "x" +
                              std::to_string(b.height) + ")");
   ImageScores s;
-  const Ssimulacra2Result r = ssimulacra2(a, b);
+  // Each read through its ICC profile, as a colour-managed viewer shows it (colour_profile.h).
+  const std::optional<ProfileColour> colour_a = ProfileColour::from_icc(x.icc, a.channels);
+  const std::optional<ProfileColour> colour_b = ProfileColour::from_icc(y.icc, b.channels);
+  const Ssimulacra2Options options{.reference_colour = colour_a ? &*colour_a : nullptr,
+                                   .distorted_colour = colour_b ? &*colour_b : nullptr};
+  const Ssimulacra2Result r = ssimulacra2(a, b, options);
   const bool scored = r.scales > 0;
   if (scored) {
     s.ssimulacra2 = r.score;
     s.ssimulacra2_worst_tile = r.worst_tile_score;
   }
-  s.floor_score = floor_score(r, a, b).score;
+  s.floor_score = floor_score(r, a, b, options).score;
   if (!with_butteraugli) return s;
   const uint64_t pixels = uint64_t(a.width) * a.height;
   if (!scored) {

@@ -333,10 +333,16 @@ void check_image(const ImageRgb8& image, const char* what) {
   }
 }
 
-// Row y of an 8-bit image as planar linear RGB (gray replicated).
-void to_linear_row(const ImageRgb8& image, uint32_t y, float* const* out) {
-  const float* table = srgb_to_linear_table();
+// Row y of an 8-bit image as planar linear sRGB (gray replicated), read through `colour` when
+// there is one.
+void to_linear_row(const ImageRgb8& image, uint32_t y, float* const* out,
+                   const ProfileColour* colour) {
   const uint8_t* in = image.samples.data() + static_cast<size_t>(y) * image.width * image.channels;
+  if (colour) {
+    colour->to_linear(in, image.width, out[0], out[1], out[2]);
+    return;
+  }
+  const float* table = srgb_to_linear_table();
   if (image.channels == 1) {
     for (uint32_t x = 0; x < image.width; ++x) out[0][x] = table[in[x]];
     std::copy(out[0], out[0] + image.width, out[1]);
@@ -361,6 +367,9 @@ Ssimulacra2Result ssimulacra2(const ImageRgb8& reference, const ImageRgb8& disto
   }
   check_image(reference, "reference");
   check_image(distorted, "distorted");
+  if ((options.reference_colour && options.reference_colour->channels() != reference.channels) ||
+      (options.distorted_colour && options.distorted_colour->channels() != distorted.channels))
+    throw std::invalid_argument("ssimulacra2: a colour profile for other channels");
   const uint32_t width = reference.width, height = reference.height;
 
   // Scale s exists while scale s - 1 is at least 8x8 (libjxl checks before downscaling).
@@ -406,8 +415,8 @@ Ssimulacra2Result ssimulacra2(const ImageRgb8& reference, const ImageRgb8& disto
   for (uint32_t y = 0; y < height; ++y) {
     float* const* rows1 = rows[y % 2][0];
     float* const* rows2 = rows[y % 2][1];
-    to_linear_row(reference, y, rows1);
-    to_linear_row(distorted, y, rows2);
+    to_linear_row(reference, y, rows1, options.reference_colour);
+    to_linear_row(distorted, y, rows2, options.distorted_colour);
     pipelines[0]->push_row(rows1, rows2);
   }
   pipelines[0]->finish();

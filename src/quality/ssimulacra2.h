@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <span>
 
+#include "quality/colour_profile.h"
 #include "quality/image.h"
 
 namespace lighten {
@@ -18,6 +19,10 @@ struct Ssimulacra2Options {
   // half, and a few at the coarsest scales (weights under 0.0018 against 0.1 to 225 for the
   // rest): a quarter less work, scores within 0.01 of the full computation on the oracle rows.
   double negligible_weight = 0.0;
+  // How each image's samples read as light: null for sRGB, else through its ICC profile (which
+  // must be for as many channels as the image has).
+  const ProfileColour* reference_colour = nullptr;
+  const ProfileColour* distorted_colour = nullptr;
 };
 
 struct Ssimulacra2Result {
@@ -30,9 +35,9 @@ struct Ssimulacra2Result {
 };
 
 // SSIMULACRA 2.1 (libjxl tools/ssimulacra2.cc, April 2023) of `distorted` against `reference`,
-// both 8-bit sRGB (gray is replicated to RGB). Streams rows through all six scales at once, so
-// memory stays a few MB beyond the two inputs whatever the image size. Thread-safe.
-// Throws std::invalid_argument when sizes differ or an image is malformed.
+// both 8-bit sRGB (gray is replicated to RGB) unless `options` gives their profiles. Streams rows
+// through all six scales at once, so memory stays a few MB beyond the two inputs whatever the image
+// size. Thread-safe. Throws std::invalid_argument when sizes differ or an image is malformed.
 Ssimulacra2Result ssimulacra2(const ImageRgb8& reference, const ImageRgb8& distorted,
                               const Ssimulacra2Options& options = {});
 

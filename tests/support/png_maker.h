@@ -14,8 +14,9 @@ struct PngRecipe {
   int color_type = PNG_COLOR_TYPE_RGB;
   int bit_depth = 8;
   bool interlaced = false;
-  int zlib_level = 1;  // weak on purpose: leaves room for lighten
-  std::string text;    // a tEXt chunk when not empty
+  int zlib_level = 1;             // weak on purpose: leaves room for lighten
+  std::string text;               // a tEXt chunk when not empty
+  std::vector<uint8_t> icc = {};  // an iCCP chunk of this profile when not empty
 };
 
 inline std::vector<uint8_t> make_png(const PngRecipe& r) {
@@ -39,6 +40,9 @@ inline std::vector<uint8_t> make_png(const PngRecipe& r) {
       palette[size_t(i)] = {png_byte(i * 16), png_byte(255 - i * 16), 128};
     png_set_PLTE(png, info, palette.data(), 16);
   }
+  if (!r.icc.empty())
+    png_set_iCCP(png, info, "profile", PNG_COMPRESSION_TYPE_BASE, r.icc.data(),
+                 png_uint_32(r.icc.size()));
   png_text text{};
   if (!r.text.empty()) {
     text.compression = PNG_TEXT_COMPRESSION_NONE;

@@ -1,0 +1,160 @@
+#include "quality/colour_profile.h"
+
+#include <lcms2.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "quality/xyb.h"
+
+namespace lighten {
+namespace {
+
+struct ProfileCloser {
+  void operator()(void* p) const { cmsCloseProfile(p); }
+};
+using Profile = std::unique_ptr<void, ProfileCloser>;
+
+// Linear-light sRGB as a profile: sRGB's primaries and D65 white with straight tone curves.
+Profile linear_srgb_profile() {
+  const cmsCIExyY d65{0.3127, 0.3290, 1.0};
+  const cmsCIExyYTRIPLE primaries{{0.64, 0.33, 1.0}, {0.30, 0.60, 1.0}, {0.15, 0.06, 1.0}};
+  cmsToneCurve* straight = cmsBuildGamma(nullptr, 1.0);
+  if (!straight) return nullptr;
+  cmsToneCurve* curves[3] = {straight, straight, straight};
+  Profile p(cmsCreateRGBProfile(&d65, &primaries, curves));
+  cmsFreeToneCurve(straight);
+  return p;
+}
+
+// The columns are the red, green and blue colorants (XYZ, adapted to D50 as ICC profiles keep
+// them): linear RGB to the profile connection space.
+std::optional<std::array<double, 9>> colorant_matrix(cmsHPROFILE p) {
+  const auto* r = static_cast<const cmsCIEXYZ*>(cmsReadTag(p, cmsSigRedColorantTag));
+  const auto* g = static_cast<const cmsCIEXYZ*>(cmsReadTag(p, cmsSigGreenColorantTag));
+  const auto* b = static_cast<const cmsCIEXYZ*>(cmsReadTag(p, cmsSigBlueColorantTag));
+  if (!r || !g || !b) return std::nullopt;
+  return std::array<double, 9>{r->X, g->X, b->X, r->Y, g->Y, b->Y, r->Z, g->Z, b->Z};
+}
+
+std::optional<std::array<double, 9>> inverse(const std::array<double, 9>& m) {
+  const double det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
+                     m[2] * (m[3] * m[7] - m[4] * m[6]);
+  if (!(std::abs(det) > 1e-9)) return std::nullopt;
+  return std::array<double, 9>{(m[4] * m[8] - m[5] * m[7]) / det, (m[2] * m[7] - m[1] * m[8]) / det,
+                               (m[1] * m[5] - m[2] * m[4]) / det, (m[5] * m[6] - m[3] * m[8]) / det,
+                               (m[0] * m[8] - m[2] * m[6]) / det, (m[2] * m[3] - m[0] * m[5]) / det,
+                               (m[3] * m[7] - m[4] * m[6]) / det, (m[1] * m[6] - m[0] * m[7]) / det,
+                               (m[0] * m[4] - m[1] * m[3]) / det};
+}
+
+// A tone curve at the 256 code values, in linear light; false when the tag is missing.
+bool tabulate(cmsHPROFILE p, cmsTagSignature tag, std::array<float, 256>& out) {
+  const auto* curve = static_cast<const cmsToneCurve*>(cmsReadTag(p, tag));
+  if (!curve) return false;
+  for (int v = 0; v < 256; ++v) out[size_t(v)] = cmsEvalToneCurveFloat(curve, float(v) / 255.0f);
+  return true;
+}
+
+// Whether `c` reads every gray (1 channel) or every colour of a 16-step grid (3) as sRGB does.
+bool reads_as_srgb(const ProfileColour& c) {
+  constexpr double kTolerance = 1e-3;
+  const float* srgb = srgb_to_linear_table();
+  std::vector<uint8_t> samples;
+  for (int r = 0; r < 256; r += c.channels() == 1 ? 1 : 17)
+    for (int g = 0; g < (c.channels() == 1 ? 1 : 256); g += 17)
+      for (int b = 0; b < (c.channels() == 1 ? 1 : 256); b += 17) {
+        samples.push_back(uint8_t(r));
+        if (c.channels() == 3) samples.insert(samples.end(), {uint8_t(g), uint8_t(b)});
+      }
+  const size_t n = samples.size() / c.channels();
+  std::vector<float> linear(3 * n);
+  c.to_linear(samples.data(), n, linear.data(), linear.data() + n, linear.data() + 2 * n);
+  for (size_t i = 0; i < n; ++i)
+    for (size_t k = 0; k < 3; ++k) {
+      const uint8_t v = samples[i * c.channels() + (c.channels() == 1 ? 0 : k)];
+      if (!(std::abs(linear[k * n + i] - srgb[v]) <= kTolerance)) return false;
+    }
+  return true;
+}
+
+}  // namespace
+
+std::optional<ProfileColour> ProfileColour::from_icc(ByteView icc, uint32_t channels) {
+  if ((channels != 1 && channels != 3) || icc.empty()) return std::nullopt;
+  const Profile source(cmsOpenProfileFromMem(icc.data(), cmsUInt32Number(icc.size())));
+  if (!source) return std::nullopt;
+  const cmsColorSpaceSignature space = cmsGetColorSpace(source.get());
+  if (space != (channels == 1 ? cmsSigGrayData : cmsSigRgbData)) return std::nullopt;
+  const Profile target = linear_srgb_profile();
+  if (!target) return std::nullopt;
+
+  ProfileColour c;
+  c.channels_ = channels;
+  char text[256] = {};
+  if (cmsGetProfileInfoASCII(source.get(), cmsInfoDescription, "en", "US", text, sizeof text))
+    c.description_ = text;
+  while (!c.description_.empty() && c.description_.back() == ' ') c.description_.pop_back();
+  bool shaped = false;
+  if (channels == 1) {
+    shaped = tabulate(source.get(), cmsSigGrayTRCTag, c.curves_[0]);
+  } else {
+    const auto to_pcs = colorant_matrix(source.get());
+    const auto srgb_to_pcs = colorant_matrix(target.get());
+    const auto from_pcs = srgb_to_pcs ? inverse(*srgb_to_pcs) : std::nullopt;
+    shaped = to_pcs && from_pcs && tabulate(source.get(), cmsSigRedTRCTag, c.curves_[0]) &&
+             tabulate(source.get(), cmsSigGreenTRCTag, c.curves_[1]) &&
+             tabulate(source.get(), cmsSigBlueTRCTag, c.curves_[2]);
+    if (shaped)
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+          double sum = 0;
+          for (int k = 0; k < 3; ++k)
+            sum += (*from_pcs)[size_t(3 * i + k)] * (*to_pcs)[size_t(3 * k + j)];
+          c.matrix_[size_t(3 * i + j)] = float(sum);
+        }
+  }
+  if (!shaped) {
+    // Little CMS's own pipeline (tables and all), evaluated pixel by pixel: slower.
+    cmsHTRANSFORM t =
+        cmsCreateTransform(source.get(), channels == 1 ? TYPE_GRAY_8 : TYPE_RGB_8, target.get(),
+                           TYPE_RGB_FLT, INTENT_PERCEPTUAL, cmsFLAGS_NOCACHE);
+    if (!t) return std::nullopt;
+    c.transform_ = std::shared_ptr<void>(t, [](void* h) { cmsDeleteTransform(h); });
+  }
+  if (reads_as_srgb(c)) return std::nullopt;
+  return c;
+}
+
+void ProfileColour::to_linear(const uint8_t* samples, size_t n, float* r, float* g,
+                              float* b) const {
+  if (transform_) {
+    constexpr size_t kChunk = 256;
+    float rgb[3 * kChunk];
+    for (size_t start = 0; start < n; start += kChunk) {
+      const size_t m = std::min(kChunk, n - start);
+      cmsDoTransform(transform_.get(), samples + start * channels_, rgb, cmsUInt32Number(m));
+      for (size_t i = 0; i < m; ++i) {
+        r[start + i] = rgb[3 * i];
+        g[start + i] = rgb[3 * i + 1];
+        b[start + i] = rgb[3 * i + 2];
+      }
+    }
+    return;
+  }
+  if (channels_ == 1) {
+    for (size_t i = 0; i < n; ++i) r[i] = g[i] = b[i] = curves_[0][samples[i]];
+    return;
+  }
+  const std::array<float, 9>& m = matrix_;
+  for (size_t i = 0; i < n; ++i) {
+    const float x = curves_[0][samples[3 * i]], y = curves_[1][samples[3 * i + 1]],
+                z = curves_[2][samples[3 * i + 2]];
+    r[i] = m[0] * x + m[1] * y + m[2] * z;
+    g[i] = m[3] * x + m[4] * y + m[5] * z;
+    b[i] = m[6] * x + m[7] * y + m[8] * z;
+  }
+}
+
+}  // namespace lighten

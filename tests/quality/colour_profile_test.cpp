@@ -1,0 +1,250 @@
+// Images read through their ICC profiles: profiles made here by Little CMS, the conversion
+// checked against Little CMS's own transforms, and the metric's response to it.
+#include "quality/colour_profile.h"
+
+#include <gtest/gtest.h>
+#include <lcms2.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "lighten/compare.h"
+#include "quality/ssimulacra2.h"
+#include "quality/xyb.h"
+#include "support/jpeg_maker.h"
+#include "support/png_maker.h"
+
+namespace lighten {
+namespace {
+
+std::vector<uint8_t> saved(cmsHPROFILE p) {
+  cmsUInt32Number size = 0;
+  EXPECT_TRUE(cmsSaveProfileToMem(p, nullptr, &size));
+  std::vector<uint8_t> bytes(size);
+  EXPECT_TRUE(cmsSaveProfileToMem(p, bytes.data(), &size));
+  cmsCloseProfile(p);
+  return bytes;
+}
+
+// An RGB matrix-shaper profile of the given primaries and white with one gamma for all three.
+cmsHPROFILE rgb_profile(cmsCIExyYTRIPLE primaries, cmsCIExyY white, double gamma) {
+  cmsToneCurve* curve = cmsBuildGamma(nullptr, gamma);
+  cmsToneCurve* curves[3] = {curve, curve, curve};
+  cmsHPROFILE p = cmsCreateRGBProfile(&white, &primaries, curves);
+  cmsFreeToneCurve(curve);
+  return p;
+}
+
+constexpr cmsCIExyY kD65{0.3127, 0.3290, 1.0}, kD50{0.3457, 0.3585, 1.0};
+constexpr cmsCIExyYTRIPLE kSrgbPrimaries{{0.64, 0.33, 1}, {0.30, 0.60, 1}, {0.15, 0.06, 1}};
+
+std::vector<uint8_t> adobe_rgb() {
+  return saved(rgb_profile({{0.64, 0.33, 1}, {0.21, 0.71, 1}, {0.15, 0.06, 1}}, kD65, 563 / 256.0));
+}
+std::vector<uint8_t> prophoto_rgb() {
+  return saved(
+      rgb_profile({{0.7347, 0.2653, 1}, {0.1596, 0.8404, 1}, {0.0366, 0.0001, 1}}, kD50, 1.8));
+}
+
+// Every colour of a 9-step grid (one channel: every gray).
+std::vector<uint8_t> grid(uint32_t channels) {
+  std::vector<uint8_t> out;
+  if (channels == 1) {
+    for (int v = 0; v < 256; ++v) out.push_back(uint8_t(v));
+    return out;
+  }
+  for (int r = 0; r < 256; r += 32)
+    for (int g = 0; g < 256; g += 32)
+      for (int b = 0; b < 256; b += 32) out.insert(out.end(), {uint8_t(r), uint8_t(g), uint8_t(b)});
+  return out;
+}
+
+// Little CMS's own transform of `samples` to linear sRGB (interleaved).
+std::vector<float> little_cms_linear(const std::vector<uint8_t>& icc, uint32_t channels,
+                                     const std::vector<uint8_t>& samples) {
+  cmsHPROFILE in = cmsOpenProfileFromMem(icc.data(), cmsUInt32Number(icc.size()));
+  cmsToneCurve* straight = cmsBuildGamma(nullptr, 1.0);
+  cmsToneCurve* curves[3] = {straight, straight, straight};
+  cmsHPROFILE out = cmsCreateRGBProfile(&kD65, &kSrgbPrimaries, curves);
+  cmsHTRANSFORM t = cmsCreateTransform(in, channels == 1 ? TYPE_GRAY_8 : TYPE_RGB_8, out,
+                                       TYPE_RGB_FLT, INTENT_PERCEPTUAL, 0);
+  const size_t n = samples.size() / channels;
+  std::vector<float> linear(3 * n);
+  cmsDoTransform(t, samples.data(), linear.data(), cmsUInt32Number(n));
+  cmsDeleteTransform(t);
+  cmsFreeToneCurve(straight);
+  cmsCloseProfile(in);
+  cmsCloseProfile(out);
+  return linear;
+}
+
+// The largest difference between ProfileColour's reading of the grid and Little CMS's.
+double largest_difference(const ProfileColour& c, const std::vector<uint8_t>& icc) {
+  const std::vector<uint8_t> samples = grid(c.channels());
+  const size_t n = samples.size() / c.channels();
+  std::vector<float> r(n), g(n), b(n);
+  c.to_linear(samples.data(), n, r.data(), g.data(), b.data());
+  const std::vector<float> expected = little_cms_linear(icc, c.channels(), samples);
+  double worst = 0;
+  for (size_t i = 0; i < n; ++i)
+    for (size_t k = 0; k < 3; ++k) {
+      const float got = k == 0 ? r[i] : k == 1 ? g[i] : b[i];
+      worst = std::max(worst, double(std::abs(got - expected[3 * i + k])));
+    }
+  return worst;
+}
+
+TEST(ProfileColour, SrgbAndUnreadableProfilesLeaveTheSamplesAsSrgb) {
+  EXPECT_FALSE(ProfileColour::from_icc(saved(cmsCreate_sRGBProfile()), 3));
+  EXPECT_FALSE(ProfileColour::from_icc(saved(rgb_profile(kSrgbPrimaries, kD65, 2.2)), 1));
+  const std::vector<uint8_t> garbage(600, 0x5A);
+  EXPECT_FALSE(ProfileColour::from_icc(garbage, 3));
+  EXPECT_FALSE(ProfileColour::from_icc({}, 3));
+  // Another data space than the samples': nothing to read them by.
+  EXPECT_FALSE(ProfileColour::from_icc(saved(cmsCreateLab4Profile(nullptr)), 3));
+  EXPECT_FALSE(ProfileColour::from_icc(adobe_rgb(), 1));
+  EXPECT_FALSE(ProfileColour::from_icc(adobe_rgb(), 4));
+}
+
+// Wide-gamut RGB and a gamma 2.2 gray: the tone curves and matrix read as Little CMS reads them,
+// and a saturated green of Adobe RGB lies outside sRGB (negative red), not clipped.
+TEST(ProfileColour, MatrixShaperProfilesReadAsLittleCmsReadsThem) {
+  for (const auto& icc : {adobe_rgb(), prophoto_rgb()}) {
+    const std::optional<ProfileColour> c = ProfileColour::from_icc(icc, 3);
+    ASSERT_TRUE(c);
+    EXPECT_LT(largest_difference(*c, icc), 2e-4);
+  }
+  const std::optional<ProfileColour> green = ProfileColour::from_icc(adobe_rgb(), 3);
+  const uint8_t pixel[3] = {0, 255, 0};
+  float r = 0, g = 0, b = 0;
+  green->to_linear(pixel, 1, &r, &g, &b);
+  EXPECT_LT(r, -0.1f);
+  EXPECT_GT(g, 0.9f);
+
+  cmsToneCurve* gamma = cmsBuildGamma(nullptr, 2.2);
+  const std::vector<uint8_t> gray = saved(cmsCreateGrayProfile(cmsD50_xyY(), gamma));
+  cmsFreeToneCurve(gamma);
+  const std::optional<ProfileColour> c = ProfileColour::from_icc(gray, 1);
+  ASSERT_TRUE(c);
+  EXPECT_LT(largest_difference(*c, gray), 2e-4);
+}
+
+// Little CMS's transform to XYZ of `space` (an RGB profile), as a 16-bit sampler of a table.
+cmsInt32Number sample_xyz(const cmsUInt16Number in[], cmsUInt16Number out[], void* transform) {
+  cmsDoTransform(static_cast<cmsHTRANSFORM>(transform), in, out, 1);
+  return 1;
+}
+
+// An RGB profile of lookup tables alone (no colorants or tone curves): Adobe RGB tabulated on a
+// 33-point grid, as some scanners' and editors' profiles are.
+std::vector<uint8_t> tabulated_adobe_rgb() {
+  const std::vector<uint8_t> icc = adobe_rgb();
+  cmsHPROFILE adobe = cmsOpenProfileFromMem(icc.data(), cmsUInt32Number(icc.size()));
+  cmsHPROFILE xyz = cmsCreateXYZProfile();
+  cmsHTRANSFORM t = cmsCreateTransform(adobe, TYPE_RGB_16, xyz, TYPE_XYZ_16,
+                                       INTENT_RELATIVE_COLORIMETRIC, cmsFLAGS_NOOPTIMIZE);
+  cmsHPROFILE p = cmsCreateProfilePlaceholder(nullptr);
+  cmsSetProfileVersion(p, 4.3);
+  cmsSetDeviceClass(p, cmsSigDisplayClass);
+  cmsSetColorSpace(p, cmsSigRgbData);
+  cmsSetPCS(p, cmsSigXYZData);
+  cmsPipeline* lut = cmsPipelineAlloc(nullptr, 3, 3);
+  cmsStage* table = cmsStageAllocCLut16bit(nullptr, 33, 3, 3, nullptr);
+  cmsStageSampleCLut16bit(table, sample_xyz, t, 0);
+  // Straight curves on either side of the table: the lutAtoBType a v4 profile stores it in.
+  cmsPipelineInsertStage(lut, cmsAT_END, cmsStageAllocToneCurves(nullptr, 3, nullptr));
+  cmsPipelineInsertStage(lut, cmsAT_END, table);
+  cmsPipelineInsertStage(lut, cmsAT_END, cmsStageAllocToneCurves(nullptr, 3, nullptr));
+  cmsWriteTag(p, cmsSigAToB0Tag, lut);
+  cmsWriteTag(p, cmsSigMediaWhitePointTag, cmsD50_XYZ());
+  cmsPipelineFree(lut);
+  cmsDeleteTransform(t);
+  cmsCloseProfile(xyz);
+  cmsCloseProfile(adobe);
+  return saved(p);
+}
+
+TEST(ProfileColour, TableProfilesGoThroughLittleCms) {
+  const std::vector<uint8_t> icc = tabulated_adobe_rgb();
+  const std::optional<ProfileColour> c = ProfileColour::from_icc(icc, 3);
+  ASSERT_TRUE(c);
+  EXPECT_LT(largest_difference(*c, icc), 1e-4);
+  // Within the table's interpolation of the profile it tabulates.
+  const std::optional<ProfileColour> shaped = ProfileColour::from_icc(adobe_rgb(), 3);
+  const std::vector<uint8_t> samples = grid(3);
+  const size_t n = samples.size() / 3;
+  std::vector<float> a(3 * n), b(3 * n);
+  c->to_linear(samples.data(), n, a.data(), a.data() + n, a.data() + 2 * n);
+  shaped->to_linear(samples.data(), n, b.data(), b.data() + n, b.data() + 2 * n);
+  double worst = 0;
+  for (size_t i = 0; i < 3 * n; ++i) worst = std::max(worst, double(std::abs(a[i] - b[i])));
+  EXPECT_LT(worst, 0.01);
+}
+
+// The same errors in a wider gamut are larger differences of colour: read through ProPhoto RGB,
+// a colourful image and its noisy copy score lower than read as sRGB; through a profile read as
+// sRGB's own, the same.
+TEST(ProfileColour, TheMetricReadsBothImagesThroughTheProfile) {
+  ImageRgb8 a{96, 96, 3, {}}, b{96, 96, 3, {}};
+  a.samples.resize(96 * 96 * 3);
+  b.samples.resize(96 * 96 * 3);
+  std::mt19937 rng(7);
+  std::normal_distribution<double> noise(0, 6);
+  for (size_t i = 0; i < a.samples.size(); ++i) {
+    const size_t x = (i / 3) % 96, y = i / 3 / 96, c = i % 3;
+    a.samples[i] = uint8_t(c == 0 ? 40 + 2 * x : c == 1 ? 200 - y : 30 + x + y);
+    b.samples[i] = uint8_t(std::clamp(a.samples[i] + noise(rng), 0.0, 255.0));
+  }
+  const std::optional<ProfileColour> wide = ProfileColour::from_icc(prophoto_rgb(), 3);
+  ASSERT_TRUE(wide);
+  const double as_srgb = ssimulacra2(a, b, {.tile_size = 0}).score;
+  const double as_prophoto =
+      ssimulacra2(a, b, {.tile_size = 0, .reference_colour = &*wide, .distorted_colour = &*wide})
+          .score;
+  EXPECT_LT(as_prophoto, as_srgb - 1.0) << as_srgb;
+  EXPECT_NEAR(ssimulacra2(a, a, {.reference_colour = &*wide, .distorted_colour = &*wide}).score,
+              100.0, 1e-9);
+  ImageRgb8 gray{96, 96, 1, {}};
+  gray.samples.resize(96 * 96);
+  EXPECT_THROW(ssimulacra2(gray, gray, {.distorted_colour = &*wide}), std::invalid_argument);
+}
+
+// `jpeg` with an APP2 segment carrying `icc` in one chunk, right after SOI.
+std::vector<uint8_t> with_icc(const std::vector<uint8_t>& jpeg, const std::vector<uint8_t>& icc) {
+  const std::string head("ICC_PROFILE\0\x01\x01", 14);
+  const size_t length = 2 + head.size() + icc.size();
+  std::vector<uint8_t> out(jpeg.size() + 2 + length);
+  auto at = std::copy_n(jpeg.begin(), 2, out.begin());
+  const uint8_t marker[4] = {0xFF, 0xE2, uint8_t(length >> 8), uint8_t(length & 0xFF)};
+  at = std::copy(std::begin(marker), std::end(marker), at);
+  at = std::copy(head.begin(), head.end(), at);
+  at = std::copy(icc.begin(), icc.end(), at);
+  std::copy(jpeg.begin() + 2, jpeg.end(), at);
+  return out;
+}
+
+// `lighten compare` reads each image through the ICC profile it carries (JPEG APP2, PNG iCCP):
+// the same samples read through ProPhoto RGB on one side only are different colours, and a pair
+// read through it on both sides scores otherwise than read as sRGB.
+TEST(Compare, ReadsEachImageThroughItsOwnProfile) {
+  const std::vector<uint8_t> icc = prophoto_rgb();
+  const auto good = testing::make_jpeg({.width = 96, .height = 64, .quality = 95});
+  const auto poor = testing::make_jpeg({.width = 96, .height = 64, .quality = 20});
+  EXPECT_NEAR(*compare_images(with_icc(good, icc), with_icc(good, icc), false).ssimulacra2, 100,
+              1e-6);
+  EXPECT_LT(*compare_images(with_icc(good, icc), good, false).ssimulacra2, 99);
+  const double as_srgb = *compare_images(good, poor, false).ssimulacra2;
+  const double managed =
+      *compare_images(with_icc(good, icc), with_icc(poor, icc), false).ssimulacra2;
+  EXPECT_GT(std::abs(managed - as_srgb), 0.5) << as_srgb;
+
+  const auto png = testing::make_png({});
+  const auto png_managed = testing::make_png({.text = "", .icc = icc});
+  EXPECT_NEAR(*compare_images(png_managed, png_managed, false).ssimulacra2, 100, 1e-6);
+  EXPECT_LT(*compare_images(png_managed, png, false).ssimulacra2, 99);
+}
+
+}  // namespace
+}  // namespace lighten
