@@ -115,6 +115,31 @@ TEST(JpegMetadata, ReadsTheIccDataSpaceFromTheFirstChunk) {
   EXPECT_EQ(icc_data_space(parse_layout(sample_jpeg())), std::nullopt);  // 7 bytes of profile
 }
 
+// The profile is its chunks joined in their numbered order, wherever they stand; a chunk missing,
+// repeated, numbered past the count or counting otherwise than the rest gives none.
+TEST(JpegMetadata, JoinsTheIccProfileFromItsChunks) {
+  auto chunk = [](char number, char count, const std::string& part) {
+    return std::string("ICC_PROFILE\0", 12) + number + count + part;
+  };
+  auto profile = [](const std::vector<std::pair<int, std::string>>& markers) {
+    EncodeOptions o;
+    o.markers = markers;
+    const std::optional<Bytes> p = icc_profile(parse_layout(make_jpeg(o)));
+    return p ? std::optional<std::string>(std::string(p->begin(), p->end())) : std::nullopt;
+  };
+  const int app2 = JPEG_APP0 + 2;
+  EXPECT_EQ(
+      profile({{app2, chunk(2, 3, "bb")}, {app2, chunk(3, 3, "c")}, {app2, chunk(1, 3, "a")}}),
+      std::optional<std::string>("abbc"));
+  EXPECT_EQ(profile({{app2, chunk(1, 1, "whole")}}), std::optional<std::string>("whole"));
+  EXPECT_EQ(profile({{app2, chunk(1, 3, "a")}, {app2, chunk(3, 3, "c")}}), std::nullopt);
+  EXPECT_EQ(profile({{app2, chunk(1, 2, "a")}, {app2, chunk(1, 2, "a")}}), std::nullopt);
+  EXPECT_EQ(profile({{app2, chunk(1, 2, "a")}, {app2, chunk(3, 2, "c")}}), std::nullopt);
+  EXPECT_EQ(profile({{app2, chunk(1, 2, "a")}, {app2, chunk(2, 3, "b")}}), std::nullopt);
+  EXPECT_EQ(profile({{app2, chunk(1, 1, "")}}), std::nullopt);
+  EXPECT_EQ(profile({}), std::nullopt);
+}
+
 TEST(JpegMetadata, StripDropsOrientationOne) {
   EncodeOptions o;
   o.markers = {{JPEG_APP0 + 1, exif_payload(1)}};

@@ -3,7 +3,10 @@
 // ICC profile says what their planes are.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <lcms2.h>
 
+#include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +19,7 @@
 #include "formats/jpeg/subsampling.h"
 #include "lighten/compare.h"
 #include "lighten/lighten.h"
+#include "quality/floor_score.h"
 #include "test_support.h"
 
 namespace lighten::jpeg {
@@ -266,6 +270,97 @@ TEST(Perceptual, VerifierRefusesRequantisedImagesOfOtherSamples) {
   const Verdict v = verify_jpeg(lab_in, lab_out, p, std::nullopt, std::nullopt);
   EXPECT_FALSE(v.ok);
   EXPECT_NE(v.problem.find("ICC profile"), std::string::npos) << v.problem;
+}
+
+// A ProPhoto RGB profile (its primaries, D50 white, gamma 1.8), as Little CMS writes it.
+std::vector<uint8_t> prophoto_profile() {
+  const cmsCIExyY d50{0.3457, 0.3585, 1.0};
+  const cmsCIExyYTRIPLE primaries{{0.7347, 0.2653, 1}, {0.1596, 0.8404, 1}, {0.0366, 0.0001, 1}};
+  cmsToneCurve* gamma = cmsBuildGamma(nullptr, 1.8);
+  cmsToneCurve* curves[3] = {gamma, gamma, gamma};
+  cmsHPROFILE p = cmsCreateRGBProfile(&d50, &primaries, curves);
+  cmsFreeToneCurve(gamma);
+  cmsUInt32Number size = 0;
+  cmsSaveProfileToMem(p, nullptr, &size);
+  std::vector<uint8_t> bytes(size);
+  cmsSaveProfileToMem(p, bytes.data(), &size);
+  cmsCloseProfile(p);
+  return bytes;
+}
+
+// `jpeg` with an APP2 segment carrying `profile` in one chunk, right after SOI.
+std::vector<uint8_t> with_profile(const std::vector<uint8_t>& jpeg,
+                                  const std::vector<uint8_t>& profile) {
+  const std::string head("ICC_PROFILE\0\x01\x01", 14);
+  const size_t length = 2 + head.size() + profile.size();
+  // Sized once and filled by position (GCC 12 warns falsely on vector::insert).
+  std::vector<uint8_t> out(jpeg.size() + 2 + length);
+  auto at = std::copy_n(jpeg.begin(), 2, out.begin());
+  const uint8_t marker[4] = {0xFF, 0xE2, uint8_t(length >> 8), uint8_t(length & 0xFF)};
+  at = std::copy(std::begin(marker), std::end(marker), at);
+  at = std::copy(head.begin(), head.end(), at);
+  at = std::copy(profile.begin(), profile.end(), at);
+  std::copy(jpeg.begin() + 2, jpeg.end(), at);
+  return out;
+}
+
+// SSIMULACRA2 (floor score) of `b` against `a` as the metric reads them through `colour`.
+double score_through(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b,
+                     const ProfileColour* colour) {
+  const std::optional<ImageRgb8> x = to_metric_image(decode_pixels(a));
+  const std::optional<ImageRgb8> y = to_metric_image(decode_pixels(b));
+  return floor_score(*x, *y, {.reference_colour = colour, .distorted_colour = colour}).score;
+}
+
+// 320x240 RGB samples of broad hues, a ripple and noise in every channel: like a photo, its
+// errors at the floor lie mostly in colour, which a wide gamut shows larger.
+std::vector<uint8_t> colourful_pixels() {
+  std::vector<uint8_t> pixels(320 * 240 * 3);
+  uint32_t seed = 99;
+  for (size_t i = 0; i < pixels.size(); ++i) {
+    seed = seed * 1103515245u + 12345u;
+    const double x = double(i / 3 % 320), y = double(i / 3 / 320);
+    const double v = 100 + 80 * std::sin(x / 60 + double(i % 3) * 2.1) +
+                     30 * std::sin(x * y / 900) + 30 * (double(seed >> 24) / 255 - 0.5);
+    pixels[i] = uint8_t(std::clamp(v, 0.0, 255.0));
+  }
+  return pixels;
+}
+
+// A viewer shows the samples of a ProPhoto RGB photo as more saturated colours than sRGB's, so
+// the same errors look larger: the search and the verifier read the pixels through the profile.
+// The output meets the floor so read; the output made for the same pixels read as sRGB falls
+// under it, and the verifier refuses it once both files carry the profile.
+TEST(Perceptual, PixelsAreScoredThroughAWideGamutProfile) {
+  const std::vector<uint8_t> plain = testing::make_jpeg({.width = 320,
+                                                         .height = 240,
+                                                         .quality = 97,
+                                                         .markers = {},
+                                                         .luma_sampling = 1,
+                                                         .pixels = colourful_pixels()});
+  ASSERT_FALSE(plain.empty());
+  const std::vector<uint8_t> profile = prophoto_profile();
+  const std::vector<uint8_t> jpeg = with_profile(plain, profile);
+  const std::optional<ProfileColour> colour = metric_colour(parse_layout(jpeg), 3);
+  ASSERT_TRUE(colour);
+  Policy p;
+  p.mode = Mode::kCompact;
+  const Outcome o = optimize(jpeg, p);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  EXPECT_NE(o.detail.find("colours read through the ICC profile"), std::string::npos) << o.detail;
+  EXPECT_GE(score_through(jpeg, o.bytes, &*colour), 70.0);
+
+  const Outcome as_srgb = optimize(plain, p);
+  ASSERT_TRUE(as_srgb.replaced()) << as_srgb.message;
+  EXPECT_EQ(as_srgb.detail.find("ICC profile"), std::string::npos) << as_srgb.detail;
+  EXPECT_LT(as_srgb.bytes.size(), o.bytes.size());
+  EXPECT_GE(score_through(plain, as_srgb.bytes, nullptr), 70.0);
+  EXPECT_LT(score_through(plain, as_srgb.bytes, &*colour), 70.0);
+  const Verdict v =
+      verify_jpeg(jpeg, with_profile(as_srgb.bytes, profile), p, std::nullopt, std::nullopt);
+  EXPECT_FALSE(v.ok);
+  EXPECT_NE(v.problem.find("under the floor"), std::string::npos) << v.problem;
+  EXPECT_TRUE(verify_jpeg(jpeg, o.bytes, p, std::nullopt, std::nullopt).ok);
 }
 
 }  // namespace

@@ -86,7 +86,7 @@ TEST(Subsampling, SearchedAloneTheReencodingKeepsFinerChroma) {
                                         .smooth_chroma = true});
   CoefficientImage image(jpeg, nullptr);
   std::optional<ImageRgb8> reference;
-  const std::optional<double> alone = reencoding_score(image, jpeg, reference);
+  const std::optional<double> alone = reencoding_score(image, jpeg, reference, nullptr);
   ASSERT_TRUE(alone.has_value());
   Policy p;
   p.mode = Mode::kCompact;
@@ -135,7 +135,7 @@ TEST(Subsampling, ThePlanScoresTheWholeReencodingOfASmallImage) {
       {.width = 480, .height = 320, .quality = 92, .markers = {}, .luma_sampling = 1});
   CoefficientImage image(jpeg, nullptr);
   std::optional<ImageRgb8> reference;
-  const std::optional<double> alone = reencoding_score(image, jpeg, reference);
+  const std::optional<double> alone = reencoding_score(image, jpeg, reference, nullptr);
   ASSERT_TRUE(alone.has_value() && reference.has_value());
   const std::optional<SubsampledSource> whole = subsampled_source(image, jpeg, nullptr, reference);
   ASSERT_TRUE(whole.has_value());
@@ -150,7 +150,7 @@ TEST(Subsampling, ThePlanScoresTheWholeReencodingOfASmallImage) {
   const auto subsampled = testing::make_jpeg({.width = 64, .height = 64, .markers = {}});
   CoefficientImage own(subsampled, nullptr);
   std::optional<ImageRgb8> none;
-  EXPECT_FALSE(reencoding_score(own, subsampled, none).has_value());
+  EXPECT_FALSE(reencoding_score(own, subsampled, none, nullptr).has_value());
 }
 
 }  // namespace

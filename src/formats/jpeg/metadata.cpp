@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string_view>
+#include <vector>
 
 #include "codecs/exif.h"
 #include "formats/jpeg/mpf.h"
@@ -101,6 +102,28 @@ std::optional<std::string> icc_data_space(const Layout& layout) {
     return std::string(space.begin(), space.end());
   }
   return std::nullopt;
+}
+
+std::optional<Bytes> icc_profile(const Layout& layout) {
+  constexpr size_t kChunkStart = 14;  // "ICC_PROFILE\0", the chunk's number, the count
+  std::vector<ByteView> chunks;
+  for (const Segment& s : layout.segments) {
+    if (s.marker == kSos) break;
+    if (!is_icc(s)) continue;
+    if (s.payload.size() < kChunkStart) return std::nullopt;
+    const size_t number = s.payload[12], count = s.payload[13];
+    if (chunks.empty()) chunks.resize(count);
+    if (count != chunks.size() || number < 1 || number > count || !chunks[number - 1].empty())
+      return std::nullopt;
+    chunks[number - 1] = s.payload.subspan(kChunkStart);
+  }
+  if (chunks.empty()) return std::nullopt;
+  Bytes profile;
+  for (const ByteView& chunk : chunks) {
+    if (chunk.empty()) return std::nullopt;
+    profile.insert(profile.end(), chunk.begin(), chunk.end());
+  }
+  return profile;
 }
 
 std::string quoted_icc_space(const std::string& space) {

@@ -39,6 +39,10 @@ int set_adobe_transform(MetadataPlan& plan, uint8_t transform);
 // bytes 16-19 of the profile header), read from the first chunk numbered 1 among the ICC_PROFILE
 // segments before the first scan; nullopt when there is no such chunk or it is too short.
 std::optional<std::string> icc_data_space(const Layout& layout);
+// The ICC profile carried in the ICC_PROFILE segments before the first scan, its chunks joined
+// in their numbered order; nullopt without one, or when its chunks do not number 1 to their
+// count exactly once each (readers then ignore it).
+std::optional<Bytes> icc_profile(const Layout& layout);
 // That space quoted for messages, bytes outside printable ASCII shown as '?'.
 std::string quoted_icc_space(const std::string& space);
 

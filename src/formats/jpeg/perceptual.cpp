@@ -223,6 +223,12 @@ std::optional<std::string> profile_unlike_decode(const Layout& layout, int compo
                                        : "CMYK");
 }
 
+std::optional<ProfileColour> metric_colour(const Layout& layout, int components) {
+  if (components != 1 && components != 3) return std::nullopt;
+  const std::optional<Bytes> icc = icc_profile(layout);
+  return icc ? ProfileColour::from_icc(*icc, uint32_t(components)) : std::nullopt;
+}
+
 std::optional<ImageRgb8> to_metric_image(PixelImage pixels) {
   if (pixels.components != 1 && pixels.components != 3 && pixels.components != 4)
     return std::nullopt;
@@ -247,7 +253,8 @@ struct FloorSearch::Arm {
 // Everything one search holds between its first sample round and its end.
 struct FloorSearch::State {
   State(CoefficientImage& image, Requantizer rq, const Policy& policy, const Context* context,
-        int q_src, int l_lo, int l_hi, const ImageRgb8& reference)
+        int q_src, int l_lo, int l_hi, const ImageRgb8& reference,
+        std::optional<ProfileColour> profile_colour)
       : image(image),
         policy(policy),
         context(context),
@@ -259,7 +266,10 @@ struct FloorSearch::State {
         l_hi(l_hi),
         rq(std::move(rq)),
         log_d(log_distortion_curve(this->rq, image, l_lo, l_hi)),
-        reference(reference) {}
+        reference(reference),
+        colour(std::move(profile_colour)) {
+    metric.reference_colour = metric.distorted_colour = colour ? &*colour : nullptr;
+  }
 
   // One candidate: requantised with `rdo` into the image `r` writes, written, decoded and
   // scored against `ref`.
@@ -272,7 +282,7 @@ struct FloorSearch::State {
     std::optional<ImageRgb8> decoded = to_metric_image(std::move(scratch));
     if (!decoded)
       throw FormatError(Reason::kInternalError, 0, "a candidate the metric cannot read");
-    const Ssimulacra2Result m = floor_score(ref, *decoded, kSearchMetric);
+    const Ssimulacra2Result m = floor_score(ref, *decoded, metric);
     scratch.samples = std::move(decoded->samples);  // the next candidate decodes into it
     LevelEval e{level, m.score, m.worst_tile_score, candidate.size(), false, {}};
     if (whole) e.fingerprint = fingerprint_coefficients(target);
@@ -346,6 +356,8 @@ struct FloorSearch::State {
   const Requantizer rq;
   const std::vector<double> log_d;  // the cheap estimate for every candidate level
   const ImageRgb8& reference;
+  const std::optional<ProfileColour> colour;  // how the metric reads the pixels
+  Ssimulacra2Options metric = kSearchMetric;
   PixelImage scratch;  // candidates' decodes, one buffer (no page faults per candidate)
   std::optional<RowSample> sample;
   std::optional<Requantizer> sample_rq;
@@ -398,8 +410,8 @@ FloorSearch::FloorSearch(CoefficientImage& image, ByteView input, const Layout& 
   }
   if (!reference) reference = to_metric_image(decode_pixels(input));
   if (!reference) return;
-  state_ =
-      std::make_unique<State>(image, std::move(rq), policy, context, q_src, l_lo, l_hi, *reference);
+  state_ = std::make_unique<State>(image, std::move(rq), policy, context, q_src, l_lo, l_hi,
+                                   *reference, metric_colour(layout, info.num_components));
   State& st = *state_;
   st.sample = row_sample(image, *reference, context);
   if (st.sample) {
@@ -514,7 +526,7 @@ PerceptualResult FloorSearch::run() {
   result.fingerprint = best->fingerprint;
   result.detail = fmt::format(
       "requantised q~{} -> q{:.2f} (Robidoux-shaped tables) with trellis{}{}, SSIMULACRA2 {:.2f} "
-      "(worst tile {:.1f}, floor {}, {} evaluations{}{})",
+      "(worst tile {:.1f}, floor {}, {} evaluations{}{}{})",
       st.q_src, quality_of(best->level), st.race.empty() ? "" : " (weight " + st.race + ")", easing,
       best->score, best->worst, floor_text(st.floor), evaluations,
       sampled_evaluations
@@ -527,13 +539,16 @@ PerceptualResult FloorSearch::run() {
       below_full_scale(st.reference)
           ? fmt::format("; under {0} px, the lower of it and the score mirrored out to {0} px",
                         kFullScaleSide)
+          : "",
+      st.colour
+          ? fmt::format("; colours read through the ICC profile \"{}\"", st.colour->description())
           : "");
   return result;
 }
 
 double estimated_score(const ImageRgb8& reference, unsigned mcu_height,
                        const std::function<Bytes(const ImageRgb8&)>& encode,
-                       J_COLOR_SPACE color_space) {
+                       J_COLOR_SPACE color_space, const ProfileColour* colour) {
   const std::vector<McuRows> bands = sample_bands(reference.width, reference.height, mcu_height);
   // Only the sample's rows are encoded and decoded (a quarter of the work), as the search
   // decodes them: whole MCU rows encode to the coefficients they have in the whole image.
@@ -543,7 +558,9 @@ double estimated_score(const ImageRgb8& reference, unsigned mcu_height,
   const std::optional<ImageRgb8> decoded =
       to_metric_image(decode_pixels(encode(scored), color_space));
   if (!decoded) throw FormatError(Reason::kInternalError, 0, "an image the metric cannot read");
-  return floor_score(scored, *decoded, kSearchMetric).score - (rows ? kSampleFlattery : 0.0);
+  Ssimulacra2Options metric = kSearchMetric;
+  metric.reference_colour = metric.distorted_colour = colour;
+  return floor_score(scored, *decoded, metric).score - (rows ? kSampleFlattery : 0.0);
 }
 
 PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, const Layout& layout,

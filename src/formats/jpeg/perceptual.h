@@ -27,6 +27,7 @@
 #include "formats/jpeg/markers.h"
 #include "formats/jpeg/requantize.h"
 #include "lighten/policy.h"
+#include "quality/colour_profile.h"
 #include "quality/image.h"
 
 namespace lighten {
@@ -54,6 +55,9 @@ struct PerceptualResult {
 // RGB for three, CMYK for four), e.g. Lab planes that libjpeg decodes as if they were YCbCr.
 // nullopt without a profile or with a matching one.
 std::optional<std::string> profile_unlike_decode(const Layout& layout, int components);
+// How the metric reads the decode of an image of `components` (1 or 3) with this layout: through
+// its ICC profile (icc_profile) where that is not sRGB's; nullopt reads it as sRGB.
+std::optional<ProfileColour> metric_colour(const Layout& layout, int components);
 
 // Whether a re-run without the quality marker would take `image`, as a search under `policy`
 // requantised it (its output tables), for lighten's output and leave it lossless.
@@ -112,9 +116,10 @@ std::optional<ImageRgb8> to_metric_image(PixelImage pixels);
 // SSIMULACRA2 of what `encode` makes of `reference` (a JPEG whose MCU rows are `mcu_height`
 // pixels high, decoded as `color_space`), as the search would score it, for a plan made before
 // any search: the whole image when small; from 3 MP on, the search's sample of rows (encoded
-// and decoded alone, as the search decodes them) less what such a sample flatters by.
+// and decoded alone, as the search decodes them) less what such a sample flatters by. Pixels
+// read through `colour` when not null (metric_colour).
 double estimated_score(const ImageRgb8& reference, unsigned mcu_height,
                        const std::function<Bytes(const ImageRgb8&)>& encode,
-                       J_COLOR_SPACE color_space);
+                       J_COLOR_SPACE color_space, const ProfileColour* colour);
 
 }  // namespace lighten::jpeg

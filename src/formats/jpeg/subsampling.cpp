@@ -59,7 +59,8 @@ const ImageRgb8* reencodable_pixels(CoefficientImage& source, ByteView input,
 }  // namespace
 
 std::optional<double> reencoding_score(CoefficientImage& source, ByteView input,
-                                       std::optional<ImageRgb8>& reference) {
+                                       std::optional<ImageRgb8>& reference,
+                                       const ProfileColour* colour) {
   const ImageRgb8* pixels = reencodable_pixels(source, input, reference);
   if (!pixels) return std::nullopt;
   const ReencodingTables tables = reencoding_tables(source);
@@ -69,7 +70,7 @@ std::optional<double> reencoding_score(CoefficientImage& source, ByteView input,
       [&](const ImageRgb8& rows) {
         return encode_pixels_420(rows, tables.luma, tables.chroma, ids);
       },
-      JCS_YCbCr);
+      JCS_YCbCr, colour);
 }
 
 std::optional<SubsampledSource> subsampled_source(CoefficientImage& source, ByteView input,

@@ -56,10 +56,11 @@ enum class ReencodedChroma { kSourceSteps, kHalfSteps };
 
 // What the source's 4:2:0 re-encoding (reencodable_as_420, from its decode `reference`, made
 // here when empty) costs alone against that decode, at the source's steps, as estimated_score
-// measures it: what plan_subsampling decides by. nullopt for other sources. Encodes only the
-// rows it scores.
+// measures it (through `colour`, metric_colour): what plan_subsampling decides by. nullopt for
+// other sources. Encodes only the rows it scores.
 std::optional<double> reencoding_score(CoefficientImage& source, ByteView input,
-                                       std::optional<ImageRgb8>& reference);
+                                       std::optional<ImageRgb8>& reference,
+                                       const ProfileColour* colour);
 
 // The source (reencodable_as_420) encoded again from its decode (`reference`, made here when
 // empty) as YCbCr 4:2:0 with reencoding_tables (its chroma at `chroma`'s steps), to be searched

@@ -276,13 +276,15 @@ Verdict verify_jpeg(ByteView input, ByteView output, const Policy& policy,
         r.score = measured->score;
         r.worst_tile_score = measured->worst_tile;
       } else {
+        const std::optional<ProfileColour> colour = metric_colour(li, a->info().num_components);
         auto a = to_metric_image(decode_pixels(input));
         auto b = to_metric_image(decode_pixels(output));
         if (!a || !b) {
           v.problem = "the output changed pixels of an image the metric cannot read";
           return v;
         }
-        r = floor_score(*a, *b);
+        const ProfileColour* read_as = colour ? &*colour : nullptr;
+        r = floor_score(*a, *b, {.reference_colour = read_as, .distorted_colour = read_as});
       }
       v.quality.ssimulacra2 = r.score;
       if (!(r.score >= floor)) {
