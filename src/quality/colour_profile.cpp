@@ -81,6 +81,57 @@ bool reads_as_srgb(const ProfileColour& c) {
 
 }  // namespace
 
+void ProfileColour::from_lattice(const uint8_t* samples, size_t n, float* r, float* g,
+                                 float* b) const {
+  if (channels_ == 1) {
+    for (size_t i = 0; i < n; ++i) {
+      const float* node = &lattice_[3 * size_t(samples[i])];
+      r[i] = node[0], g[i] = node[1], b[i] = node[2];
+    }
+    return;
+  }
+  // Each code value's cell (the last cell takes 255) and its place in it.
+  static const auto kCells = [] {
+    std::array<std::pair<int, float>, 256> cells{};
+    for (int v = 0; v < 256; ++v) {
+      const int cell = std::min(v / kLatticeStep, kLatticeSide - 2);
+      cells[size_t(v)] = {cell, float(v - cell * kLatticeStep) / kLatticeStep};
+    }
+    return cells;
+  }();
+  constexpr size_t kB = 3, kG = kB * kLatticeSide, kR = kG * kLatticeSide;  // node strides
+  for (size_t i = 0; i < n; ++i) {
+    const auto [cr, fr] = kCells[samples[3 * i]];
+    const auto [cg, fg] = kCells[samples[3 * i + 1]];
+    const auto [cb, fb] = kCells[samples[3 * i + 2]];
+    const float* origin = &lattice_[size_t(cr) * kR + size_t(cg) * kG + size_t(cb) * kB];
+    // The tetrahedron of the cell that holds the point: from the origin along the axis of the
+    // largest fraction, then the next, to the far corner.
+    size_t first, second;
+    float f1, f2, f3;
+    if (fr >= fg && fg >= fb) {
+      first = kR, second = kR + kG, f1 = fr, f2 = fg, f3 = fb;
+    } else if (fr >= fb && fb >= fg) {
+      first = kR, second = kR + kB, f1 = fr, f2 = fb, f3 = fg;
+    } else if (fb >= fr && fr >= fg) {
+      first = kB, second = kR + kB, f1 = fb, f2 = fr, f3 = fg;
+    } else if (fb >= fg && fg >= fr) {
+      first = kB, second = kG + kB, f1 = fb, f2 = fg, f3 = fr;
+    } else if (fg >= fb && fb >= fr) {
+      first = kG, second = kG + kB, f1 = fg, f2 = fb, f3 = fr;
+    } else {
+      first = kG, second = kR + kG, f1 = fg, f2 = fr, f3 = fb;
+    }
+    const float* a = origin + first;
+    const float* c = origin + second;
+    const float* far = origin + kR + kG + kB;
+    float out[3];
+    for (int k = 0; k < 3; ++k)
+      out[k] = origin[k] + f1 * (a[k] - origin[k]) + f2 * (c[k] - a[k]) + f3 * (far[k] - c[k]);
+    r[i] = out[0], g[i] = out[1], b[i] = out[2];
+  }
+}
+
 std::optional<ProfileColour> ProfileColour::from_icc(ByteView icc, uint32_t channels) {
   if ((channels != 1 && channels != 3) || icc.empty()) return std::nullopt;
   const Profile source(cmsOpenProfileFromMem(icc.data(), cmsUInt32Number(icc.size())));
@@ -116,12 +167,24 @@ std::optional<ProfileColour> ProfileColour::from_icc(ByteView icc, uint32_t chan
         }
   }
   if (!shaped) {
-    // Little CMS's own pipeline (tables and all), evaluated pixel by pixel: slower.
     cmsHTRANSFORM t =
         cmsCreateTransform(source.get(), channels == 1 ? TYPE_GRAY_8 : TYPE_RGB_8, target.get(),
                            TYPE_RGB_FLT, INTENT_PERCEPTUAL, cmsFLAGS_NOCACHE);
     if (!t) return std::nullopt;
-    c.transform_ = std::shared_ptr<void>(t, [](void* h) { cmsDeleteTransform(h); });
+    std::vector<uint8_t> nodes;
+    if (channels == 1) {
+      for (int v = 0; v < 256; ++v) nodes.push_back(uint8_t(v));
+    } else {
+      for (int r = 0; r < kLatticeSide; ++r)
+        for (int g = 0; g < kLatticeSide; ++g)
+          for (int b = 0; b < kLatticeSide; ++b)
+            nodes.insert(nodes.end(), {uint8_t(r * kLatticeStep), uint8_t(g * kLatticeStep),
+                                       uint8_t(b * kLatticeStep)});
+    }
+    const size_t count = nodes.size() / channels;
+    c.lattice_.resize(3 * count);
+    cmsDoTransform(t, nodes.data(), c.lattice_.data(), cmsUInt32Number(count));
+    cmsDeleteTransform(t);
   }
   if (reads_as_srgb(c)) return std::nullopt;
   return c;
@@ -129,18 +192,8 @@ std::optional<ProfileColour> ProfileColour::from_icc(ByteView icc, uint32_t chan
 
 void ProfileColour::to_linear(const uint8_t* samples, size_t n, float* r, float* g,
                               float* b) const {
-  if (transform_) {
-    constexpr size_t kChunk = 256;
-    float rgb[3 * kChunk];
-    for (size_t start = 0; start < n; start += kChunk) {
-      const size_t m = std::min(kChunk, n - start);
-      cmsDoTransform(transform_.get(), samples + start * channels_, rgb, cmsUInt32Number(m));
-      for (size_t i = 0; i < m; ++i) {
-        r[start + i] = rgb[3 * i];
-        g[start + i] = rgb[3 * i + 1];
-        b[start + i] = rgb[3 * i + 2];
-      }
-    }
+  if (!lattice_.empty()) {
+    from_lattice(samples, n, r, g, b);
     return;
   }
   if (channels_ == 1) {

@@ -170,7 +170,9 @@ TEST(ProfileColour, TableProfilesGoThroughLittleCms) {
   const std::vector<uint8_t> icc = tabulated_adobe_rgb();
   const std::optional<ProfileColour> c = ProfileColour::from_icc(icc, 3);
   ASSERT_TRUE(c);
-  EXPECT_LT(largest_difference(*c, icc), 1e-4);
+  // Sampled on a lattice of every 5th code value and interpolated: within about a quarter of the
+  // step one code value makes at mid-gray in linear light (0.0005 measured).
+  EXPECT_LT(largest_difference(*c, icc), 1e-3);
   // Within the table's interpolation of the profile it tabulates.
   const std::optional<ProfileColour> shaped = ProfileColour::from_icc(adobe_rgb(), 3);
   const std::vector<uint8_t> samples = grid(3);
