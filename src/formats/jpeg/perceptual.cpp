@@ -58,6 +58,12 @@ constexpr uint64_t kMinSampledPixels = 3'000'000;
 // that difference, so the full metric finds them at the floor too.
 constexpr Ssimulacra2Options kSearchMetric{.tile_size = 256, .negligible_weight = 0.002};
 constexpr double kSearchMetricSlack = 0.01;
+// That metric, reading both images through `colour` (metric_colour) when not null.
+Ssimulacra2Options search_metric(const ProfileColour* colour) {
+  Ssimulacra2Options metric = kSearchMetric;
+  metric.reference_colour = metric.distorted_colour = colour;
+  return metric;
+}
 // How much higher a sample's SSIMULACRA2 sits than the whole image's: 0.7 to 1.7 (mean 1.1)
 // for the 4:2:0 re-encodings of the corpus's ten 4:4:4 and 4:2:2 camera photos.
 constexpr double kSampleFlattery = 1.0;
@@ -267,9 +273,8 @@ struct FloorSearch::State {
         rq(std::move(rq)),
         log_d(log_distortion_curve(this->rq, image, l_lo, l_hi)),
         reference(reference),
-        colour(std::move(profile_colour)) {
-    metric.reference_colour = metric.distorted_colour = colour ? &*colour : nullptr;
-  }
+        colour(std::move(profile_colour)),
+        metric(search_metric(colour ? &*colour : nullptr)) {}
 
   // One candidate: requantised with `rdo` into the image `r` writes, written, decoded and
   // scored against `ref`.
@@ -357,7 +362,7 @@ struct FloorSearch::State {
   const std::vector<double> log_d;  // the cheap estimate for every candidate level
   const ImageRgb8& reference;
   const std::optional<ProfileColour> colour;  // how the metric reads the pixels
-  Ssimulacra2Options metric = kSearchMetric;
+  const Ssimulacra2Options metric;
   PixelImage scratch;  // candidates' decodes, one buffer (no page faults per candidate)
   std::optional<RowSample> sample;
   std::optional<Requantizer> sample_rq;
@@ -558,9 +563,8 @@ double estimated_score(const ImageRgb8& reference, unsigned mcu_height,
   const std::optional<ImageRgb8> decoded =
       to_metric_image(decode_pixels(encode(scored), color_space));
   if (!decoded) throw FormatError(Reason::kInternalError, 0, "an image the metric cannot read");
-  Ssimulacra2Options metric = kSearchMetric;
-  metric.reference_colour = metric.distorted_colour = colour;
-  return floor_score(scored, *decoded, metric).score - (rows ? kSampleFlattery : 0.0);
+  return floor_score(scored, *decoded, search_metric(colour)).score -
+         (rows ? kSampleFlattery : 0.0);
 }
 
 PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, const Layout& layout,
