@@ -3,7 +3,6 @@
 // ICC profile says what their planes are.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <lcms2.h>
 
 #include <algorithm>
 #include <cmath>
@@ -20,6 +19,7 @@
 #include "lighten/compare.h"
 #include "lighten/lighten.h"
 #include "quality/floor_score.h"
+#include "support/icc_profiles.h"
 #include "test_support.h"
 
 namespace lighten::jpeg {
@@ -272,38 +272,6 @@ TEST(Perceptual, VerifierRefusesRequantisedImagesOfOtherSamples) {
   EXPECT_NE(v.problem.find("ICC profile"), std::string::npos) << v.problem;
 }
 
-// A ProPhoto RGB profile (its primaries, D50 white, gamma 1.8), as Little CMS writes it.
-std::vector<uint8_t> prophoto_profile() {
-  const cmsCIExyY d50{0.3457, 0.3585, 1.0};
-  const cmsCIExyYTRIPLE primaries{{0.7347, 0.2653, 1}, {0.1596, 0.8404, 1}, {0.0366, 0.0001, 1}};
-  cmsToneCurve* gamma = cmsBuildGamma(nullptr, 1.8);
-  cmsToneCurve* curves[3] = {gamma, gamma, gamma};
-  cmsHPROFILE p = cmsCreateRGBProfile(&d50, &primaries, curves);
-  cmsFreeToneCurve(gamma);
-  cmsUInt32Number size = 0;
-  cmsSaveProfileToMem(p, nullptr, &size);
-  std::vector<uint8_t> bytes(size);
-  cmsSaveProfileToMem(p, bytes.data(), &size);
-  cmsCloseProfile(p);
-  return bytes;
-}
-
-// `jpeg` with an APP2 segment carrying `profile` in one chunk, right after SOI.
-std::vector<uint8_t> with_profile(const std::vector<uint8_t>& jpeg,
-                                  const std::vector<uint8_t>& profile) {
-  const std::string head("ICC_PROFILE\0\x01\x01", 14);
-  const size_t length = 2 + head.size() + profile.size();
-  // Sized once and filled by position (GCC 12 warns falsely on vector::insert).
-  std::vector<uint8_t> out(jpeg.size() + 2 + length);
-  auto at = std::copy_n(jpeg.begin(), 2, out.begin());
-  const uint8_t marker[4] = {0xFF, 0xE2, uint8_t(length >> 8), uint8_t(length & 0xFF)};
-  at = std::copy(std::begin(marker), std::end(marker), at);
-  at = std::copy(head.begin(), head.end(), at);
-  at = std::copy(profile.begin(), profile.end(), at);
-  std::copy(jpeg.begin() + 2, jpeg.end(), at);
-  return out;
-}
-
 // SSIMULACRA2 (floor score) of `b` against `a` as the metric reads them through `colour`.
 double score_through(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b,
                      const ProfileColour* colour) {
@@ -339,8 +307,8 @@ TEST(Perceptual, PixelsAreScoredThroughAWideGamutProfile) {
                                                          .luma_sampling = 1,
                                                          .pixels = colourful_pixels()});
   ASSERT_FALSE(plain.empty());
-  const std::vector<uint8_t> profile = prophoto_profile();
-  const std::vector<uint8_t> jpeg = with_profile(plain, profile);
+  const std::vector<uint8_t> profile = testing::prophoto_rgb_profile();
+  const std::vector<uint8_t> jpeg = testing::with_icc_segment(plain, profile);
   const std::optional<ProfileColour> colour = metric_colour(parse_layout(jpeg), 3);
   ASSERT_TRUE(colour);
   Policy p;
@@ -356,8 +324,8 @@ TEST(Perceptual, PixelsAreScoredThroughAWideGamutProfile) {
   EXPECT_LT(as_srgb.bytes.size(), o.bytes.size());
   EXPECT_GE(score_through(plain, as_srgb.bytes, nullptr), 70.0);
   EXPECT_LT(score_through(plain, as_srgb.bytes, &*colour), 70.0);
-  const Verdict v =
-      verify_jpeg(jpeg, with_profile(as_srgb.bytes, profile), p, std::nullopt, std::nullopt);
+  const Verdict v = verify_jpeg(jpeg, testing::with_icc_segment(as_srgb.bytes, profile), p,
+                                std::nullopt, std::nullopt);
   EXPECT_FALSE(v.ok);
   EXPECT_NE(v.problem.find("under the floor"), std::string::npos) << v.problem;
   EXPECT_TRUE(verify_jpeg(jpeg, o.bytes, p, std::nullopt, std::nullopt).ok);

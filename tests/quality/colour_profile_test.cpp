@@ -13,40 +13,16 @@
 #include "lighten/compare.h"
 #include "quality/ssimulacra2.h"
 #include "quality/xyb.h"
+#include "support/icc_profiles.h"
 #include "support/jpeg_maker.h"
 #include "support/png_maker.h"
 
 namespace lighten {
 namespace {
 
-std::vector<uint8_t> saved(cmsHPROFILE p) {
-  cmsUInt32Number size = 0;
-  EXPECT_TRUE(cmsSaveProfileToMem(p, nullptr, &size));
-  std::vector<uint8_t> bytes(size);
-  EXPECT_TRUE(cmsSaveProfileToMem(p, bytes.data(), &size));
-  cmsCloseProfile(p);
-  return bytes;
-}
-
-// An RGB matrix-shaper profile of the given primaries and white with one gamma for all three.
-cmsHPROFILE rgb_profile(cmsCIExyYTRIPLE primaries, cmsCIExyY white, double gamma) {
-  cmsToneCurve* curve = cmsBuildGamma(nullptr, gamma);
-  cmsToneCurve* curves[3] = {curve, curve, curve};
-  cmsHPROFILE p = cmsCreateRGBProfile(&white, &primaries, curves);
-  cmsFreeToneCurve(curve);
-  return p;
-}
-
-constexpr cmsCIExyY kD65{0.3127, 0.3290, 1.0}, kD50{0.3457, 0.3585, 1.0};
-constexpr cmsCIExyYTRIPLE kSrgbPrimaries{{0.64, 0.33, 1}, {0.30, 0.60, 1}, {0.15, 0.06, 1}};
-
-std::vector<uint8_t> adobe_rgb() {
-  return saved(rgb_profile({{0.64, 0.33, 1}, {0.21, 0.71, 1}, {0.15, 0.06, 1}}, kD65, 563 / 256.0));
-}
-std::vector<uint8_t> prophoto_rgb() {
-  return saved(
-      rgb_profile({{0.7347, 0.2653, 1}, {0.1596, 0.8404, 1}, {0.0366, 0.0001, 1}}, kD50, 1.8));
-}
+using testing::adobe_rgb_profile, testing::kD65, testing::kSrgbPrimaries,
+    testing::prophoto_rgb_profile, testing::rgb_profile, testing::saved_profile,
+    testing::with_icc_segment;
 
 // Every colour of a 9-step grid (one channel: every gray).
 std::vector<uint8_t> grid(uint32_t channels) {
@@ -97,26 +73,26 @@ double largest_difference(const ProfileColour& c, const std::vector<uint8_t>& ic
 }
 
 TEST(ProfileColour, SrgbAndUnreadableProfilesLeaveTheSamplesAsSrgb) {
-  EXPECT_FALSE(ProfileColour::from_icc(saved(cmsCreate_sRGBProfile()), 3));
-  EXPECT_FALSE(ProfileColour::from_icc(saved(rgb_profile(kSrgbPrimaries, kD65, 2.2)), 1));
+  EXPECT_FALSE(ProfileColour::from_icc(saved_profile(cmsCreate_sRGBProfile()), 3));
+  EXPECT_FALSE(ProfileColour::from_icc(saved_profile(rgb_profile(kSrgbPrimaries, kD65, 2.2)), 1));
   const std::vector<uint8_t> garbage(600, 0x5A);
   EXPECT_FALSE(ProfileColour::from_icc(garbage, 3));
   EXPECT_FALSE(ProfileColour::from_icc({}, 3));
   // Another data space than the samples': nothing to read them by.
-  EXPECT_FALSE(ProfileColour::from_icc(saved(cmsCreateLab4Profile(nullptr)), 3));
-  EXPECT_FALSE(ProfileColour::from_icc(adobe_rgb(), 1));
-  EXPECT_FALSE(ProfileColour::from_icc(adobe_rgb(), 4));
+  EXPECT_FALSE(ProfileColour::from_icc(saved_profile(cmsCreateLab4Profile(nullptr)), 3));
+  EXPECT_FALSE(ProfileColour::from_icc(adobe_rgb_profile(), 1));
+  EXPECT_FALSE(ProfileColour::from_icc(adobe_rgb_profile(), 4));
 }
 
 // Wide-gamut RGB and a gamma 2.2 gray: the tone curves and matrix read as Little CMS reads them,
 // and a saturated green of Adobe RGB lies outside sRGB (negative red), not clipped.
 TEST(ProfileColour, MatrixShaperProfilesReadAsLittleCmsReadsThem) {
-  for (const auto& icc : {adobe_rgb(), prophoto_rgb()}) {
+  for (const auto& icc : {adobe_rgb_profile(), prophoto_rgb_profile()}) {
     const std::optional<ProfileColour> c = ProfileColour::from_icc(icc, 3);
     ASSERT_TRUE(c);
     EXPECT_LT(largest_difference(*c, icc), 2e-4);
   }
-  const std::optional<ProfileColour> green = ProfileColour::from_icc(adobe_rgb(), 3);
+  const std::optional<ProfileColour> green = ProfileColour::from_icc(adobe_rgb_profile(), 3);
   const uint8_t pixel[3] = {0, 255, 0};
   float r = 0, g = 0, b = 0;
   green->to_linear(pixel, 1, &r, &g, &b);
@@ -124,7 +100,7 @@ TEST(ProfileColour, MatrixShaperProfilesReadAsLittleCmsReadsThem) {
   EXPECT_GT(g, 0.9f);
 
   cmsToneCurve* gamma = cmsBuildGamma(nullptr, 2.2);
-  const std::vector<uint8_t> gray = saved(cmsCreateGrayProfile(cmsD50_xyY(), gamma));
+  const std::vector<uint8_t> gray = saved_profile(cmsCreateGrayProfile(cmsD50_xyY(), gamma));
   cmsFreeToneCurve(gamma);
   const std::optional<ProfileColour> c = ProfileColour::from_icc(gray, 1);
   ASSERT_TRUE(c);
@@ -139,8 +115,8 @@ cmsInt32Number sample_xyz(const cmsUInt16Number in[], cmsUInt16Number out[], voi
 
 // An RGB profile of lookup tables alone (no colorants or tone curves): Adobe RGB tabulated on a
 // 33-point grid, as some scanners' and editors' profiles are.
-std::vector<uint8_t> tabulated_adobe_rgb() {
-  const std::vector<uint8_t> icc = adobe_rgb();
+std::vector<uint8_t> tabulated_adobe_rgb_profile() {
+  const std::vector<uint8_t> icc = adobe_rgb_profile();
   cmsHPROFILE adobe = cmsOpenProfileFromMem(icc.data(), cmsUInt32Number(icc.size()));
   cmsHPROFILE xyz = cmsCreateXYZProfile();
   cmsHTRANSFORM t = cmsCreateTransform(adobe, TYPE_RGB_16, xyz, TYPE_XYZ_16,
@@ -163,18 +139,18 @@ std::vector<uint8_t> tabulated_adobe_rgb() {
   cmsDeleteTransform(t);
   cmsCloseProfile(xyz);
   cmsCloseProfile(adobe);
-  return saved(p);
+  return saved_profile(p);
 }
 
 TEST(ProfileColour, TableProfilesGoThroughLittleCms) {
-  const std::vector<uint8_t> icc = tabulated_adobe_rgb();
+  const std::vector<uint8_t> icc = tabulated_adobe_rgb_profile();
   const std::optional<ProfileColour> c = ProfileColour::from_icc(icc, 3);
   ASSERT_TRUE(c);
   // Sampled on a lattice of every 5th code value and interpolated: within about a quarter of the
   // step one code value makes at mid-gray in linear light (0.0005 measured).
   EXPECT_LT(largest_difference(*c, icc), 1e-3);
   // Within the table's interpolation of the profile it tabulates.
-  const std::optional<ProfileColour> shaped = ProfileColour::from_icc(adobe_rgb(), 3);
+  const std::optional<ProfileColour> shaped = ProfileColour::from_icc(adobe_rgb_profile(), 3);
   const std::vector<uint8_t> samples = grid(3);
   const size_t n = samples.size() / 3;
   std::vector<float> a(3 * n), b(3 * n);
@@ -199,7 +175,7 @@ TEST(ProfileColour, TheMetricReadsBothImagesThroughTheProfile) {
     a.samples[i] = uint8_t(c == 0 ? 40 + 2 * x : c == 1 ? 200 - y : 30 + x + y);
     b.samples[i] = uint8_t(std::clamp(a.samples[i] + noise(rng), 0.0, 255.0));
   }
-  const std::optional<ProfileColour> wide = ProfileColour::from_icc(prophoto_rgb(), 3);
+  const std::optional<ProfileColour> wide = ProfileColour::from_icc(prophoto_rgb_profile(), 3);
   ASSERT_TRUE(wide);
   const double as_srgb = ssimulacra2(a, b, {.tile_size = 0}).score;
   const double as_prophoto =
@@ -213,33 +189,20 @@ TEST(ProfileColour, TheMetricReadsBothImagesThroughTheProfile) {
   EXPECT_THROW(ssimulacra2(gray, gray, {.distorted_colour = &*wide}), std::invalid_argument);
 }
 
-// `jpeg` with an APP2 segment carrying `icc` in one chunk, right after SOI.
-std::vector<uint8_t> with_icc(const std::vector<uint8_t>& jpeg, const std::vector<uint8_t>& icc) {
-  const std::string head("ICC_PROFILE\0\x01\x01", 14);
-  const size_t length = 2 + head.size() + icc.size();
-  std::vector<uint8_t> out(jpeg.size() + 2 + length);
-  auto at = std::copy_n(jpeg.begin(), 2, out.begin());
-  const uint8_t marker[4] = {0xFF, 0xE2, uint8_t(length >> 8), uint8_t(length & 0xFF)};
-  at = std::copy(std::begin(marker), std::end(marker), at);
-  at = std::copy(head.begin(), head.end(), at);
-  at = std::copy(icc.begin(), icc.end(), at);
-  std::copy(jpeg.begin() + 2, jpeg.end(), at);
-  return out;
-}
-
 // `lighten compare` reads each image through the ICC profile it carries (JPEG APP2, PNG iCCP):
 // the same samples read through ProPhoto RGB on one side only are different colours, and a pair
 // read through it on both sides scores otherwise than read as sRGB.
 TEST(Compare, ReadsEachImageThroughItsOwnProfile) {
-  const std::vector<uint8_t> icc = prophoto_rgb();
+  const std::vector<uint8_t> icc = prophoto_rgb_profile();
   const auto good = testing::make_jpeg({.width = 96, .height = 64, .quality = 95});
   const auto poor = testing::make_jpeg({.width = 96, .height = 64, .quality = 20});
-  EXPECT_NEAR(*compare_images(with_icc(good, icc), with_icc(good, icc), false).ssimulacra2, 100,
-              1e-6);
-  EXPECT_LT(*compare_images(with_icc(good, icc), good, false).ssimulacra2, 99);
+  EXPECT_NEAR(
+      *compare_images(with_icc_segment(good, icc), with_icc_segment(good, icc), false).ssimulacra2,
+      100, 1e-6);
+  EXPECT_LT(*compare_images(with_icc_segment(good, icc), good, false).ssimulacra2, 99);
   const double as_srgb = *compare_images(good, poor, false).ssimulacra2;
   const double managed =
-      *compare_images(with_icc(good, icc), with_icc(poor, icc), false).ssimulacra2;
+      *compare_images(with_icc_segment(good, icc), with_icc_segment(poor, icc), false).ssimulacra2;
   EXPECT_GT(std::abs(managed - as_srgb), 0.5) << as_srgb;
 
   const auto png = testing::make_png({});
