@@ -14,6 +14,7 @@
 #include "formats/pdf/pdf_format.h"
 #include "lighten/lighten.h"
 #include "pdf/pdf_maker.h"
+#include "support/icc_profiles.h"
 #include "support/jpeg_maker.h"
 
 namespace lighten {
@@ -146,14 +147,16 @@ int luma_sampling(const std::vector<uint8_t>& jpeg) {
 
 // The sample PDF with `photo` as both its images, each with `decode_parms` (may be empty)
 // added to its DCT image dictionary, optimised in `high`: the two images' data as written.
+// `extra` objects are numbered from 9 on.
 std::pair<std::vector<uint8_t>, std::vector<uint8_t>> images_after_high(
     const std::vector<uint8_t>& photo, const std::string& im0_parms, const std::string& im1_parms,
-    const std::string& colour_space = "/DeviceRGB") {
+    const std::string& colour_space = "/DeviceRGB", const std::vector<std::string>& extra = {}) {
   const std::string image = "/Type /XObject /Subtype /Image /Width 320 /Height 240 /ColorSpace " +
                             colour_space + " /BitsPerComponent 8 /Filter /DCTDecode";
   auto objects = Sample{}.objects();
   objects[4] = stream_object(image + im0_parms, testing::as_string(photo));
   objects[7] = stream_object(image + im1_parms, testing::as_string(photo));
+  objects.insert(objects.end(), extra.begin(), extra.end());
   Policy p;
   p.mode = Mode::kHigh;
   const Outcome o = optimize(as_bytes(make_pdf(objects)), p);
@@ -226,6 +229,38 @@ std::vector<std::vector<uint8_t>> quantisation_tables(const std::vector<uint8_t>
     i += 2 + length;
   }
   return tables;
+}
+
+// A viewer reads a PDF image's colours through its /ICCBased profile and not through the JPEG's
+// own ICC segments, which the search reads them by: a ProPhoto RGB profile on one side alone
+// leaves the images lossless (their tables as they were); the same profile on both sides, or an
+// sRGB one in the PDF, lets them be requantised.
+TEST(PdfFormat, ImagesAreRequantisedOnlyWhereTheSearchReadsTheirColoursAsTheViewerDoes) {
+  const auto photo = testing::make_jpeg({.width = 320, .height = 240, .quality = 97});
+  const auto tagged = testing::with_icc_segment(photo, testing::prophoto_rgb_profile());
+  const auto tables = quantisation_tables(photo);
+  const std::string icc_space = "[/ICCBased 9 0 R]";
+  auto icc_object = [](const std::vector<uint8_t>& icc) {
+    return stream_object("/N 3", testing::as_string(icc));
+  };
+  const std::string prophoto = icc_object(testing::prophoto_rgb_profile());
+  const std::string srgb = icc_object(testing::saved_profile(cmsCreate_sRGBProfile()));
+  struct Case {
+    const std::vector<uint8_t>& jpeg;
+    std::string space;
+    std::vector<std::string> extra;
+    bool requantised;
+  };
+  for (const Case& c :
+       {Case{photo, icc_space, {prophoto}, false}, Case{tagged, "/DeviceRGB", {}, false},
+        Case{tagged, icc_space, {srgb}, false}, Case{tagged, icc_space, {prophoto}, true},
+        Case{photo, icc_space, {srgb}, true}}) {
+    SCOPED_TRACE(c.space + (c.extra.empty() ? "" : c.extra[0].substr(0, 60)));
+    const auto [im0, im1] = images_after_high(c.jpeg, "", "", c.space, c.extra);
+    ASSERT_FALSE(im0.empty());
+    EXPECT_EQ(quantisation_tables(im0) != tables, c.requantised);
+    EXPECT_EQ(quantisation_tables(im1) != tables, c.requantised);
+  }
 }
 
 // /ColorTransform 0 makes a viewer show a YCbCr-coded photo's planes as RGB: colours the

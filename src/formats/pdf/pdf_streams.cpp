@@ -4,9 +4,11 @@
 
 #include "codecs/deflate.h"
 #include "formats/jpeg/markers.h"
+#include "formats/jpeg/metadata.h"
 #include "formats/pdf/pdf_document.h"
 #include "formats/pdf/pdf_flate_jpeg.h"
 #include "formats/pdf/pdf_predictors.h"
+#include "quality/colour_profile.h"
 
 namespace lighten::pdf {
 namespace {
@@ -140,6 +142,41 @@ bool shown_as_scored(QPDFObjectHandle stream, size_t components) {
   return true;
 }
 
+// The ICC profile of an /ICCBased colour space; empty for any other space (the device and
+// calibrated ones are read as sRGB, as the metric reads samples without a profile).
+Bytes viewer_profile(QPDFObjectHandle stream) {
+  QPDFObjectHandle space = stream.getDict().getKey("/ColorSpace");
+  if (!space.isArray() || space.getArrayNItems() != 2 ||
+      space.getArrayItem(0).unparse() != "/ICCBased" || !space.getArrayItem(1).isStream())
+    return {};
+  try {
+    const std::shared_ptr<Buffer> data = space.getArrayItem(1).getStreamData(qpdf_dl_generalized);
+    if (!data) return {};
+    return Bytes(data->getBuffer(), data->getBuffer() + data->getSize());
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
+// Whether the perceptual search, which reads a JPEG's colours through its own ICC segments
+// (jpeg::metric_colour), reads them as a viewer of the PDF does, through the image's colour
+// space: the same profile, or none that reads otherwise than sRGB on either side.
+bool colours_read_alike(ByteView jpeg, QPDFObjectHandle stream, size_t components) {
+  if (components != 1 && components != 3) return true;  // CMYK: no profile on either side
+  std::optional<Bytes> own;
+  try {
+    own = jpeg::icc_profile(jpeg::parse_layout(jpeg));
+  } catch (const FormatError&) {
+    return false;
+  }
+  const Bytes shown = viewer_profile(stream);
+  if (own && *own == shown) return true;
+  const auto converts = [&](ByteView icc) {
+    return ProfileColour::from_icc(icc, uint32_t(components)).has_value();
+  };
+  return !(own && converts(*own)) && !converts(shown);
+}
+
 }  // namespace
 
 void StreamOptimizer::jpeg(QPDFObjectHandle stream) {
@@ -161,7 +198,8 @@ void StreamOptimizer::jpeg(QPDFObjectHandle stream) {
   }
   // Four components with a /ColorTransform may be YCCK where libjpeg reads CMYK, or the
   // reverse; every image must be shown as it is scored.
-  if ((components == 4 && transform) || !shown_as_scored(stream, components))
+  if ((components == 4 && transform) || !shown_as_scored(stream, components) ||
+      !colours_read_alike(raw, stream, components))
     policy.mode = Mode::kLossless;
   Outcome item = context_.optimize_embedded_under(raw, name, policy);
   for (auto& w : item.warnings) outcome_.warnings.push_back(name + ": " + w);
