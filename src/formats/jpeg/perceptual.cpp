@@ -545,9 +545,10 @@ PerceptualResult FloorSearch::run() {
           ? fmt::format("; under {0} px, the lower of it and the score mirrored out to {0} px",
                         kFullScaleSide)
           : "",
-      st.colour
-          ? fmt::format("; colours read through the ICC profile \"{}\"", st.colour->description())
-          : "");
+      !st.colour ? ""
+      : st.colour->description().empty()
+          ? "; colours read through its ICC profile"
+          : fmt::format("; colours read through the ICC profile \"{}\"", st.colour->description()));
   return result;
 }
 
