@@ -324,7 +324,7 @@ TEST(Perceptual, TwoSourcesRaceOnTheirRowSamples) {
     std::optional<SubsampledSource> source_420 = subsampled_source(image, jpeg, nullptr, reference);
     ASSERT_TRUE(source_420.has_value());
     check_race(search_sources(image, &*source_420, SubsamplingPlan::kBoth, jpeg, parse_layout(jpeg),
-                              p, nullptr, reference),
+                              p, nullptr, reference, nullptr),
                p);
   }
 }
@@ -480,8 +480,8 @@ TEST(PerceptualCorpus, TheRaceAgreesWithTheWholeImages) {
     std::optional<SubsampledSource> raced = subsampled_source(image, jpeg, nullptr, reference);
     std::optional<SubsampledSource> alone = subsampled_source(own, jpeg, nullptr, reference);
     ASSERT_TRUE(raced && alone);
-    const SourceSearches s =
-        search_sources(image, &*raced, SubsamplingPlan::kBoth, jpeg, layout, p, nullptr, reference);
+    const SourceSearches s = search_sources(image, &*raced, SubsamplingPlan::kBoth, jpeg, layout, p,
+                                            nullptr, reference, nullptr);
     check_race(s, p);
     ASSERT_NE(s.race, "");
     ASSERT_TRUE(requantize_for_floor(own, jpeg, layout, p, nullptr, reference).requantized);

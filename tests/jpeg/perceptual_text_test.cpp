@@ -91,7 +91,8 @@ TEST(Perceptual, APageOfTextKeepsTheHeavierTrellisWeight) {
     SCOPED_TRACE(race ? "raced" : "default weight");
     std::optional<ImageRgb8> reference;
     CoefficientImage image(jpeg, nullptr);
-    const PerceptualResult r = FloorSearch(image, jpeg, layout, p, nullptr, reference, race).run();
+    const PerceptualResult r =
+        FloorSearch(image, jpeg, layout, p, nullptr, reference, nullptr, race).run();
     ASSERT_TRUE(r.requantized) << r.detail;
     EXPECT_EQ(r.detail.find("(weight 2:") != std::string::npos, race) << r.detail;
     const Bytes out = write_coefficients(image, WriteOptions{});

@@ -183,8 +183,9 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
                                    subsampling == SubsamplingPlan::kSubsampledOnly
                                        ? ReencodedChroma::kHalfSteps
                                        : ReencodedChroma::kSourceSteps);
-  SourceSearches searches = search_sources(image, source_420 ? &*source_420 : nullptr, subsampling,
-                                           input, layout, policy, &context, reference);
+  SourceSearches searches =
+      search_sources(image, source_420 ? &*source_420 : nullptr, subsampling, input, layout, policy,
+                     &context, reference, colour ? &*colour : nullptr);
   perceptual = std::move(searches.own);
   subsampled = std::move(searches.subsampled);
   if (subsampled.requantized)

@@ -259,8 +259,7 @@ struct FloorSearch::Arm {
 // Everything one search holds between its first sample round and its end.
 struct FloorSearch::State {
   State(CoefficientImage& image, Requantizer rq, const Policy& policy, const Context* context,
-        int q_src, int l_lo, int l_hi, const ImageRgb8& reference,
-        std::optional<ProfileColour> profile_colour)
+        int q_src, int l_lo, int l_hi, const ImageRgb8& reference, const ProfileColour* colour)
       : image(image),
         policy(policy),
         context(context),
@@ -273,8 +272,8 @@ struct FloorSearch::State {
         rq(std::move(rq)),
         log_d(log_distortion_curve(this->rq, image, l_lo, l_hi)),
         reference(reference),
-        colour(std::move(profile_colour)),
-        metric(search_metric(colour ? &*colour : nullptr)) {}
+        colour(colour),
+        metric(search_metric(colour)) {}
 
   // One candidate: requantised with `rdo` into the image `r` writes, written, decoded and
   // scored against `ref`.
@@ -361,7 +360,7 @@ struct FloorSearch::State {
   const Requantizer rq;
   const std::vector<double> log_d;  // the cheap estimate for every candidate level
   const ImageRgb8& reference;
-  const std::optional<ProfileColour> colour;  // how the metric reads the pixels
+  const ProfileColour* const colour;  // how the metric reads the pixels (null: as sRGB)
   const Ssimulacra2Options metric;
   PixelImage scratch;  // candidates' decodes, one buffer (no page faults per candidate)
   std::optional<RowSample> sample;
@@ -377,8 +376,8 @@ struct FloorSearch::State {
 
 FloorSearch::FloorSearch(CoefficientImage& image, ByteView input, const Layout& layout,
                          const Policy& policy, const Context* context,
-                         std::optional<ImageRgb8>& reference, bool race_weights,
-                         std::vector<QuantTable> finest_tables) {
+                         std::optional<ImageRgb8>& reference, const ProfileColour* colour,
+                         bool race_weights, std::vector<QuantTable> finest_tables) {
   const double floor = quality_floor(policy);
   const auto& info = image.info();
   if (std::isnan(floor)) return;
@@ -416,7 +415,7 @@ FloorSearch::FloorSearch(CoefficientImage& image, ByteView input, const Layout& 
   if (!reference) reference = to_metric_image(decode_pixels(input));
   if (!reference) return;
   state_ = std::make_unique<State>(image, std::move(rq), policy, context, q_src, l_lo, l_hi,
-                                   *reference, metric_colour(layout, info.num_components));
+                                   *reference, colour);
   State& st = *state_;
   st.sample = row_sample(image, *reference, context);
   if (st.sample) {
@@ -571,7 +570,9 @@ double estimated_score(const ImageRgb8& reference, unsigned mcu_height,
 PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, const Layout& layout,
                                       const Policy& policy, const Context* context,
                                       std::optional<ImageRgb8>& reference) {
-  return FloorSearch(image, input, layout, policy, context, reference).run();
+  const std::optional<ProfileColour> colour = metric_colour(layout, image.info().num_components);
+  return FloorSearch(image, input, layout, policy, context, reference, colour ? &*colour : nullptr)
+      .run();
 }
 
 }  // namespace lighten::jpeg

@@ -77,11 +77,14 @@ PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, c
 // whole image. `image`, `input`, `layout`, `policy`, `context` and `reference` must outlive it.
 class FloorSearch {
  public:
-  // `race_weights`: whether a large image's row sample also tries the heavier trellis weights
-  // (from effort 4 on); off, the default weight alone is searched. `finest_tables`: the
-  // Requantizer's bound where `image` is finer than the file it stands for (empty: none).
+  // `colour`: how the metric reads the pixels (metric_colour of `layout`; null: as sRGB), made
+  // once by the caller for every search of the file and outliving them. `race_weights`: whether
+  // a large image's row sample also tries the heavier trellis weights (from effort 4 on); off,
+  // the default weight alone is searched. `finest_tables`: the Requantizer's bound where `image`
+  // is finer than the file it stands for (empty: none).
   FloorSearch(CoefficientImage& image, ByteView input, const Layout& layout, const Policy& policy,
-              const Context* context, std::optional<ImageRgb8>& reference, bool race_weights = true,
+              const Context* context, std::optional<ImageRgb8>& reference,
+              const ProfileColour* colour, bool race_weights = true,
               std::vector<QuantTable> finest_tables = {});
   ~FloorSearch();
   FloorSearch(const FloorSearch&) = delete;

@@ -106,16 +106,16 @@ SubsamplingPlan plan_subsampling(double score, double floor) {
 SourceSearches search_sources(CoefficientImage& image, SubsampledSource* source_420,
                               SubsamplingPlan plan, ByteView input, const Layout& layout,
                               const Policy& policy, const Context* context,
-                              std::optional<ImageRgb8>& reference) {
+                              std::optional<ImageRgb8>& reference, const ProfileColour* colour) {
   SourceSearches out;
   if (policy.mode == Mode::kLossless) return out;
   if (!source_420) plan = SubsamplingPlan::kFullOnly;
   auto search_own = [&] {
-    return std::make_unique<FloorSearch>(image, input, layout, policy, context, reference);
+    return std::make_unique<FloorSearch>(image, input, layout, policy, context, reference, colour);
   };
   auto search_420 = [&] {
     return std::make_unique<FloorSearch>(*source_420->image, input, layout, policy, context,
-                                         reference, true, source_420->finest_tables);
+                                         reference, colour, true, source_420->finest_tables);
   };
   std::unique_ptr<FloorSearch> own, subsampled;
   if (plan != SubsamplingPlan::kFullOnly) subsampled = search_420();

@@ -109,7 +109,8 @@ inline constexpr double kDecisiveSampleMargin = 0.03;
 // its 4:2:0 re-encoding (in `source_420`, which kFullOnly may leave null). Under kBoth the two
 // are first compared on their row samples and a source larger by kDecisiveSampleMargin is not
 // searched further (`race` says which and why); a search that finds nothing brings the other
-// in. Each result is applied into its image.
+// in. Each result is applied into its image; `colour` is how the metric reads the pixels
+// (metric_colour; null: as sRGB).
 struct SourceSearches {
   PerceptualResult own, subsampled;
   std::string race;
@@ -117,6 +118,6 @@ struct SourceSearches {
 SourceSearches search_sources(CoefficientImage& image, SubsampledSource* source_420,
                               SubsamplingPlan plan, ByteView input, const Layout& layout,
                               const Policy& policy, const Context* context,
-                              std::optional<ImageRgb8>& reference);
+                              std::optional<ImageRgb8>& reference, const ProfileColour* colour);
 
 }  // namespace lighten::jpeg
