@@ -29,8 +29,9 @@ inline constexpr uint64_t kButteraugliMaxPixels = 24'000'000;
 
 // Decodes both (libjpeg-turbo default settings for JPEG; PNG to 8-bit gray or RGB) and scores
 // `distorted` against `reference`, each read through the ICC profile it carries (JPEG APP2, PNG
-// iCCP) when that is not sRGB's, as lighten's floors read them; butteraugli reads the samples as
-// sRGB, only when asked and for at most `butteraugli_max_pixels`. Throws std::runtime_error when either does not decode or the sizes
+// iCCP) when that is not sRGB's, as lighten's floors read them (CMYK without a CMYK profile
+// rendered by rgb_from_cmyk); butteraugli reads them alike, only when asked and for at most
+// `butteraugli_max_pixels`. Throws std::runtime_error when either does not decode or the sizes
 // differ.
 ImageScores compare_images(std::span<const uint8_t> reference, std::span<const uint8_t> distorted,
                            bool with_butteraugli = true,

@@ -80,6 +80,47 @@ bool reads_as_srgb(const ProfileColour& c) {
   return true;
 }
 
+// Each code value's cell on a lattice of every `step`-th code value (the last cell takes 255)
+// and its place in it.
+struct LatticeCells {
+  explicit LatticeCells(int step) {
+    const int last = 255 / step - 1;
+    for (int v = 0; v < 256; ++v) {
+      cell[size_t(v)] = std::min(v / step, last);
+      place[size_t(v)] = float(v - cell[size_t(v)] * step) / float(step);
+    }
+  }
+  std::array<int, 256> cell;
+  std::array<float, 256> place;
+};
+
+// A point of the cube at `origin` (node strides `sr`, `sg`, `sb`; fractions `fr`, `fg`, `fb`)
+// interpolated in the tetrahedron that holds it: from the origin along the axis of the largest
+// fraction, then the next, to the far corner.
+inline void tetrahedral(const float* origin, size_t sr, size_t sg, size_t sb, float fr, float fg,
+                        float fb, float out[3]) {
+  size_t first, second;
+  float f1, f2, f3;
+  if (fr >= fg && fg >= fb) {
+    first = sr, second = sr + sg, f1 = fr, f2 = fg, f3 = fb;
+  } else if (fr >= fb && fb >= fg) {
+    first = sr, second = sr + sb, f1 = fr, f2 = fb, f3 = fg;
+  } else if (fb >= fr && fr >= fg) {
+    first = sb, second = sr + sb, f1 = fb, f2 = fr, f3 = fg;
+  } else if (fb >= fg && fg >= fr) {
+    first = sb, second = sg + sb, f1 = fb, f2 = fg, f3 = fr;
+  } else if (fg >= fb && fb >= fr) {
+    first = sg, second = sg + sb, f1 = fg, f2 = fb, f3 = fr;
+  } else {
+    first = sg, second = sr + sg, f1 = fg, f2 = fr, f3 = fb;
+  }
+  const float* a = origin + first;
+  const float* c = origin + second;
+  const float* far = origin + sr + sg + sb;
+  for (int k = 0; k < 3; ++k)
+    out[k] = origin[k] + f1 * (a[k] - origin[k]) + f2 * (c[k] - a[k]) + f3 * (far[k] - c[k]);
+}
+
 }  // namespace
 
 void ProfileColour::from_lattice(const uint8_t* samples, size_t n, float* r, float* g,
@@ -91,54 +132,49 @@ void ProfileColour::from_lattice(const uint8_t* samples, size_t n, float* r, flo
     }
     return;
   }
-  // Each code value's cell (the last cell takes 255) and its place in it.
-  static const auto kCells = [] {
-    std::array<std::pair<int, float>, 256> cells{};
-    for (int v = 0; v < 256; ++v) {
-      const int cell = std::min(v / kLatticeStep, kLatticeSide - 2);
-      cells[size_t(v)] = {cell, float(v - cell * kLatticeStep) / kLatticeStep};
-    }
-    return cells;
-  }();
+  static const LatticeCells kCells(kLatticeStep);
   constexpr size_t kB = 3, kG = kB * kLatticeSide, kR = kG * kLatticeSide;  // node strides
   for (size_t i = 0; i < n; ++i) {
-    const auto [cr, fr] = kCells[samples[3 * i]];
-    const auto [cg, fg] = kCells[samples[3 * i + 1]];
-    const auto [cb, fb] = kCells[samples[3 * i + 2]];
-    const float* origin = &lattice_[size_t(cr) * kR + size_t(cg) * kG + size_t(cb) * kB];
-    // The tetrahedron of the cell that holds the point: from the origin along the axis of the
-    // largest fraction, then the next, to the far corner.
-    size_t first, second;
-    float f1, f2, f3;
-    if (fr >= fg && fg >= fb) {
-      first = kR, second = kR + kG, f1 = fr, f2 = fg, f3 = fb;
-    } else if (fr >= fb && fb >= fg) {
-      first = kR, second = kR + kB, f1 = fr, f2 = fb, f3 = fg;
-    } else if (fb >= fr && fr >= fg) {
-      first = kB, second = kR + kB, f1 = fb, f2 = fr, f3 = fg;
-    } else if (fb >= fg && fg >= fr) {
-      first = kB, second = kG + kB, f1 = fb, f2 = fg, f3 = fr;
-    } else if (fg >= fb && fb >= fr) {
-      first = kG, second = kG + kB, f1 = fg, f2 = fb, f3 = fr;
-    } else {
-      first = kG, second = kR + kG, f1 = fg, f2 = fr, f3 = fb;
-    }
-    const float* a = origin + first;
-    const float* c = origin + second;
-    const float* far = origin + kR + kG + kB;
+    const uint8_t* s = samples + 3 * i;
+    const float* origin =
+        &lattice_[size_t(kCells.cell[s[0]]) * kR + size_t(kCells.cell[s[1]]) * kG +
+                  size_t(kCells.cell[s[2]]) * kB];
     float out[3];
-    for (int k = 0; k < 3; ++k)
-      out[k] = origin[k] + f1 * (a[k] - origin[k]) + f2 * (c[k] - a[k]) + f3 * (far[k] - c[k]);
+    tetrahedral(origin, kR, kG, kB, kCells.place[s[0]], kCells.place[s[1]], kCells.place[s[2]],
+                out);
     r[i] = out[0], g[i] = out[1], b[i] = out[2];
   }
 }
 
+void ProfileColour::from_cmyk_lattice(const uint8_t* samples, size_t n, float* r, float* g,
+                                      float* b) const {
+  static const LatticeCells kCells(kCmykStep);
+  constexpr size_t kY = 3, kM = kY * kCmykSide, kC = kM * kCmykSide, kK = kC * kCmykSide;
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t* s = samples + 4 * i;
+    const float* origin =
+        &lattice_[size_t(kCells.cell[s[3]]) * kK + size_t(kCells.cell[s[0]]) * kC +
+                  size_t(kCells.cell[s[1]]) * kM + size_t(kCells.cell[s[2]]) * kY];
+    const float fc = kCells.place[s[0]], fm = kCells.place[s[1]], fy = kCells.place[s[2]];
+    float lower[3], upper[3];
+    tetrahedral(origin, kC, kM, kY, fc, fm, fy, lower);
+    tetrahedral(origin + kK, kC, kM, kY, fc, fm, fy, upper);
+    const float fk = kCells.place[s[3]];
+    r[i] = lower[0] + fk * (upper[0] - lower[0]);
+    g[i] = lower[1] + fk * (upper[1] - lower[1]);
+    b[i] = lower[2] + fk * (upper[2] - lower[2]);
+  }
+}
+
 std::optional<ProfileColour> ProfileColour::from_icc(ByteView icc, uint32_t channels) {
-  if ((channels != 1 && channels != 3) || icc.empty()) return std::nullopt;
+  if ((channels != 1 && channels != 3 && channels != 4) || icc.empty()) return std::nullopt;
   const Profile source(cmsOpenProfileFromMem(icc.data(), cmsUInt32Number(icc.size())));
   if (!source) return std::nullopt;
   const cmsColorSpaceSignature space = cmsGetColorSpace(source.get());
-  if (space != (channels == 1 ? cmsSigGrayData : cmsSigRgbData)) return std::nullopt;
+  const cmsColorSpaceSignature samples = channels == 1   ? cmsSigGrayData
+                                         : channels == 3 ? cmsSigRgbData
+                                                         : cmsSigCmykData;
+  if (space != samples) return std::nullopt;
   const Profile target = linear_srgb_profile();
   if (!target) return std::nullopt;
 
@@ -151,7 +187,7 @@ std::optional<ProfileColour> ProfileColour::from_icc(ByteView icc, uint32_t chan
   bool shaped = false;
   if (channels == 1) {
     shaped = tabulate(source.get(), cmsSigGrayTRCTag, c.curves_[0]);
-  } else {
+  } else if (channels == 3) {
     const auto to_pcs = colorant_matrix(source.get());
     const auto srgb_to_pcs = colorant_matrix(target.get());
     const auto from_pcs = srgb_to_pcs ? inverse(*srgb_to_pcs) : std::nullopt;
@@ -168,31 +204,45 @@ std::optional<ProfileColour> ProfileColour::from_icc(ByteView icc, uint32_t chan
         }
   }
   if (!shaped) {
-    cmsHTRANSFORM t =
-        cmsCreateTransform(source.get(), channels == 1 ? TYPE_GRAY_8 : TYPE_RGB_8, target.get(),
-                           TYPE_RGB_FLT, INTENT_PERCEPTUAL, cmsFLAGS_NOCACHE);
+    const cmsUInt32Number format = channels == 1   ? TYPE_GRAY_8
+                                   : channels == 3 ? TYPE_RGB_8
+                                                   : TYPE_CMYK_8;
+    cmsHTRANSFORM t = cmsCreateTransform(source.get(), format, target.get(), TYPE_RGB_FLT,
+                                         INTENT_PERCEPTUAL, cmsFLAGS_NOCACHE);
     if (!t) return std::nullopt;
     std::vector<uint8_t> nodes;
     if (channels == 1) {
       for (int v = 0; v < 256; ++v) nodes.push_back(uint8_t(v));
-    } else {
+    } else if (channels == 3) {
       for (int r = 0; r < kLatticeSide; ++r)
         for (int g = 0; g < kLatticeSide; ++g)
           for (int b = 0; b < kLatticeSide; ++b)
             nodes.insert(nodes.end(), {uint8_t(r * kLatticeStep), uint8_t(g * kLatticeStep),
                                        uint8_t(b * kLatticeStep)});
+    } else {
+      // The nodes are in samples, 255 - ink; Little CMS takes ink.
+      const auto ink = [](int node) { return uint8_t(255 - node * kCmykStep); };
+      for (int k = 0; k < kCmykSide; ++k)
+        for (int cyan = 0; cyan < kCmykSide; ++cyan)
+          for (int m = 0; m < kCmykSide; ++m)
+            for (int y = 0; y < kCmykSide; ++y)
+              nodes.insert(nodes.end(), {ink(cyan), ink(m), ink(y), ink(k)});
     }
     const size_t count = nodes.size() / channels;
     c.lattice_.resize(3 * count);
     cmsDoTransform(t, nodes.data(), c.lattice_.data(), cmsUInt32Number(count));
     cmsDeleteTransform(t);
   }
-  if (reads_as_srgb(c)) return std::nullopt;
+  if (channels != 4 && reads_as_srgb(c)) return std::nullopt;
   return c;
 }
 
 void ProfileColour::to_linear(const uint8_t* samples, size_t n, float* r, float* g,
                               float* b) const {
+  if (channels_ == 4) {
+    from_cmyk_lattice(samples, n, r, g, b);
+    return;
+  }
   if (!lattice_.empty()) {
     from_lattice(samples, n, r, g, b);
     return;

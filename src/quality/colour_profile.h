@@ -18,10 +18,11 @@ namespace lighten {
 
 class ProfileColour {
  public:
-  // From an ICC profile's bytes, for images of `channels` samples a pixel (1 gray, 3 RGB).
-  // nullopt when there is nothing to convert: Little CMS cannot read the profile (viewers then
-  // show the samples as sRGB too), its data space is not the samples', or it reads every colour
-  // as sRGB does (to 1/1000 of full scale in linear light).
+  // From an ICC profile's bytes, for images of `channels` samples a pixel (1 gray, 3 RGB, 4
+  // CMYK samples that hold 255 - ink, as Adobe's applications write them and rgb_from_cmyk
+  // reads them). nullopt when there is nothing to convert: Little CMS cannot read the profile
+  // (viewers then show the samples as they would without one), its data space is not the
+  // samples', or it reads every colour as sRGB does (to 1/1000 of full scale in linear light).
   static std::optional<ProfileColour> from_icc(ByteView icc, uint32_t channels);
 
   uint32_t channels() const { return channels_; }
@@ -34,6 +35,7 @@ class ProfileColour {
  private:
   ProfileColour() = default;
   void from_lattice(const uint8_t* samples, size_t n, float* r, float* g, float* b) const;
+  void from_cmyk_lattice(const uint8_t* samples, size_t n, float* r, float* g, float* b) const;
 
   uint32_t channels_ = 3;
   std::string description_;
@@ -41,11 +43,13 @@ class ProfileColour {
   // then a matrix to linear sRGB (row-major); gray uses curves_[0] alone.
   std::array<std::array<float, 256>, 3> curves_{};
   std::array<float, 9> matrix_{};
-  // Any other profile (lookup tables): Little CMS's transform sampled once, at every gray (1
-  // channel) or on a lattice of every kLatticeStep-th code value (3), interpolated between its
-  // nodes by tetrahedra; 3 floats a node. Little CMS's transform itself, pixel by pixel, made a
-  // 12 MP photo's search ten times slower.
+  // Any other profile (lookup tables, and every CMYK one): Little CMS's transform sampled once,
+  // at every gray (1 channel) or on a lattice of every kLatticeStep-th code value (3), or every
+  // kCmykStep-th (4: K the outermost axis), interpolated between its nodes by tetrahedra (and
+  // linearly in K); 3 floats a node. Little CMS's transform itself, pixel by pixel, made a 12 MP
+  // photo's search ten times slower.
   static constexpr int kLatticeStep = 5, kLatticeSide = 255 / kLatticeStep + 1;
+  static constexpr int kCmykStep = 15, kCmykSide = 255 / kCmykStep + 1;
   std::vector<float> lattice_;
 };
 

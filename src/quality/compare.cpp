@@ -81,10 +81,6 @@ bool decode_jpeg_raw(JpegDecoder* d, std::span<const uint8_t> bytes, ImageRgb8* 
     jpeg_read_scanlines(&d->info, &row, 1);
   }
   jpeg_finish_decompress(&d->info);
-  if (cmyk) {
-    rgb_from_cmyk(out->samples);
-    out->channels = 3;
-  }
   return true;
 }
 
@@ -167,20 +163,30 @@ Decoded decode_any(std::span<const uint8_t> bytes) {
   throw std::runtime_error("not a JPEG or PNG image");
 }
 
+// How `d` reads as light: through its ICC profile where that is not sRGB's; CMYK without a
+// CMYK profile is rendered as RGB here, as PIL renders it.
+std::optional<ProfileColour> read_through(Decoded& d) {
+  std::optional<ProfileColour> colour = ProfileColour::from_icc(d.icc, d.image.channels);
+  if (d.image.channels == 4 && !colour) {
+    rgb_from_cmyk(d.image.samples);
+    d.image.channels = 3;
+  }
+  return colour;
+}
+
 }  // namespace
 
 ImageScores compare_images(std::span<const uint8_t> reference, std::span<const uint8_t> distorted,
                            bool with_butteraugli, uint64_t butteraugli_max_pixels) {
-  const Decoded x = decode_any(reference), y = decode_any(distorted);
+  Decoded x = decode_any(reference), y = decode_any(distorted);
+  // Each read through its ICC profile, as a colour-managed viewer shows it (colour_profile.h).
+  const std::optional<ProfileColour> colour_a = read_through(x), colour_b = read_through(y);
   const ImageRgb8 &a = x.image, &b = y.image;
   if (a.width != b.width || a.height != b.height)
     throw std::runtime_error("the images differ in size (" + std::to_string(a.width) + "x" +
                              std::to_string(a.height) + " and " + std::to_string(b.width) + "x" +
                              std::to_string(b.height) + ")");
   ImageScores s;
-  // Each read through its ICC profile, as a colour-managed viewer shows it (colour_profile.h).
-  const std::optional<ProfileColour> colour_a = ProfileColour::from_icc(x.icc, a.channels);
-  const std::optional<ProfileColour> colour_b = ProfileColour::from_icc(y.icc, b.channels);
   const Ssimulacra2Options options{.reference_colour = colour_a ? &*colour_a : nullptr,
                                    .distorted_colour = colour_b ? &*colour_b : nullptr};
   const Ssimulacra2Result r = ssimulacra2(a, b, options);
@@ -201,7 +207,7 @@ ImageScores compare_images(std::span<const uint8_t> reference, std::span<const u
         pixels / 1e6, std::ceil(pixels * kButteraugliBytesPerPixel / 1e9),
         butteraugli_max_pixels / 1e6);
   } else {
-    s.butteraugli = butteraugli_distance(a, b);
+    s.butteraugli = butteraugli_distance(a, b, options.reference_colour, options.distorted_colour);
     if (!s.butteraugli) s.butteraugli_note = "not computed: this build has no libjxl";
   }
   return s;

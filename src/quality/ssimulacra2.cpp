@@ -324,9 +324,11 @@ class ScalePipeline {
   float* next_linear_[2][2][3] = {};             // [set][image][channel], sets alternate
 };
 
-void check_image(const ImageRgb8& image, const char* what) {
-  if (image.channels != 1 && image.channels != 3) {
-    throw std::invalid_argument(std::string("ssimulacra2: ") + what + " must have 1 or 3 channels");
+// Gray or RGB; CMYK only read through a profile (the channel counts are checked against it).
+void check_image(const ImageRgb8& image, const ProfileColour* colour, const char* what) {
+  if (image.channels != 1 && image.channels != 3 && !(image.channels == 4 && colour)) {
+    throw std::invalid_argument(std::string("ssimulacra2: ") + what +
+                                " must have 1 or 3 channels, or 4 read through a CMYK profile");
   }
   if (image.samples.size() < static_cast<size_t>(image.width) * image.height * image.channels) {
     throw std::invalid_argument(std::string("ssimulacra2: ") + what + " has too few samples");
@@ -365,8 +367,8 @@ Ssimulacra2Result ssimulacra2(const ImageRgb8& reference, const ImageRgb8& disto
   if (reference.width != distorted.width || reference.height != distorted.height) {
     throw std::invalid_argument("ssimulacra2: images differ in size");
   }
-  check_image(reference, "reference");
-  check_image(distorted, "distorted");
+  check_image(reference, options.reference_colour, "reference");
+  check_image(distorted, options.distorted_colour, "distorted");
   if ((options.reference_colour && options.reference_colour->channels() != reference.channels) ||
       (options.distorted_colour && options.distorted_colour->channels() != distorted.channels))
     throw std::invalid_argument("ssimulacra2: a colour profile for other channels");

@@ -20,7 +20,7 @@ struct Ssimulacra2Options {
   // rest): a quarter less work, scores within 0.01 of the full computation on the oracle rows.
   double negligible_weight = 0.0;
   // How each image's samples read as light: null for sRGB, else through its ICC profile (which
-  // must be for as many channels as the image has).
+  // must be for as many channels as the image has; a 4-channel CMYK image needs one).
   const ProfileColour* reference_colour = nullptr;
   const ProfileColour* distorted_colour = nullptr;
 };

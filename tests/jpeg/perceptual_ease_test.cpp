@@ -214,8 +214,8 @@ TEST(Perceptual, AnEasedWeightMeetsTheFloorInFewerBytes) {
     const size_t at = after.detail.find(reported);
     ASSERT_NE(at, std::string::npos) << after.detail;
     const double detail_score = std::stod(after.detail.substr(at + reported.size()));
-    const auto original = to_metric_image(decode_pixels(jpeg));
-    const auto output = to_metric_image(decode_pixels(after.bytes));
+    const auto original = to_metric_image(decode_pixels(jpeg), nullptr);
+    const auto output = to_metric_image(decode_pixels(after.bytes), nullptr);
     ASSERT_TRUE(original && output);
     EXPECT_NEAR(floor_score(*original, *output).score, detail_score, 0.01) << after.detail;
     for (const char* second : {"in two steps", "headroom; ", "weights ", " after "})

@@ -139,7 +139,7 @@ TEST(Subsampling, ThePlanScoresTheWholeReencodingOfASmallImage) {
   ASSERT_TRUE(alone.has_value() && reference.has_value());
   const std::optional<SubsampledSource> whole = subsampled_source(image, jpeg, nullptr, reference);
   ASSERT_TRUE(whole.has_value());
-  const std::optional<ImageRgb8> decoded = to_metric_image(decode_pixels(whole->bytes));
+  const std::optional<ImageRgb8> decoded = to_metric_image(decode_pixels(whole->bytes), nullptr);
   ASSERT_TRUE(decoded.has_value());
   const double score =
       floor_score(*reference, *decoded, {.tile_size = 256, .negligible_weight = 0.002}).score;

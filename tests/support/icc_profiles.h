@@ -4,6 +4,7 @@
 #include <lcms2.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <iterator>
 #include <string>
@@ -40,6 +41,58 @@ inline std::vector<uint8_t> adobe_rgb_profile() {
 inline std::vector<uint8_t> prophoto_rgb_profile() {
   return saved_profile(
       rgb_profile({{0.7347, 0.2653, 1}, {0.1596, 0.8404, 1}, {0.0366, 0.0001, 1}}, kD50, 1.8));
+}
+
+// A press-like CMYK profile of lookup tables: inks that spread (dot gain) and absorb imperfectly,
+// in linear-light sRGB, tabulated to XYZ on a 9-point grid (as the A2B0 tables of printers'
+// profiles are). Ink amounts 0-1.
+inline void printed_colour(const double ink[4], double rgb[3]) {
+  // How much of red, green and blue light each of cyan, magenta, yellow and black absorbs.
+  static constexpr double kAbsorbs[4][3] = {
+      {0.92, 0.35, 0.10}, {0.15, 0.88, 0.30}, {0.02, 0.10, 0.90}, {0.93, 0.93, 0.92}};
+  for (int k = 0; k < 3; ++k) {
+    rgb[k] = 1.0;
+    for (int i = 0; i < 4; ++i) rgb[k] *= 1.0 - kAbsorbs[i][k] * std::pow(ink[i], 0.75);
+  }
+}
+
+inline cmsInt32Number sample_printed_xyz(const cmsUInt16Number in[], cmsUInt16Number out[],
+                                         void* transform) {
+  double ink[4], rgb[3];
+  for (int i = 0; i < 4; ++i) ink[i] = in[i] / 65535.0;
+  printed_colour(ink, rgb);
+  float linear[3] = {float(rgb[0]), float(rgb[1]), float(rgb[2])};
+  cmsDoTransform(static_cast<cmsHTRANSFORM>(transform), linear, out, 1);
+  return 1;
+}
+
+inline std::vector<uint8_t> printed_cmyk_profile() {
+  cmsHPROFILE linear = rgb_profile(kSrgbPrimaries, kD65, 1.0);
+  cmsHPROFILE xyz = cmsCreateXYZProfile();
+  cmsHTRANSFORM t = cmsCreateTransform(linear, TYPE_RGB_FLT, xyz, TYPE_XYZ_16,
+                                       INTENT_RELATIVE_COLORIMETRIC, cmsFLAGS_NOOPTIMIZE);
+  cmsHPROFILE p = cmsCreateProfilePlaceholder(nullptr);
+  cmsSetProfileVersion(p, 4.3);
+  cmsSetDeviceClass(p, cmsSigOutputClass);
+  cmsSetColorSpace(p, cmsSigCmykData);
+  cmsSetPCS(p, cmsSigXYZData);
+  cmsMLU* name = cmsMLUalloc(nullptr, 1);
+  cmsMLUsetASCII(name, "en", "US", "Test press CMYK");
+  cmsWriteTag(p, cmsSigProfileDescriptionTag, name);
+  cmsMLUfree(name);
+  cmsPipeline* lut = cmsPipelineAlloc(nullptr, 4, 3);
+  cmsStage* table = cmsStageAllocCLut16bit(nullptr, 9, 4, 3, nullptr);
+  cmsStageSampleCLut16bit(table, sample_printed_xyz, t, 0);
+  cmsPipelineInsertStage(lut, cmsAT_END, cmsStageAllocToneCurves(nullptr, 4, nullptr));
+  cmsPipelineInsertStage(lut, cmsAT_END, table);
+  cmsPipelineInsertStage(lut, cmsAT_END, cmsStageAllocToneCurves(nullptr, 3, nullptr));
+  cmsWriteTag(p, cmsSigAToB0Tag, lut);
+  cmsWriteTag(p, cmsSigMediaWhitePointTag, cmsD50_XYZ());
+  cmsPipelineFree(lut);
+  cmsDeleteTransform(t);
+  cmsCloseProfile(xyz);
+  cmsCloseProfile(linear);
+  return saved_profile(p);
 }
 
 // `jpeg` with an APP2 segment carrying `profile` in one chunk, right after SOI.

@@ -230,20 +230,21 @@ std::optional<std::string> profile_unlike_decode(const Layout& layout, int compo
 }
 
 std::optional<ProfileColour> metric_colour(const Layout& layout, int components) {
-  if (components != 1 && components != 3) return std::nullopt;
+  if (components != 1 && components != 3 && components != 4) return std::nullopt;
   const std::optional<Bytes> icc = icc_profile(layout);
   return icc ? ProfileColour::from_icc(*icc, uint32_t(components)) : std::nullopt;
 }
 
-std::optional<ImageRgb8> to_metric_image(PixelImage pixels) {
+std::optional<ImageRgb8> to_metric_image(PixelImage pixels, const ProfileColour* colour) {
   if (pixels.components != 1 && pixels.components != 3 && pixels.components != 4)
     return std::nullopt;
+  const bool rendered = pixels.components == 4 && !(colour && colour->channels() == 4);
   ImageRgb8 img;
   img.width = pixels.width;
   img.height = pixels.height;
-  img.channels = pixels.components == 4 ? 3 : pixels.components;
+  img.channels = rendered ? 3 : pixels.components;
   img.samples = std::move(pixels.samples);
-  if (pixels.components == 4) rgb_from_cmyk(img.samples);
+  if (rendered) rgb_from_cmyk(img.samples);
   return img;
 }
 
@@ -283,7 +284,7 @@ struct FloorSearch::State {
     CoefficientImage& target = r.image();
     const Bytes candidate = write_coefficients(target, WriteOptions{});
     decode_pixels_into(candidate, scratch, target.info().jpeg_color_space);
-    std::optional<ImageRgb8> decoded = to_metric_image(std::move(scratch));
+    std::optional<ImageRgb8> decoded = to_metric_image(std::move(scratch), colour);
     if (!decoded)
       throw FormatError(Reason::kInternalError, 0, "a candidate the metric cannot read");
     const Ssimulacra2Result m = floor_score(ref, *decoded, metric);
@@ -412,7 +413,7 @@ FloorSearch::FloorSearch(CoefficientImage& image, ByteView input, const Layout& 
     early_.detail = fmt::format("lossless only (source quality ~q{} already coarse)", q_src);
     return;
   }
-  if (!reference) reference = to_metric_image(decode_pixels(input));
+  if (!reference) reference = to_metric_image(decode_pixels(input), colour);
   if (!reference) return;
   state_ = std::make_unique<State>(image, std::move(rq), policy, context, q_src, l_lo, l_hi,
                                    *reference, colour);
@@ -561,7 +562,7 @@ double estimated_score(const ImageRgb8& reference, unsigned mcu_height,
       bands.empty() ? std::nullopt : std::optional(pixel_rows(reference, bands, mcu_height));
   const ImageRgb8& scored = rows ? *rows : reference;
   const std::optional<ImageRgb8> decoded =
-      to_metric_image(decode_pixels(encode(scored), color_space));
+      to_metric_image(decode_pixels(encode(scored), color_space), colour);
   if (!decoded) throw FormatError(Reason::kInternalError, 0, "an image the metric cannot read");
   return floor_score(scored, *decoded, search_metric(colour)).score -
          (rows ? kSampleFlattery : 0.0);

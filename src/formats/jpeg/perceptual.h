@@ -55,8 +55,9 @@ struct PerceptualResult {
 // RGB for three, CMYK for four), e.g. Lab planes that libjpeg decodes as if they were YCbCr.
 // nullopt without a profile or with a matching one.
 std::optional<std::string> profile_unlike_decode(const Layout& layout, int components);
-// How the metric reads the decode of an image of `components` (1 or 3) with this layout: through
-// its ICC profile (icc_profile) where that is not sRGB's; nullopt reads it as sRGB.
+// How the metric reads the decode of an image of `components` with this layout: through its ICC
+// profile (icc_profile) where that is not sRGB's (CMYK: any CMYK profile); nullopt reads gray
+// and RGB as sRGB, CMYK as rgb_from_cmyk renders it.
 std::optional<ProfileColour> metric_colour(const Layout& layout, int components);
 
 // Whether a re-run without the quality marker would take `image`, as a search under `policy`
@@ -112,9 +113,10 @@ class FloorSearch {
 // whole), or where the bands would cover half of it.
 std::vector<McuRows> sample_bands(uint32_t width, uint32_t height, unsigned mcu_height);
 
-// Decoded pixels as the metric takes them: gray or RGB, CMYK rendered as RGB (rgb_from_cmyk);
+// Decoded pixels as the metric takes them, read through `colour` (metric_colour; may be null):
+// gray or RGB; CMYK as it is where `colour` reads CMYK, else rendered as RGB (rgb_from_cmyk);
 // nullopt for other component counts.
-std::optional<ImageRgb8> to_metric_image(PixelImage pixels);
+std::optional<ImageRgb8> to_metric_image(PixelImage pixels, const ProfileColour* colour);
 
 // SSIMULACRA2 of what `encode` makes of `reference` (a JPEG whose MCU rows are `mcu_height`
 // pixels high, decoded as `color_space`), as the search would score it, for a plan made before

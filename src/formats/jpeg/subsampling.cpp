@@ -51,7 +51,8 @@ std::array<int, 3> reencoding_ids(const jpeg_decompress_struct& info) {
 const ImageRgb8* reencodable_pixels(CoefficientImage& source, ByteView input,
                                     std::optional<ImageRgb8>& reference) {
   if (!reencodable_as_420(source)) return nullptr;
-  if (!reference) reference = to_metric_image(decode_pixels(input));
+  // Three components: read alike whatever their profile.
+  if (!reference) reference = to_metric_image(decode_pixels(input), nullptr);
   if (!reference || reference->channels != 3) return nullptr;
   return &*reference;
 }

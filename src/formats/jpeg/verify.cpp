@@ -277,13 +277,13 @@ Verdict verify_jpeg(ByteView input, ByteView output, const Policy& policy,
         r.worst_tile_score = measured->worst_tile;
       } else {
         const std::optional<ProfileColour> colour = metric_colour(li, a->info().num_components);
-        auto a = to_metric_image(decode_pixels(input));
-        auto b = to_metric_image(decode_pixels(output));
+        const ProfileColour* read_as = colour ? &*colour : nullptr;
+        auto a = to_metric_image(decode_pixels(input), read_as);
+        auto b = to_metric_image(decode_pixels(output), read_as);
         if (!a || !b) {
           v.problem = "the output changed pixels of an image the metric cannot read";
           return v;
         }
-        const ProfileColour* read_as = colour ? &*colour : nullptr;
         r = floor_score(*a, *b, {.reference_colour = read_as, .distorted_colour = read_as});
       }
       v.quality.ssimulacra2 = r.score;

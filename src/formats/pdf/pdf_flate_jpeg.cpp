@@ -111,7 +111,7 @@ struct Score {
 };
 
 std::optional<Score> score_of(const ImageRgb8& reference, ByteView jpeg) {
-  std::optional<ImageRgb8> decoded = jpeg::to_metric_image(jpeg::decode_pixels(jpeg));
+  std::optional<ImageRgb8> decoded = jpeg::to_metric_image(jpeg::decode_pixels(jpeg), nullptr);
   if (!decoded || decoded->width != reference.width || decoded->height != reference.height ||
       decoded->channels != reference.channels)
     return std::nullopt;

@@ -160,9 +160,9 @@ Bytes viewer_profile(QPDFObjectHandle stream) {
 
 // Whether the perceptual search, which reads a JPEG's colours through its own ICC segments
 // (jpeg::metric_colour), reads them as a viewer of the PDF does, through the image's colour
-// space: the same profile, or none that reads otherwise than sRGB on either side.
+// space: the same profile, or none that reads otherwise than sRGB (CMYK: none at all) on either
+// side.
 bool colours_read_alike(ByteView jpeg, QPDFObjectHandle stream, size_t components) {
-  if (components != 1 && components != 3) return true;  // CMYK: no profile on either side
   std::optional<Bytes> own;
   try {
     own = jpeg::icc_profile(jpeg::parse_layout(jpeg));
