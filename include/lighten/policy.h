@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace lighten {
 
@@ -96,6 +98,11 @@ struct Policy {
   QualityMarker quality_marker = QualityMarker::kWrite;
   int effort = 5;  // 1 (fastest) .. 9 (smallest); each format maps it to its own trials
   Limits limits;
+  // Set by containers: for a JPEG whose container, not its own ICC segments, says how it is shown
+  // (a PDF image's /ColorSpace), the ICC profile a viewer reads its samples through; empty for a
+  // device space (gray and RGB read as sRGB, CMYK rendered). The perceptual search and verifier
+  // read it so. Null: the JPEG's own segments.
+  std::shared_ptr<const std::vector<uint8_t>> jpeg_shown_through;
 };
 
 // The SSIMULACRA2 floor of the policy: target_score when set, else the mode's (NaN for

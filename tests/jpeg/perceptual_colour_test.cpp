@@ -309,7 +309,7 @@ TEST(Perceptual, PixelsAreScoredThroughAWideGamutProfile) {
   ASSERT_FALSE(plain.empty());
   const std::vector<uint8_t> profile = testing::prophoto_rgb_profile();
   const std::vector<uint8_t> jpeg = testing::with_icc_segment(plain, profile);
-  const std::optional<ProfileColour> colour = metric_colour(parse_layout(jpeg), 3);
+  const std::optional<ProfileColour> colour = metric_colour(parse_layout(jpeg), 3, Policy{});
   ASSERT_TRUE(colour);
   Policy p;
   p.mode = Mode::kCompact;
@@ -359,7 +359,7 @@ TEST(Perceptual, CmykIsScoredThroughItsProfile) {
   ASSERT_FALSE(plain.empty());
   const std::vector<uint8_t> jpeg =
       testing::with_icc_segment(plain, testing::printed_cmyk_profile());
-  const std::optional<ProfileColour> colour = metric_colour(parse_layout(jpeg), 4);
+  const std::optional<ProfileColour> colour = metric_colour(parse_layout(jpeg), 4, Policy{});
   ASSERT_TRUE(colour);
   for (Mode mode : {Mode::kHigh, Mode::kCompact}) {
     Policy p;

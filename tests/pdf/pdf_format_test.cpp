@@ -11,9 +11,13 @@
 #include <utility>
 #include <vector>
 
+#include "formats/jpeg/coefficients.h"
+#include "formats/jpeg/perceptual.h"
 #include "formats/pdf/pdf_format.h"
 #include "lighten/lighten.h"
 #include "pdf/pdf_maker.h"
+#include "quality/colour_profile.h"
+#include "quality/floor_score.h"
 #include "support/icc_profiles.h"
 #include "support/jpeg_maker.h"
 
@@ -231,36 +235,106 @@ std::vector<std::vector<uint8_t>> quantisation_tables(const std::vector<uint8_t>
   return tables;
 }
 
-// A viewer reads a PDF image's colours through its /ICCBased profile and not through the JPEG's
-// own ICC segments, which the search reads them by: a ProPhoto RGB profile on one side alone
-// leaves the images lossless (their tables as they were); the same profile on both sides, or an
-// sRGB one in the PDF, lets them be requantised.
-TEST(PdfFormat, ImagesAreRequantisedOnlyWhereTheSearchReadsTheirColoursAsTheViewerDoes) {
+// SSIMULACRA2 (floor score) of `out` against `in`, both read through `icc` (empty: without a
+// profile), as a viewer shows an image of the PDF in that colour space.
+double score_shown(const std::vector<uint8_t>& in, const std::vector<uint8_t>& out,
+                   const std::vector<uint8_t>& icc, uint32_t components) {
+  const std::optional<ProfileColour> colour = ProfileColour::from_icc(icc, components);
+  const ProfileColour* c = colour ? &*colour : nullptr;
+  const auto a = jpeg::to_metric_image(jpeg::decode_pixels(in), c);
+  const auto b = jpeg::to_metric_image(jpeg::decode_pixels(out), c);
+  if (!a || !b) return 0;
+  return floor_score(*a, *b, {.reference_colour = c, .distorted_colour = c}).score;
+}
+
+// A viewer shows an image through its /ColorSpace, not through the JPEG's own ICC segments, and
+// the search reads the samples so: through an /ICCBased profile, as sRGB in DeviceRGB or an sRGB
+// profile (CMYK in DeviceCMYK rendered by rgb_from_cmyk), whatever profile the JPEG carries. Each
+// output meets the floor so read. A CMYK photo through a press profile scores far apart from its
+// rendering without one, so the two spaces give it different outputs.
+TEST(PdfFormat, ImagesAreScoredThroughTheirColourSpace) {
   const auto photo = testing::make_jpeg({.width = 320, .height = 240, .quality = 97});
-  const auto tagged = testing::with_icc_segment(photo, testing::prophoto_rgb_profile());
-  const auto tables = quantisation_tables(photo);
-  const std::string icc_space = "[/ICCBased 9 0 R]";
-  auto icc_object = [](const std::vector<uint8_t>& icc) {
-    return stream_object("/N 3", testing::as_string(icc));
-  };
-  const std::string prophoto = icc_object(testing::prophoto_rgb_profile());
-  const std::string srgb = icc_object(testing::saved_profile(cmsCreate_sRGBProfile()));
+  const auto cmyk =
+      testing::make_jpeg({.width = 320, .height = 240, .components = 4, .quality = 97});
+  const std::vector<uint8_t> prophoto = testing::prophoto_rgb_profile();
+  const std::vector<uint8_t> srgb = testing::saved_profile(cmsCreate_sRGBProfile());
+  const std::vector<uint8_t> press = testing::printed_cmyk_profile();
+  const auto tagged = testing::with_icc_segment(photo, prophoto);
+  const auto tagged_cmyk = testing::with_icc_segment(cmyk, press);
+  const std::string icc_space = "[/ICCBased 9 0 R]", inverted = " /Decode [1 0 1 0 1 0 1 0]";
   struct Case {
     const std::vector<uint8_t>& jpeg;
     std::string space;
-    std::vector<std::string> extra;
-    bool requantised;
+    const std::vector<uint8_t>& shown_through;  // the /ICCBased profile; empty: a device space
   };
-  for (const Case& c :
-       {Case{photo, icc_space, {prophoto}, false}, Case{tagged, "/DeviceRGB", {}, false},
-        Case{tagged, icc_space, {srgb}, false}, Case{tagged, icc_space, {prophoto}, true},
-        Case{photo, icc_space, {srgb}, true}}) {
-    SCOPED_TRACE(c.space + (c.extra.empty() ? "" : c.extra[0].substr(0, 60)));
-    const auto [im0, im1] = images_after_high(c.jpeg, "", "", c.space, c.extra);
+  const std::vector<uint8_t> none;
+  std::vector<std::vector<uint8_t>> cmyk_outputs;
+  for (const Case& c : {Case{photo, icc_space, prophoto}, Case{tagged, "/DeviceRGB", none},
+                        Case{tagged, icc_space, srgb}, Case{tagged, icc_space, prophoto},
+                        Case{cmyk, icc_space, press}, Case{tagged_cmyk, "/DeviceCMYK", none}}) {
+    const uint32_t components = c.jpeg == cmyk || c.jpeg == tagged_cmyk ? 4 : 3;
+    SCOPED_TRACE(c.space + " " + std::to_string(c.shown_through.size()) + " bytes" +
+                 (c.jpeg == tagged || c.jpeg == tagged_cmyk ? ", the JPEG tagged" : ""));
+    std::vector<std::string> extra;
+    if (!c.shown_through.empty())
+      extra.push_back(
+          stream_object("/N " + std::to_string(components), testing::as_string(c.shown_through)));
+    const auto [im0, im1] = images_after_high(c.jpeg, components == 4 ? inverted : "",
+                                              components == 4 ? inverted : "", c.space, extra);
     ASSERT_FALSE(im0.empty());
-    EXPECT_EQ(quantisation_tables(im0) != tables, c.requantised);
-    EXPECT_EQ(quantisation_tables(im1) != tables, c.requantised);
+    EXPECT_NE(quantisation_tables(im0), quantisation_tables(c.jpeg));
+    EXPECT_GE(score_shown(c.jpeg, im0, c.shown_through, components), 80.0);
+    if (components == 4) cmyk_outputs.push_back(im0);
   }
+  ASSERT_EQ(cmyk_outputs.size(), 2u);
+  EXPECT_LT(score_shown(cmyk, cmyk_outputs[0], none, 4), 78.0);  // 77.4 rendered without it
+  EXPECT_NE(quantisation_tables(cmyk_outputs[0]), quantisation_tables(cmyk_outputs[1]));
+}
+
+// A context that records the policy each embedded JPEG is verified under and accepts it.
+class RecordingContext : public testing::PdfTestContext {
+ public:
+  using PdfTestContext::PdfTestContext;
+  Verdict verify_embedded_under(ByteView, ByteView, const Policy& policy) override {
+    policies.push_back(policy);
+    return {true, "", {}};
+  }
+  std::vector<Policy> policies;
+};
+
+// The verifier holds each JPEG image to the policy it was optimised under: read through the
+// image's colour space (an /ICCBased profile; empty for a device space), and lossless where the
+// viewer shows other colours than the search scores (no inverting /Decode for CMYK).
+TEST(PdfFormat, TheVerifierReadsEachJpegAsItWasOptimised) {
+  const auto cmyk =
+      testing::make_jpeg({.width = 320, .height = 240, .components = 4, .quality = 97});
+  const auto coarser =
+      testing::make_jpeg({.width = 320, .height = 240, .components = 4, .quality = 80});
+  const std::vector<uint8_t> press = testing::printed_cmyk_profile();
+  const std::string image =
+      "/Type /XObject /Subtype /Image /Width 320 /Height 240 /BitsPerComponent 8 /Filter "
+      "/DCTDecode /ColorSpace ";
+  auto pdf_of = [&](const std::vector<uint8_t>& jpeg) {
+    auto objects = Sample{}.objects();
+    objects[4] = stream_object(image + "[/ICCBased 9 0 R] /Decode [1 0 1 0 1 0 1 0]",
+                               testing::as_string(jpeg));
+    objects[7] = stream_object(image + "/DeviceCMYK", testing::as_string(jpeg));
+    objects.push_back(stream_object("/N 4", testing::as_string(press)));
+    return as_bytes(make_pdf(objects));
+  };
+  Policy high;
+  high.mode = Mode::kHigh;
+  RecordingContext context(high);
+  EXPECT_TRUE(verify_pdf(pdf_of(cmyk), pdf_of(coarser), context).ok);
+  ASSERT_EQ(context.policies.size(), 2u);
+  const Policy& shown = context.policies[0];
+  ASSERT_TRUE(shown.jpeg_shown_through);
+  EXPECT_EQ(*shown.jpeg_shown_through, press);
+  EXPECT_EQ(shown.mode, Mode::kHigh);
+  const Policy& uninverted = context.policies[1];
+  ASSERT_TRUE(uninverted.jpeg_shown_through);
+  EXPECT_TRUE(uninverted.jpeg_shown_through->empty());
+  EXPECT_EQ(uninverted.mode, Mode::kLossless);
 }
 
 // /ColorTransform 0 makes a viewer show a YCbCr-coded photo's planes as RGB: colours the

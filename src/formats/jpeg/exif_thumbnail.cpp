@@ -164,6 +164,7 @@ Bytes with_exif_thumbnail(ByteView segment, const ExifThumbnail& at, ByteView th
 Policy exif_thumbnail_policy(const Policy& policy) {
   Policy thumbnail = policy;
   thumbnail.jpeg_scans = ScanMode::kKeep;
+  thumbnail.jpeg_shown_through.reset();  // a container's colour space is its main image's
   return thumbnail;
 }
 

@@ -171,9 +171,10 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
   std::optional<double> alone;  // what the 4:2:0 re-encoding costs by itself
   const std::optional<ProfileColour> colour =
       policy.mode == Mode::kLossless ? std::nullopt
-                                     : metric_colour(layout, image.info().num_components);
+                                     : metric_colour(layout, image.info().num_components, policy);
   if (policy.mode != Mode::kLossless && policy.jpeg_subsampling == SubsamplingPolicy::kAllow420 &&
-      !has_quality_marker(layout) && !profile_unlike_decode(layout, image.info().num_components) &&
+      !has_quality_marker(layout) &&
+      !profile_unlike_decode(layout, image.info().num_components, policy) &&
       (alone = reencoding_score(image, input, reference, colour ? &*colour : nullptr)))
     subsampling = plan_subsampling(*alone, quality_floor(policy));
   // Searched alone, the re-encoding lands far under the source's quality: its chroma is then

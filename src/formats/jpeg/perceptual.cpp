@@ -217,7 +217,9 @@ bool tables_prove_requantised(const CoefficientImage& image, const Policy& polic
   return tables_at_most(tables, image, starting_quality(floor) + 5);
 }
 
-std::optional<std::string> profile_unlike_decode(const Layout& layout, int components) {
+std::optional<std::string> profile_unlike_decode(const Layout& layout, int components,
+                                                 const Policy& policy) {
+  if (policy.jpeg_shown_through) return std::nullopt;
   if (components != 1 && components != 3 && components != 4) return std::nullopt;
   const std::optional<std::string> space = icc_data_space(layout);
   const char* decoded = components == 1 ? "GRAY" : components == 3 ? "RGB " : "CMYK";
@@ -229,8 +231,11 @@ std::optional<std::string> profile_unlike_decode(const Layout& layout, int compo
                                        : "CMYK");
 }
 
-std::optional<ProfileColour> metric_colour(const Layout& layout, int components) {
+std::optional<ProfileColour> metric_colour(const Layout& layout, int components,
+                                           const Policy& policy) {
   if (components != 1 && components != 3 && components != 4) return std::nullopt;
+  if (policy.jpeg_shown_through)
+    return ProfileColour::from_icc(*policy.jpeg_shown_through, uint32_t(components));
   const std::optional<Bytes> icc = icc_profile(layout);
   return icc ? ProfileColour::from_icc(*icc, uint32_t(components)) : std::nullopt;
 }
@@ -391,7 +396,7 @@ FloorSearch::FloorSearch(CoefficientImage& image, ByteView input, const Layout& 
     early_.detail = "lossless only (already requantised by lighten)";
     return;
   }
-  if (std::optional<std::string> why = profile_unlike_decode(layout, info.num_components)) {
+  if (std::optional<std::string> why = profile_unlike_decode(layout, info.num_components, policy)) {
     early_.detail = std::move(*why);
     return;
   }
@@ -571,7 +576,8 @@ double estimated_score(const ImageRgb8& reference, unsigned mcu_height,
 PerceptualResult requantize_for_floor(CoefficientImage& image, ByteView input, const Layout& layout,
                                       const Policy& policy, const Context* context,
                                       std::optional<ImageRgb8>& reference) {
-  const std::optional<ProfileColour> colour = metric_colour(layout, image.info().num_components);
+  const std::optional<ProfileColour> colour =
+      metric_colour(layout, image.info().num_components, policy);
   return FloorSearch(image, input, layout, policy, context, reference, colour ? &*colour : nullptr)
       .run();
 }

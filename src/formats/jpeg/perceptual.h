@@ -53,12 +53,16 @@ struct PerceptualResult {
 // Why the metric would not score what a colour-managed viewer shows: the image's ICC profile
 // declares samples of another kind than the decode the metric reads (gray for one component,
 // RGB for three, CMYK for four), e.g. Lab planes that libjpeg decodes as if they were YCbCr.
-// nullopt without a profile or with a matching one.
-std::optional<std::string> profile_unlike_decode(const Layout& layout, int components);
+// nullopt without a profile or with a matching one, and where the policy says how a container
+// shows the image (Policy::jpeg_shown_through: the container checked its space).
+std::optional<std::string> profile_unlike_decode(const Layout& layout, int components,
+                                                 const Policy& policy);
 // How the metric reads the decode of an image of `components` with this layout: through its ICC
-// profile (icc_profile) where that is not sRGB's (CMYK: any CMYK profile); nullopt reads gray
-// and RGB as sRGB, CMYK as rgb_from_cmyk renders it.
-std::optional<ProfileColour> metric_colour(const Layout& layout, int components);
+// profile (icc_profile), or the one its container shows it through (Policy::jpeg_shown_through),
+// where that is not sRGB's (CMYK: any CMYK profile); nullopt reads gray and RGB as sRGB, CMYK as
+// rgb_from_cmyk renders it.
+std::optional<ProfileColour> metric_colour(const Layout& layout, int components,
+                                           const Policy& policy);
 
 // Whether a re-run without the quality marker would take `image`, as a search under `policy`
 // requantised it (its output tables), for lighten's output and leave it lossless.

@@ -18,10 +18,10 @@ Policy secondary_image_policy(uint32_t attribute, const Policy& policy) {
   const bool jpeg_data = ((attribute >> 24) & 0x7) == 0;
   const bool view = type == kLargeThumbnailVga || type == kLargeThumbnailFullHd ||
                     type == kPanorama || type == kDisparity || type == kMultiAngle;
-  if (view && jpeg_data) return policy;
-  Policy lossless = policy;
-  lossless.mode = Mode::kLossless;
-  return lossless;
+  Policy own = policy;
+  own.jpeg_shown_through.reset();  // a container's colour space is the primary image's
+  if (!view || !jpeg_data) own.mode = Mode::kLossless;
+  return own;
 }
 
 std::optional<RewrittenTrailing> optimise_secondary_images(ByteView input, const Layout& layout,

@@ -255,7 +255,7 @@ Verdict verify_jpeg(ByteView input, ByteView output, const Policy& policy,
         }
         // The floor is checked on pixels as the metric reads them; a profile of other samples
         // means a viewer shows something else, so nothing may have been given up there.
-        if (profile_unlike_decode(li, a->info().num_components)) {
+        if (profile_unlike_decode(li, a->info().num_components, policy)) {
           v.problem =
               "coefficients changed in an image whose ICC profile declares other samples "
               "than the metric scores";
@@ -276,7 +276,8 @@ Verdict verify_jpeg(ByteView input, ByteView output, const Policy& policy,
         r.score = measured->score;
         r.worst_tile_score = measured->worst_tile;
       } else {
-        const std::optional<ProfileColour> colour = metric_colour(li, a->info().num_components);
+        const std::optional<ProfileColour> colour =
+            metric_colour(li, a->info().num_components, policy);
         const ProfileColour* read_as = colour ? &*colour : nullptr;
         auto a = to_metric_image(decode_pixels(input), read_as);
         auto b = to_metric_image(decode_pixels(output), read_as);

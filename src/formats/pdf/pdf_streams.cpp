@@ -1,14 +1,13 @@
 #include "formats/pdf/pdf_streams.h"
 
+#include <memory>
 #include <optional>
 
 #include "codecs/deflate.h"
 #include "formats/jpeg/markers.h"
-#include "formats/jpeg/metadata.h"
 #include "formats/pdf/pdf_document.h"
 #include "formats/pdf/pdf_flate_jpeg.h"
 #include "formats/pdf/pdf_predictors.h"
-#include "quality/colour_profile.h"
 
 namespace lighten::pdf {
 namespace {
@@ -143,7 +142,8 @@ bool shown_as_scored(QPDFObjectHandle stream, size_t components) {
 }
 
 // The ICC profile of an /ICCBased colour space; empty for any other space (the device and
-// calibrated ones are read as sRGB, as the metric reads samples without a profile).
+// calibrated ones are read as the metric reads samples without a profile: gray and RGB as sRGB,
+// CMYK rendered by rgb_from_cmyk).
 Bytes viewer_profile(QPDFObjectHandle stream) {
   QPDFObjectHandle space = stream.getDict().getKey("/ColorSpace");
   if (!space.isArray() || space.getArrayNItems() != 2 ||
@@ -158,34 +158,11 @@ Bytes viewer_profile(QPDFObjectHandle stream) {
   }
 }
 
-// Whether the perceptual search, which reads a JPEG's colours through its own ICC segments
-// (jpeg::metric_colour), reads them as a viewer of the PDF does, through the image's colour
-// space: the same profile, or none that reads otherwise than sRGB (CMYK: none at all) on either
-// side.
-bool colours_read_alike(ByteView jpeg, QPDFObjectHandle stream, size_t components) {
-  std::optional<Bytes> own;
-  try {
-    own = jpeg::icc_profile(jpeg::parse_layout(jpeg));
-  } catch (const FormatError&) {
-    return false;
-  }
-  const Bytes shown = viewer_profile(stream);
-  if (own && *own == shown) return true;
-  const auto converts = [&](ByteView icc) {
-    return ProfileColour::from_icc(icc, uint32_t(components)).has_value();
-  };
-  return !(own && converts(*own)) && !converts(shown);
-}
-
 }  // namespace
 
-void StreamOptimizer::jpeg(QPDFObjectHandle stream) {
-  const Bytes raw = raw_data(stream);
-  if (sniff(raw) != Kind::kJpeg) return;
-  charge(raw.size());
-  const std::string name = name_of(stream);
-  Policy policy = context_.policy();
-  const size_t components = components_of(raw);
+Policy jpeg_image_policy(QPDFObjectHandle stream, ByteView jpeg, const Policy& document) {
+  Policy policy = document;
+  const size_t components = components_of(jpeg);
   std::optional<QPDFObjectHandle> transform = color_transform(stream);
   if (transform) {
     // Its planes may not be chroma at all: the sampling stays. And unless the dictionary asks
@@ -198,9 +175,19 @@ void StreamOptimizer::jpeg(QPDFObjectHandle stream) {
   }
   // Four components with a /ColorTransform may be YCCK where libjpeg reads CMYK, or the
   // reverse; every image must be shown as it is scored.
-  if ((components == 4 && transform) || !shown_as_scored(stream, components) ||
-      !colours_read_alike(raw, stream, components))
+  if ((components == 4 && transform) || !shown_as_scored(stream, components))
     policy.mode = Mode::kLossless;
+  // A viewer shows the samples through the image's colour space, not the JPEG's ICC segments.
+  policy.jpeg_shown_through = std::make_shared<const Bytes>(viewer_profile(stream));
+  return policy;
+}
+
+void StreamOptimizer::jpeg(QPDFObjectHandle stream) {
+  const Bytes raw = raw_data(stream);
+  if (sniff(raw) != Kind::kJpeg) return;
+  charge(raw.size());
+  const std::string name = name_of(stream);
+  const Policy policy = jpeg_image_policy(stream, raw, context_.policy());
   Outcome item = context_.optimize_embedded_under(raw, name, policy);
   for (auto& w : item.warnings) outcome_.warnings.push_back(name + ": " + w);
   if (!item.replaced() || item.bytes.size() >= raw.size()) return;

@@ -22,6 +22,11 @@ struct StreamTally {
   uint64_t expanded = 0;  // decoded bytes so far, against the expansion budget
 };
 
+// The policy a JPEG image of the PDF is optimised and verified under: lossless where a viewer
+// shows other colours than the perceptual search scores, its sampling kept under a
+// /ColorTransform, and its samples read through the image's colour space.
+Policy jpeg_image_policy(QPDFObjectHandle stream, ByteView jpeg, const Policy& document);
+
 class StreamOptimizer {
  public:
   // `masks`: images other objects use as masks, which keep their exact samples.

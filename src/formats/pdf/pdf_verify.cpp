@@ -16,6 +16,7 @@
 #include "formats/pdf/pdf_document.h"
 #include "formats/pdf/pdf_flate_jpeg.h"
 #include "formats/pdf/pdf_format.h"
+#include "formats/pdf/pdf_streams.h"
 
 namespace lighten {
 namespace {
@@ -166,7 +167,8 @@ class GraphCompare {
     if (fx == "/FlateDecode")
       return inflate(a) == inflate(b) || fail(x, "a Flate stream decodes to other bytes");
     if (fx == "/DCTDecode") {
-      const Verdict v = context_.verify_embedded(a, b);
+      const Verdict v =
+          context_.verify_embedded_under(a, b, pdf::jpeg_image_policy(x, a, context_.policy()));
       if (!v.ok) return fail(x, "a JPEG image: " + v.problem);
       pixels_identical_ = pixels_identical_ && v.quality.pixels_identical;
       ++jpegs_;
