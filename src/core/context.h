@@ -4,9 +4,11 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/bytes.h"
 #include "lighten/outcome.h"
@@ -32,6 +34,9 @@ struct ScoredFingerprint {
   DecodedFingerprint fingerprint{};
   double score = 0;
   double worst_tile = 0;
+  // The Policy::jpeg_shown_through the pixels were read through: the same bytes shown in two
+  // colour spaces (a PDF's images) are scored apart.
+  std::shared_ptr<const std::vector<uint8_t>> shown_through;
 };
 
 class Context {

@@ -387,5 +387,30 @@ TEST(Perceptual, CmykIsScoredThroughItsProfile) {
   }
 }
 
+// The verifier takes the optimiser's score for an output of the same coefficients only where
+// both read the pixels alike: the same bytes shown through another colour space (a PDF's images)
+// are scored again.
+TEST(Perceptual, TheVerifierTakesAScoreOnlyAsItWasRead) {
+  const auto jpeg = testing::make_jpeg({.width = 320, .height = 240, .quality = 97});
+  Policy p;
+  p.mode = Mode::kHigh;
+  const Outcome o = optimize(jpeg, p);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  const auto prophoto = std::make_shared<const Bytes>(testing::prophoto_rgb_profile());
+  const auto device = std::make_shared<const Bytes>();
+  CoefficientImage output(o.bytes, nullptr);
+  const ScoredFingerprint scored{fingerprint_coefficients(output), 99.5, 99.5, prophoto};
+  auto checked_score = [&](std::shared_ptr<const Bytes> shown_through) {
+    Policy read = p;
+    read.jpeg_shown_through = std::move(shown_through);
+    const Verdict v = verify_jpeg(jpeg, o.bytes, read, std::nullopt, scored);
+    EXPECT_TRUE(v.ok) << v.problem;
+    return v.quality.ssimulacra2.value_or(0);
+  };
+  EXPECT_EQ(checked_score(std::make_shared<const Bytes>(*prophoto)), 99.5);
+  EXPECT_LT(checked_score(device), 99);
+  EXPECT_LT(checked_score(nullptr), 99);
+}
+
 }  // namespace
 }  // namespace lighten::jpeg

@@ -259,7 +259,8 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
   const std::string& scan_detail = written.detail;
   // The verifier may take this score for an output that decodes to the same coefficients.
   if (perceptual.requantized)
-    context.note_scored(input, {perceptual.fingerprint, perceptual.score, perceptual.worst_tile});
+    context.note_scored(input, {perceptual.fingerprint, perceptual.score, perceptual.worst_tile,
+                                policy.jpeg_shown_through});
 
   outcome.bytes = std::move(bytes);
   outcome.bytes_out = outcome.bytes.size();

@@ -263,8 +263,12 @@ Verdict verify_jpeg(ByteView input, ByteView output, const Policy& policy,
         }
         identical = false;
         // Equal fingerprints: the same coefficients and tables the optimiser decoded and scored,
-        // so the same pixels in every decode.
-        if (scored && fingerprint_coefficients(*b) == scored->fingerprint) measured = scored;
+        // so the same pixels in every decode (read alike).
+        const auto& read = policy.jpeg_shown_through;
+        const bool read_alike =
+            scored && (scored->shown_through && read ? *scored->shown_through == *read
+                                                     : scored->shown_through == read);
+        if (read_alike && fingerprint_coefficients(*b) == scored->fingerprint) measured = scored;
       }
     }
     if (!identical) {
