@@ -137,25 +137,12 @@ std::vector<uint8_t> tabulated_adobe_rgb_profile() {
   cmsHPROFILE xyz = cmsCreateXYZProfile();
   cmsHTRANSFORM t = cmsCreateTransform(adobe, TYPE_RGB_16, xyz, TYPE_XYZ_16,
                                        INTENT_RELATIVE_COLORIMETRIC, cmsFLAGS_NOOPTIMIZE);
-  cmsHPROFILE p = cmsCreateProfilePlaceholder(nullptr);
-  cmsSetProfileVersion(p, 4.3);
-  cmsSetDeviceClass(p, cmsSigDisplayClass);
-  cmsSetColorSpace(p, cmsSigRgbData);
-  cmsSetPCS(p, cmsSigXYZData);
-  cmsPipeline* lut = cmsPipelineAlloc(nullptr, 3, 3);
-  cmsStage* table = cmsStageAllocCLut16bit(nullptr, 33, 3, 3, nullptr);
-  cmsStageSampleCLut16bit(table, sample_xyz, t, 0);
-  // Straight curves on either side of the table: the lutAtoBType a v4 profile stores it in.
-  cmsPipelineInsertStage(lut, cmsAT_END, cmsStageAllocToneCurves(nullptr, 3, nullptr));
-  cmsPipelineInsertStage(lut, cmsAT_END, table);
-  cmsPipelineInsertStage(lut, cmsAT_END, cmsStageAllocToneCurves(nullptr, 3, nullptr));
-  cmsWriteTag(p, cmsSigAToB0Tag, lut);
-  cmsWriteTag(p, cmsSigMediaWhitePointTag, cmsD50_XYZ());
-  cmsPipelineFree(lut);
+  std::vector<uint8_t> table =
+      testing::table_profile(cmsSigDisplayClass, cmsSigRgbData, 3, 33, sample_xyz, t, nullptr);
   cmsDeleteTransform(t);
   cmsCloseProfile(xyz);
   cmsCloseProfile(adobe);
-  return saved_profile(p);
+  return table;
 }
 
 TEST(ProfileColour, TableProfilesGoThroughLittleCms) {

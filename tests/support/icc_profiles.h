@@ -66,33 +66,50 @@ inline cmsInt32Number sample_printed_xyz(const cmsUInt16Number in[], cmsUInt16Nu
   return 1;
 }
 
-inline std::vector<uint8_t> printed_cmyk_profile() {
-  cmsHPROFILE linear = rgb_profile(kSrgbPrimaries, kD65, 1.0);
-  cmsHPROFILE xyz = cmsCreateXYZProfile();
-  cmsHTRANSFORM t = cmsCreateTransform(linear, TYPE_RGB_FLT, xyz, TYPE_XYZ_16,
-                                       INTENT_RELATIVE_COLORIMETRIC, cmsFLAGS_NOOPTIMIZE);
+// A profile of `space` samples (`inputs` channels a pixel) whose A2B0 is one table to XYZ of
+// `grid` points a side, filled by `sampler` (16-bit samples in, 16-bit XYZ out) with `cargo`,
+// between straight curves: the lutAtoBType a v4 profile stores it in. Named `description` when
+// that is not null.
+inline std::vector<uint8_t> table_profile(cmsProfileClassSignature device_class,
+                                          cmsColorSpaceSignature space, int inputs, int grid,
+                                          cmsSAMPLER16 sampler, void* cargo,
+                                          const char* description) {
   cmsHPROFILE p = cmsCreateProfilePlaceholder(nullptr);
   cmsSetProfileVersion(p, 4.3);
-  cmsSetDeviceClass(p, cmsSigOutputClass);
-  cmsSetColorSpace(p, cmsSigCmykData);
+  cmsSetDeviceClass(p, device_class);
+  cmsSetColorSpace(p, space);
   cmsSetPCS(p, cmsSigXYZData);
-  cmsMLU* name = cmsMLUalloc(nullptr, 1);
-  cmsMLUsetASCII(name, "en", "US", "Test press CMYK");
-  cmsWriteTag(p, cmsSigProfileDescriptionTag, name);
-  cmsMLUfree(name);
-  cmsPipeline* lut = cmsPipelineAlloc(nullptr, 4, 3);
-  cmsStage* table = cmsStageAllocCLut16bit(nullptr, 9, 4, 3, nullptr);
-  cmsStageSampleCLut16bit(table, sample_printed_xyz, t, 0);
-  cmsPipelineInsertStage(lut, cmsAT_END, cmsStageAllocToneCurves(nullptr, 4, nullptr));
+  if (description) {
+    cmsMLU* name = cmsMLUalloc(nullptr, 1);
+    cmsMLUsetASCII(name, "en", "US", description);
+    cmsWriteTag(p, cmsSigProfileDescriptionTag, name);
+    cmsMLUfree(name);
+  }
+  cmsPipeline* lut = cmsPipelineAlloc(nullptr, cmsUInt32Number(inputs), 3);
+  cmsStage* table =
+      cmsStageAllocCLut16bit(nullptr, cmsUInt32Number(grid), cmsUInt32Number(inputs), 3, nullptr);
+  cmsStageSampleCLut16bit(table, sampler, cargo, 0);
+  cmsPipelineInsertStage(lut, cmsAT_END,
+                         cmsStageAllocToneCurves(nullptr, cmsUInt32Number(inputs), nullptr));
   cmsPipelineInsertStage(lut, cmsAT_END, table);
   cmsPipelineInsertStage(lut, cmsAT_END, cmsStageAllocToneCurves(nullptr, 3, nullptr));
   cmsWriteTag(p, cmsSigAToB0Tag, lut);
   cmsWriteTag(p, cmsSigMediaWhitePointTag, cmsD50_XYZ());
   cmsPipelineFree(lut);
+  return saved_profile(p);
+}
+
+inline std::vector<uint8_t> printed_cmyk_profile() {
+  cmsHPROFILE linear = rgb_profile(kSrgbPrimaries, kD65, 1.0);
+  cmsHPROFILE xyz = cmsCreateXYZProfile();
+  cmsHTRANSFORM t = cmsCreateTransform(linear, TYPE_RGB_FLT, xyz, TYPE_XYZ_16,
+                                       INTENT_RELATIVE_COLORIMETRIC, cmsFLAGS_NOOPTIMIZE);
+  std::vector<uint8_t> icc = table_profile(cmsSigOutputClass, cmsSigCmykData, 4, 9,
+                                           sample_printed_xyz, t, "Test press CMYK");
   cmsDeleteTransform(t);
   cmsCloseProfile(xyz);
   cmsCloseProfile(linear);
-  return saved_profile(p);
+  return icc;
 }
 
 // `jpeg` with an APP2 segment carrying `profile` in one chunk, right after SOI.
