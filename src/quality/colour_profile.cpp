@@ -220,7 +220,8 @@ std::optional<ProfileColour> ProfileColour::from_icc(ByteView icc, uint32_t chan
             nodes.insert(nodes.end(), {uint8_t(r * kLatticeStep), uint8_t(g * kLatticeStep),
                                        uint8_t(b * kLatticeStep)});
     } else {
-      // The nodes are in samples, 255 - ink; Little CMS takes ink.
+      // The nodes are in samples, 255 - ink; Little CMS takes ink (its reversed 8-bit CMYK
+      // does not go to float output).
       const auto ink = [](int node) { return uint8_t(255 - node * kCmykStep); };
       for (int k = 0; k < kCmykSide; ++k)
         for (int cyan = 0; cyan < kCmykSide; ++cyan)

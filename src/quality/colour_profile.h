@@ -22,7 +22,9 @@ class ProfileColour {
   // CMYK samples that hold 255 - ink, as Adobe's applications write them and rgb_from_cmyk
   // reads them). nullopt when there is nothing to convert: Little CMS cannot read the profile
   // (viewers then show the samples as they would without one), its data space is not the
-  // samples', or it reads every colour as sRGB does (to 1/1000 of full scale in linear light).
+  // samples', or (gray, RGB) it reads every colour as sRGB does (to 1/1000 of full scale in
+  // linear light). The perceptual intent's table where a profile has several: viewers differ
+  // (PDF viewers default to relative colorimetric), and both images go through the same one.
   static std::optional<ProfileColour> from_icc(ByteView icc, uint32_t channels);
 
   uint32_t channels() const { return channels_; }
@@ -50,6 +52,7 @@ class ProfileColour {
   // photo's search ten times slower.
   static constexpr int kLatticeStep = 5, kLatticeSide = 255 / kLatticeStep + 1;
   static constexpr int kCmykStep = 15, kCmykSide = 255 / kCmykStep + 1;
+  static_assert(255 % kLatticeStep == 0 && 255 % kCmykStep == 0, "a node at 255");
   std::vector<float> lattice_;
 };
 

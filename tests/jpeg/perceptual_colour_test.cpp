@@ -391,7 +391,7 @@ TEST(Perceptual, CmykIsScoredThroughItsProfile) {
 // both read the pixels alike: the same bytes shown through another colour space (a PDF's images)
 // are scored again.
 TEST(Perceptual, TheVerifierTakesAScoreOnlyAsItWasRead) {
-  const auto jpeg = testing::make_jpeg({.width = 320, .height = 240, .quality = 97});
+  const auto jpeg = testing::make_jpeg({.width = 320, .height = 240, .quality = 97, .markers = {}});
   Policy p;
   p.mode = Mode::kHigh;
   const Outcome o = optimize(jpeg, p);

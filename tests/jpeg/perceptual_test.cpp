@@ -446,14 +446,15 @@ TEST(Perceptual, VerifierReusesAScoreOnlyForTheScoredCandidate) {
   }
   // A matching fingerprint: its score is taken (a score under the floor then fails the file).
   const Verdict reused =
-      verify_jpeg(jpeg, o.bytes, p, std::nullopt, ScoredFingerprint{fp, 99.5, 99});
+      verify_jpeg(jpeg, o.bytes, p, std::nullopt, ScoredFingerprint{fp, 99.5, 99, nullptr});
   ASSERT_TRUE(reused.ok) << reused.problem;
   EXPECT_EQ(reused.quality.ssimulacra2, 99.5);
-  EXPECT_FALSE(verify_jpeg(jpeg, o.bytes, p, std::nullopt, ScoredFingerprint{fp, 10, 10}).ok);
+  EXPECT_FALSE(
+      verify_jpeg(jpeg, o.bytes, p, std::nullopt, ScoredFingerprint{fp, 10, 10, nullptr}).ok);
   // Another fingerprint: the output is scored afresh, whatever the note says.
   const DecodedFingerprint other{fp[0] + 1, fp[1]};
   const Verdict rescored =
-      verify_jpeg(jpeg, o.bytes, p, std::nullopt, ScoredFingerprint{other, 10, 10});
+      verify_jpeg(jpeg, o.bytes, p, std::nullopt, ScoredFingerprint{other, 10, 10, nullptr});
   ASSERT_TRUE(rescored.ok) << rescored.problem;
   EXPECT_EQ(rescored.quality.ssimulacra2, fresh.quality.ssimulacra2);
   // Through the engine the chosen candidate's own score comes back: the one in the outcome, by

@@ -239,7 +239,7 @@ TEST(Compare, ReadsEachImageThroughItsOwnProfile) {
   const ImageScores plain_pair = compare_images(good, poor, true);
   const ImageScores managed_pair =
       compare_images(with_icc_segment(good, icc), with_icc_segment(poor, icc), true);
-  if (plain_pair.butteraugli) {
+  if (plain_pair.butteraugli) {  // built with libjxl
     ASSERT_TRUE(managed_pair.butteraugli);
     EXPECT_GT(std::abs(*managed_pair.butteraugli - *plain_pair.butteraugli), 0.05)
         << *plain_pair.butteraugli;
@@ -270,7 +270,7 @@ TEST(Compare, ReadsCmykThroughItsProfile) {
       100, 1e-6);
   // The profile on one side only: the same samples read as other colours.
   EXPECT_LT(*compare_images(with_icc_segment(good, icc), good, false).ssimulacra2, 90);
-  if (rendered.butteraugli) {
+  if (rendered.butteraugli) {  // built with libjxl
     ASSERT_TRUE(managed.butteraugli);
     EXPECT_GT(std::abs(*managed.butteraugli - *rendered.butteraugli), 0.05)
         << *rendered.butteraugli;

@@ -420,6 +420,9 @@ FloorSearch::FloorSearch(CoefficientImage& image, ByteView input, const Layout& 
   }
   if (!reference) reference = to_metric_image(decode_pixels(input), colour);
   if (!reference) return;
+  // A reference decoded elsewhere (the 4:2:0 plan's, three channels) must read as this one does.
+  if (colour && reference->channels != colour->channels())
+    throw FormatError(Reason::kInternalError, 0, "a reference read otherwise than the search");
   state_ = std::make_unique<State>(image, std::move(rq), policy, context, q_src, l_lo, l_hi,
                                    *reference, colour);
   State& st = *state_;
