@@ -6,7 +6,8 @@ For every input: no run may end in verify-failed or internal-error (a file light
 handle is left alone with a reason). For every output that replaced its input: PIL opens it
 with the input's size and mode; lossless mode decodes to the same pixels; a perceptual mode
 either decodes to the same pixels or scores at least the mode's floor by `lighten compare` on
-PIL's decodes (floor_score: under 256 px a side, the stricter mirrored score), with butteraugli
+PIL's decodes (floor_score: under 256 px a side, the stricter mirrored score; CMYK with a CMYK
+ICC profile, which PNG cannot hold, on the files, read through the profile), with butteraugli
 reported beside it for images up to 2 MP; every metadata segment (APPn, COM, before the first
 scan or between scans; in order, wherever it ends up) is kept byte for byte except lighten's own
 quality marker, a rewritten MPF index, the Adobe segment's transform byte of an RGB-coded image
@@ -78,17 +79,39 @@ def decoded(data):
         return None
 
 
-def scores(lighten, a, b, tmp):
-    """(floor_score, butteraugli or None): butteraugli, reported beside the floor, only for
-    images up to BUTTERAUGLI_PIXELS (it takes seconds and gigabytes on large photos)."""
-    pa, pb = tmp / "a.png", tmp / "b.png"
-    a.save(pa, compress_level=0)  # fast: 12 MP photos take seconds at the default level
-    b.save(pb, compress_level=0)
-    small = a.size[0] * a.size[1] <= BUTTERAUGLI_PIXELS
+def compared(lighten, pa, pb, pixels):
+    """(floor_score, butteraugli or None) of `lighten compare` on two files: butteraugli,
+    reported beside the floor, only for images up to BUTTERAUGLI_PIXELS (it takes seconds and
+    gigabytes on large photos)."""
+    small = pixels <= BUTTERAUGLI_PIXELS
     out = subprocess.run([lighten, "compare", "--json"] + ([] if small else ["--no-butteraugli"]) +
                          [str(pa), str(pb)], capture_output=True, text=True, check=True).stdout
     j = json.loads(out)
     return j["floor_score"], j.get("butteraugli")
+
+
+def scores(lighten, a, b, tmp):
+    """compared() on PIL's decodes `a` and `b`, saved as PNG (with the ICC profile they carry)."""
+    pa, pb = tmp / "a.png", tmp / "b.png"
+    a.save(pa, compress_level=0)  # fast: 12 MP photos take seconds at the default level
+    b.save(pb, compress_level=0)
+    return compared(lighten, pa, pb, a.size[0] * a.size[1])
+
+
+def cmyk_with_profile(image):
+    """Whether PIL's decode holds CMYK samples that carry a CMYK ICC profile."""
+    icc = image.info.get("icc_profile") or b""
+    return image.mode == "CMYK" and icc[16:20] == b"CMYK"
+
+
+def file_scores(lighten, before, after, pixels, tmp):
+    """compared() on the JPEG files themselves: for CMYK read through its profile, which no PNG
+    can hold and whose rendering to 8-bit sRGB would add rounding of its own (0.06 points on
+    cmyk_multi_icc). libjpeg decodes them for lighten compare as it does for PIL."""
+    pa, pb = tmp / "a.jpg", tmp / "b.jpg"
+    pa.write_bytes(before)
+    pb.write_bytes(after)
+    return compared(lighten, pa, pb, pixels)
 
 
 def optimise(lighten, mode, src, dst, report):
@@ -184,7 +207,10 @@ def check_output(lighten, mode, name, before, after, tmp):
         if mode == "lossless":
             failures.append(f"{name}: pixels differ in lossless mode")
         else:
-            s, ba = scores(lighten, metric_mode(x), metric_mode(y), tmp)
+            if cmyk_with_profile(x) and cmyk_with_profile(y):
+                s, ba = file_scores(lighten, before, after, x.size[0] * x.size[1], tmp)
+            else:
+                s, ba = scores(lighten, metric_mode(x), metric_mode(y), tmp)
             measured = f"SSIMULACRA2 {s:.2f}"
             if ba is not None:
                 measured += f", butteraugli {ba:.2f}"
