@@ -20,6 +20,7 @@
 #include "lighten/lighten.h"
 #include "quality/floor_score.h"
 #include "support/icc_profiles.h"
+#include "support/jpeg_maker.h"
 #include "test_support.h"
 
 namespace lighten::jpeg {
@@ -280,21 +281,6 @@ double score_through(const std::vector<uint8_t>& a, const std::vector<uint8_t>& 
   return floor_score(*x, *y, {.reference_colour = colour, .distorted_colour = colour}).score;
 }
 
-// 320x240 RGB samples of broad hues, a ripple and noise in every channel: like a photo, its
-// errors at the floor lie mostly in colour, which a wide gamut shows larger.
-std::vector<uint8_t> colourful_pixels() {
-  std::vector<uint8_t> pixels(320 * 240 * 3);
-  uint32_t seed = 99;
-  for (size_t i = 0; i < pixels.size(); ++i) {
-    seed = seed * 1103515245u + 12345u;
-    const double x = double(i / 3 % 320), y = double(i / 3 / 320);
-    const double v = 100 + 80 * std::sin(x / 60 + double(i % 3) * 2.1) +
-                     30 * std::sin(x * y / 900) + 30 * (double(seed >> 24) / 255 - 0.5);
-    pixels[i] = uint8_t(std::clamp(v, 0.0, 255.0));
-  }
-  return pixels;
-}
-
 // A viewer shows the samples of a ProPhoto RGB photo as more saturated colours than sRGB's, so
 // the same errors look larger: the search and the verifier read the pixels through the profile.
 // The output meets the floor so read; the output made for the same pixels read as sRGB falls
@@ -305,7 +291,7 @@ TEST(Perceptual, PixelsAreScoredThroughAWideGamutProfile) {
                                                          .quality = 97,
                                                          .markers = {},
                                                          .luma_sampling = 1,
-                                                         .pixels = colourful_pixels()});
+                                                         .pixels = testing::colourful_pixels()});
   ASSERT_FALSE(plain.empty());
   const std::vector<uint8_t> profile = testing::prophoto_rgb_profile();
   const std::vector<uint8_t> jpeg = testing::with_icc_segment(plain, profile);
@@ -331,10 +317,10 @@ TEST(Perceptual, PixelsAreScoredThroughAWideGamutProfile) {
   EXPECT_TRUE(verify_jpeg(jpeg, o.bytes, p, std::nullopt, std::nullopt).ok);
 }
 
-// CMYK samples (255 - ink) of broad hues and a ripple: colourful_pixels as the inks' complements,
-// over a black plate that varies across the image.
+// CMYK samples (255 - ink) of broad hues and a ripple: testing::colourful_pixels as the inks'
+// complements, over a black plate that varies across the image.
 std::vector<uint8_t> colourful_cmyk() {
-  const std::vector<uint8_t> rgb = colourful_pixels();
+  const std::vector<uint8_t> rgb = testing::colourful_pixels();
   std::vector<uint8_t> cmyk(320 * 240 * 4);
   for (size_t i = 0; i < 320 * 240; ++i) {
     std::copy_n(rgb.begin() + long(3 * i), 3, cmyk.begin() + long(4 * i));

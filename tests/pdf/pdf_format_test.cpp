@@ -16,6 +16,7 @@
 #include "formats/pdf/pdf_format.h"
 #include "lighten/lighten.h"
 #include "pdf/pdf_maker.h"
+#include "quality/calibrated_space.h"
 #include "quality/colour_profile.h"
 #include "quality/floor_score.h"
 #include "support/icc_profiles.h"
@@ -249,9 +250,10 @@ double score_shown(const std::vector<uint8_t>& in, const std::vector<uint8_t>& o
 
 // A viewer shows an image through its /ColorSpace, not through the JPEG's own ICC segments, and
 // the search reads the samples so: through an /ICCBased profile, as sRGB in DeviceRGB or an sRGB
-// profile (CMYK in DeviceCMYK rendered by rgb_from_cmyk), whatever profile the JPEG carries. Each
-// output meets the floor so read. A CMYK photo through a press profile scores far apart from its
-// rendering without one, so the two spaces give it different outputs.
+// profile (CMYK in DeviceCMYK rendered by rgb_from_cmyk), through the parameters of a /CalRGB
+// space, whatever profile the JPEG carries. Each output meets the floor so read. A CMYK photo
+// through a press profile scores far apart from its rendering without one, so the two spaces give
+// it different outputs; so does a photo in a wide CalRGB space with gamma 1.8.
 TEST(PdfFormat, ImagesAreScoredThroughTheirColourSpace) {
   const auto photo = testing::make_jpeg({.width = 320, .height = 240, .quality = 97});
   const auto cmyk =
@@ -262,6 +264,17 @@ TEST(PdfFormat, ImagesAreScoredThroughTheirColourSpace) {
   const auto tagged = testing::with_icc_segment(photo, prophoto);
   const auto tagged_cmyk = testing::with_icc_segment(cmyk, press);
   const std::string icc_space = "[/ICCBased 9 0 R]", inverted = " /Decode [1 0 1 0 1 0 1 0]";
+  // ProPhoto's primaries under D50, as XYZ columns.
+  const std::string cal_space =
+      "[/CalRGB << /WhitePoint [0.9642 1 0.8249] /Gamma [1.8 1.8 1.8] /Matrix [0.7977 0.2880 0 "
+      "0.1352 0.7119 0 0.0313 0.0001 0.8249] >>]";
+  const std::vector<uint8_t> cal = calibrated_profile(
+      {.white_point = {0.9642, 1, 0.8249},
+       .gamma = {1.8, 1.8, 1.8},
+       .matrix = {0.7977, 0.2880, 0, 0.1352, 0.7119, 0, 0.0313, 0.0001, 0.8249}});
+  ASSERT_FALSE(cal.empty());
+  const auto colourful = testing::make_jpeg(
+      {.width = 320, .height = 240, .quality = 97, .pixels = testing::colourful_pixels()});
   struct Case {
     const std::vector<uint8_t>& jpeg;
     std::string space;
@@ -269,14 +282,16 @@ TEST(PdfFormat, ImagesAreScoredThroughTheirColourSpace) {
   };
   const std::vector<uint8_t> none;
   std::vector<std::vector<uint8_t>> cmyk_outputs;
+  std::vector<uint8_t> cal_output;
   for (const Case& c : {Case{photo, icc_space, prophoto}, Case{tagged, "/DeviceRGB", none},
                         Case{tagged, icc_space, srgb}, Case{tagged, icc_space, prophoto},
-                        Case{cmyk, icc_space, press}, Case{tagged_cmyk, "/DeviceCMYK", none}}) {
+                        Case{cmyk, icc_space, press}, Case{tagged_cmyk, "/DeviceCMYK", none},
+                        Case{colourful, cal_space, cal}}) {
     const uint32_t components = c.jpeg == cmyk || c.jpeg == tagged_cmyk ? 4 : 3;
     SCOPED_TRACE(c.space + " " + std::to_string(c.shown_through.size()) + " bytes" +
                  (c.jpeg == tagged || c.jpeg == tagged_cmyk ? ", the JPEG tagged" : ""));
     std::vector<std::string> extra;
-    if (!c.shown_through.empty())
+    if (c.space == icc_space)
       extra.push_back(
           stream_object("/N " + std::to_string(components), testing::as_string(c.shown_through)));
     const auto [im0, im1] = images_after_high(c.jpeg, components == 4 ? inverted : "",
@@ -285,10 +300,22 @@ TEST(PdfFormat, ImagesAreScoredThroughTheirColourSpace) {
     EXPECT_NE(quantisation_tables(im0), quantisation_tables(c.jpeg));
     EXPECT_GE(score_shown(c.jpeg, im0, c.shown_through, components), 80.0);
     if (components == 4) cmyk_outputs.push_back(im0);
+    if (c.space == cal_space) cal_output = im0;
   }
   ASSERT_EQ(cmyk_outputs.size(), 2u);
   EXPECT_LT(score_shown(cmyk, cmyk_outputs[0], none, 4), 78.0);  // 77.4 rendered without it
   EXPECT_NE(quantisation_tables(cmyk_outputs[0]), quantisation_tables(cmyk_outputs[1]));
+  // The CalRGB space reads as the ProPhoto profile of the same primaries reads, and wide enough
+  // that the output made for its samples read as sRGB falls under the floor through it (80.04
+  // as sRGB, 79.23 through the space; the output made for the space: 80.05, 20,468 bytes against
+  // 18,977).
+  ASSERT_FALSE(cal_output.empty());
+  EXPECT_NEAR(score_shown(colourful, cal_output, cal, 3),
+              score_shown(colourful, cal_output, prophoto, 3), 0.02);
+  const auto [as_srgb, unused] = images_after_high(colourful, "", "");
+  ASSERT_FALSE(as_srgb.empty());
+  EXPECT_GE(score_shown(colourful, as_srgb, none, 3), 80.0);
+  EXPECT_LT(score_shown(colourful, as_srgb, cal, 3), 80.0);
 }
 
 // A context that records the policy each embedded JPEG is verified under and accepts it.

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 
 #include <jpeglib.h>
 
@@ -26,8 +27,9 @@ struct JpegRecipe {
   unsigned restart_interval = 0;
   // Sampling of the first component (the others are 1x1); 0 keeps libjpeg's default.
   int h_samp = 0, v_samp = 0;
-  bool smooth_chroma = false;  // smooth_chroma_pixels (3 components only)
-  bool rgb_coded = false;      // 3 components stored as RGB planes (Adobe segment, transform 0)
+  bool smooth_chroma = false;     // smooth_chroma_pixels (3 components only)
+  bool rgb_coded = false;         // 3 components stored as RGB planes (Adobe segment, transform 0)
+  std::vector<uint8_t> pixels{};  // interleaved, width x height x components; empty: the gradient
 };
 
 // A smooth gradient with a little texture: realistic enough for Huffman statistics.
@@ -60,12 +62,13 @@ inline std::vector<uint8_t> make_jpeg(const JpegRecipe& recipe) {
   jpeg_start_compress(&cinfo, TRUE);
   std::vector<uint8_t> row(size_t(recipe.width) * size_t(recipe.components));
   uint32_t noise = 12345;
-  const std::vector<uint8_t> smooth = recipe.smooth_chroma && recipe.components == 3
+  const std::vector<uint8_t> smooth = !recipe.pixels.empty() ? recipe.pixels
+                                      : recipe.smooth_chroma && recipe.components == 3
                                           ? smooth_chroma_pixels(recipe.width, recipe.height)
                                           : std::vector<uint8_t>{};
   while (cinfo.next_scanline < cinfo.image_height) {
     const int y = int(cinfo.next_scanline);
-    if (!smooth.empty()) {
+    if (!smooth.empty()) {  // given or smooth-chroma pixels
       JSAMPROW rows[1] = {const_cast<JSAMPROW>(smooth.data() + size_t(y) * row.size())};
       jpeg_write_scanlines(&cinfo, rows, 1);
       continue;
@@ -123,6 +126,21 @@ inline std::vector<uint8_t> decode_jpeg_pixels(const std::vector<uint8_t>& bytes
   jpeg_finish_decompress(&dinfo);
   jpeg_destroy_decompress(&dinfo);
   return std::move(*pixels);
+}
+
+// 320x240 RGB samples of broad hues, a ripple and noise in every channel: like a photo, its
+// errors at the floor lie mostly in colour, which a wide gamut shows larger.
+inline std::vector<uint8_t> colourful_pixels() {
+  std::vector<uint8_t> pixels(320 * 240 * 3);
+  uint32_t seed = 99;
+  for (size_t i = 0; i < pixels.size(); ++i) {
+    seed = seed * 1103515245u + 12345u;
+    const double x = double(i / 3 % 320), y = double(i / 3 / 320);
+    const double v = 100 + 80 * std::sin(x / 60 + double(i % 3) * 2.1) +
+                     30 * std::sin(x * y / 900) + 30 * (double(seed >> 24) / 255 - 0.5);
+    pixels[i] = uint8_t(std::clamp(v, 0.0, 255.0));
+  }
+  return pixels;
 }
 
 }  // namespace lighten::testing

@@ -8,6 +8,7 @@
 #include "formats/pdf/pdf_document.h"
 #include "formats/pdf/pdf_flate_jpeg.h"
 #include "formats/pdf/pdf_predictors.h"
+#include "quality/calibrated_space.h"
 
 namespace lighten::pdf {
 namespace {
@@ -141,11 +142,43 @@ bool shown_as_scored(QPDFObjectHandle stream, size_t components) {
   return true;
 }
 
-// The ICC profile of an /ICCBased colour space; empty for any other space (the device and
-// calibrated ones are read as the metric reads samples without a profile: gray and RGB as sRGB,
-// CMYK rendered by rgb_from_cmyk).
+// `count` numbers from `array`, or false when it holds anything else.
+bool numbers(QPDFObjectHandle array, size_t count, double* out) {
+  if (!array.isArray() || array.getArrayNItems() != int(count)) return false;
+  for (size_t i = 0; i < count; ++i)
+    if (!array.getArrayItem(int(i)).getValueAsNumber(out[i])) return false;
+  return true;
+}
+
+// The parameters of a [/CalGray <<...>>] or [/CalRGB <<...>>] space (defaults where a key is
+// absent); nullopt for other spaces and for a /WhitePoint that is not three numbers.
+std::optional<CalibratedSpace> calibrated_parameters(QPDFObjectHandle space) {
+  if (!space.isArray() || space.getArrayNItems() != 2 || !space.getArrayItem(1).isDictionary())
+    return std::nullopt;
+  const std::string family = space.getArrayItem(0).unparse();
+  if (family != "/CalGray" && family != "/CalRGB") return std::nullopt;
+  QPDFObjectHandle dict = space.getArrayItem(1);
+  CalibratedSpace c;
+  c.channels = family == "/CalGray" ? 1 : 3;
+  if (!numbers(dict.getKey("/WhitePoint"), 3, c.white_point.data())) return std::nullopt;
+  QPDFObjectHandle gamma = dict.getKey("/Gamma");
+  if (c.channels == 1 && !gamma.isNull() && !gamma.getValueAsNumber(c.gamma[0]))
+    return std::nullopt;
+  if (c.channels == 3 && !gamma.isNull() && !numbers(gamma, 3, c.gamma.data())) return std::nullopt;
+  QPDFObjectHandle matrix = dict.getKey("/Matrix");
+  if (c.channels == 3 && !matrix.isNull() && !numbers(matrix, 9, c.matrix.data()))
+    return std::nullopt;
+  return c;
+}
+
+// The ICC profile a viewer shows the image through: an /ICCBased space's own, or a calibrated
+// space's parameters made into one; empty for the device spaces (read as the metric reads samples
+// without a profile: gray and RGB as sRGB, CMYK rendered by rgb_from_cmyk) and for a calibrated
+// space that breaks the standard's rules (calibrated_profile).
 Bytes viewer_profile(QPDFObjectHandle stream) {
   QPDFObjectHandle space = stream.getDict().getKey("/ColorSpace");
+  if (const std::optional<CalibratedSpace> calibrated = calibrated_parameters(space))
+    return calibrated_profile(*calibrated);
   if (!space.isArray() || space.getArrayNItems() != 2 ||
       space.getArrayItem(0).unparse() != "/ICCBased" || !space.getArrayItem(1).isStream())
     return {};
