@@ -25,6 +25,9 @@ class ProfileColour {
   // samples', or (gray, RGB) it reads every colour as sRGB does (to 1/1000 of full scale in
   // linear light). The perceptual intent's table where a profile has several: viewers differ
   // (PDF viewers default to relative colorimetric), and both images go through the same one.
+  // Read at relative colorimetric with black point compensation instead, the `compact` outputs
+  // of two photos in U.S. Web Coated (SWOP) scored 0.003 lower and 0.04 higher: a PDF image's
+  // /Intent is not worth reading.
   static std::optional<ProfileColour> from_icc(ByteView icc, uint32_t channels);
 
   uint32_t channels() const { return channels_; }
