@@ -9,6 +9,7 @@
 
 #include "core/errors.h"
 #include "formats/jpeg/coefficients.h"
+#include "formats/jpeg/perceptual.h"
 #include "test_support.h"
 
 namespace lighten::jpeg {
@@ -366,5 +367,20 @@ TEST(McuRows, WritesTheChosenRowsStacked) {
   EXPECT_THROW(write_mcu_rows(image, {}), FormatError);
   EXPECT_NO_THROW(write_mcu_rows(image, {{0, 6}}));
 }
+
+// A search starts where typical camera photos meet the floor (q87 for 85, q80 for 80, q65 for 70)
+// unless the source sits near or below that: levels finer than its own tables form a plateau
+// where the score hardly moves, so it starts twelve qualities under the source.
+TEST(LevelSearch, StartsWellBelowASourceNearTheStart) {
+  EXPECT_EQ(search_start(85, 96), kLevelsPerQuality * 87);
+  EXPECT_EQ(search_start(85, 93), kLevelsPerQuality * 87);
+  EXPECT_EQ(search_start(85, 92), kLevelsPerQuality * 80);
+  EXPECT_EQ(search_start(85, 85), kLevelsPerQuality * 73);
+  EXPECT_EQ(search_start(80, 90), kLevelsPerQuality * 80);
+  EXPECT_EQ(search_start(80, 80), kLevelsPerQuality * 68);
+  EXPECT_EQ(search_start(70, 95), kLevelsPerQuality * 65);
+  EXPECT_EQ(search_start(70, 70), kLevelsPerQuality * 58);
+}
+
 }  // namespace
 }  // namespace lighten::jpeg

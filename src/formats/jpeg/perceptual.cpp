@@ -26,6 +26,16 @@ int starting_quality(double floor) {
   return int(std::lround(std::clamp(65.0 + (floor - 70.0) * 1.47, 20.0, 97.0)));
 }
 
+// A source near or below that quality would start the search on a plateau: levels finer than the
+// source's own tables change only a few entries, so scores there fall a fraction of a point per
+// step and the line model creeps. Such a search starts this far below the source instead. On 45
+// 1-2 MP JPEGs at q70-q92 (cjpeg and ffmpeg), visually-lossless came out 1.1 % smaller with 18 %
+// fewer whole-image evaluations (high 0.3 %, compact 0.1 % smaller); sources more than five
+// qualities above the start keep it (most camera photos: only visually-lossless moved on the 16
+// of the benchmark, 0.1 % smaller).
+constexpr int kStartBelowSource = 12;
+constexpr int kPlateauReach = 5;
+
 // The coarsest level the search tries.
 constexpr int kCoarsestQuality = 10;
 
@@ -79,6 +89,12 @@ constexpr double kRaceTrellisWeights[] = {2.0};
 constexpr int kRaceMinEffort = 4;
 
 }  // namespace
+
+int search_start(double floor, int q_src) {
+  const int q = starting_quality(floor);
+  return kLevelsPerQuality *
+         (q_src <= q + kPlateauReach ? std::min(q, q_src - kStartBelowSource) : q);
+}
 
 std::vector<McuRows> sample_bands(uint32_t width, uint32_t height, unsigned mcu_height) {
   if (height < kMinSampledHeight || uint64_t(width) * height < kMinSampledPixels) return {};
@@ -271,7 +287,7 @@ struct FloorSearch::State {
         context(context),
         floor(quality_floor(policy)),
         pass(floor + kSearchMetricSlack),
-        start(kLevelsPerQuality * starting_quality(floor)),
+        start(search_start(floor, q_src)),
         q_src(q_src),
         l_lo(l_lo),
         l_hi(l_hi),

@@ -111,6 +111,10 @@ class FloorSearch {
   PerceptualResult early_;  // the answer when the file stays lossless before any search
 };
 
+// The level a search for `floor` starts from, for a source of IJG quality `q_src`: the quality
+// that lands near the floor on typical camera photos, or well below a source near or under it.
+int search_start(double floor, int q_src);
+
 // The bands of rows a large image (`width` x `height`, MCU rows `mcu_height` pixels high) is
 // searched on first: whole MCU rows, 256 pixels high or just over (at least two bands), spread
 // evenly, about a quarter of the image. Empty under 3 MP or 1024 rows (the image is searched
