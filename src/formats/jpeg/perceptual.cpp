@@ -30,9 +30,9 @@ int starting_quality(double floor) {
 // source's own tables change only a few entries, so scores there fall a fraction of a point per
 // step and the line model creeps. Such a search starts this far below the source instead. On 45
 // 1-2 MP JPEGs at q70-q92 (cjpeg and ffmpeg), visually-lossless came out 1.1 % smaller with 18 %
-// fewer whole-image evaluations (high 0.3 %, compact 0.1 % smaller); sources more than five
-// qualities above the start keep it (most camera photos: only visually-lossless moved on the 16
-// of the benchmark, 0.1 % smaller).
+// fewer whole-image evaluations (high 0.3 %, compact 0.1 % smaller). Sources more than five
+// qualities above the start keep it: most camera photos (the benchmark's 16 came out 0.1 %
+// smaller in visually-lossless and high, the same in compact).
 constexpr int kStartBelowSource = 12;
 constexpr int kPlateauReach = 5;
 
