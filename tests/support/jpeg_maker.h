@@ -34,6 +34,10 @@ struct JpegRecipe {
 
 // A smooth gradient with a little texture: realistic enough for Huffman statistics.
 inline std::vector<uint8_t> make_jpeg(const JpegRecipe& recipe) {
+  if (!recipe.pixels.empty() && recipe.pixels.size() != size_t(recipe.width) *
+                                                            size_t(recipe.height) *
+                                                            size_t(recipe.components))
+    return {};
   jpeg_compress_struct cinfo{};
   jpeg_error_mgr jerr{};
   cinfo.err = jpeg_std_error(&jerr);
@@ -62,14 +66,14 @@ inline std::vector<uint8_t> make_jpeg(const JpegRecipe& recipe) {
   jpeg_start_compress(&cinfo, TRUE);
   std::vector<uint8_t> row(size_t(recipe.width) * size_t(recipe.components));
   uint32_t noise = 12345;
-  const std::vector<uint8_t> smooth = !recipe.pixels.empty() ? recipe.pixels
-                                      : recipe.smooth_chroma && recipe.components == 3
-                                          ? smooth_chroma_pixels(recipe.width, recipe.height)
-                                          : std::vector<uint8_t>{};
+  const std::vector<uint8_t> given = !recipe.pixels.empty() ? recipe.pixels
+                                     : recipe.smooth_chroma && recipe.components == 3
+                                         ? smooth_chroma_pixels(recipe.width, recipe.height)
+                                         : std::vector<uint8_t>{};
   while (cinfo.next_scanline < cinfo.image_height) {
     const int y = int(cinfo.next_scanline);
-    if (!smooth.empty()) {  // given or smooth-chroma pixels
-      JSAMPROW rows[1] = {const_cast<JSAMPROW>(smooth.data() + size_t(y) * row.size())};
+    if (!given.empty()) {
+      JSAMPROW rows[1] = {const_cast<JSAMPROW>(given.data() + size_t(y) * row.size())};
       jpeg_write_scanlines(&cinfo, rows, 1);
       continue;
     }
