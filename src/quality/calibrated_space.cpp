@@ -25,12 +25,23 @@ struct MluFreer {
 
 bool positive(double v) { return std::isfinite(v) && v > 0; }
 
+// The profile stores gammas and colorants as s15Fixed16 numbers (steps of 2^-16; Little CMS
+// converts without clamping): a gamma under 1/64 would lose its precision (under 2^-17 it reads
+// as 0, every sample then as white), and numbers this far beyond any real space's overflow it.
+constexpr double kLeastGamma = 1.0 / 64, kGreatestGamma = 64, kGreatestColorant = 16;
+bool gamma_held(double g) { return positive(g) && g >= kLeastGamma && g <= kGreatestGamma; }
+bool colorant_held(const cmsCIEXYZ& c) {
+  for (double v : {c.X, c.Y, c.Z})
+    if (!std::isfinite(v) || std::abs(v) > kGreatestColorant) return false;
+  return true;
+}
+
 bool follows_the_rules(const CalibratedSpace& s) {
   if (s.channels != 1 && s.channels != 3) return false;
   const auto& w = s.white_point;
   if (!positive(w[0]) || !positive(w[2]) || !(std::abs(w[1] - 1.0) < 1e-6)) return false;
   for (uint32_t k = 0; k < s.channels; ++k)
-    if (!positive(s.gamma[k])) return false;
+    if (!gamma_held(s.gamma[k])) return false;
   if (s.channels == 1) return true;
   const auto& m = s.matrix;
   for (double v : m)
@@ -77,7 +88,8 @@ Bytes calibrated_profile(const CalibratedSpace& space) {
     for (size_t k = 0; k < 3; ++k) {
       const cmsCIEXYZ full{space.matrix[3 * k], space.matrix[3 * k + 1], space.matrix[3 * k + 2]};
       cmsCIEXYZ adapted;
-      if (!cmsAdaptToIlluminant(&adapted, &white, cmsD50_XYZ(), &full) ||
+      // A white point near where Bradford's cone responses vanish sends them far out.
+      if (!cmsAdaptToIlluminant(&adapted, &white, cmsD50_XYZ(), &full) || !colorant_held(adapted) ||
           !cmsWriteTag(p.get(), colorants[k], &adapted) ||
           !write_curve(p.get(), curves[k], space.gamma[k]))
         return {};

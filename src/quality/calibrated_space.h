@@ -22,9 +22,9 @@ struct CalibratedSpace {
 // The space as a matrix-shaper ICC profile (its colorants adapted from the space's white point
 // to the profile connection space's D50 by Bradford, as colour-managed viewers adapt it), or empty
 // where the space breaks the standard's rules (a white point with X or Z not positive or Y not
-// 1, a gamma not positive, a singular matrix): viewers then treat such a space each their own
-// way, and the metric reads it as sRGB, as it reads the device spaces. /BlackPoint (zero almost
-// everywhere) is not represented.
+// 1, a gamma not positive, a singular matrix), which viewers treat each their own way, or where
+// a profile cannot hold it (a gamma outside 1/64 to 64, an adapted colorant beyond 16).
+// /BlackPoint (zero almost everywhere) is not represented.
 Bytes calibrated_profile(const CalibratedSpace& space);
 
 }  // namespace lighten

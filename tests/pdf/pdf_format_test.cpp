@@ -401,8 +401,8 @@ TEST(PdfFormat, CmykImagesAreRequantisedOnlyWhenShownAsScored) {
 }
 
 // Three planes are requantised only where a viewer shows them as the metric scores them, as
-// sRGB: in DeviceRGB or CalRGB with no /Decode but the identity. In Lab, or inverted by /Decode,
-// they stay lossless (same sampling, same tables).
+// sRGB: in DeviceRGB or CalRGB with no /Decode but the identity. In Lab, inverted by /Decode or
+// in a CalRGB space that makes no profile, they stay lossless (same sampling, same tables).
 TEST(PdfFormat, ThreePlanesAreRequantisedOnlyWhenShownAsRgb) {
   const auto photo =
       testing::make_jpeg({.width = 320, .height = 240, .quality = 97, .h_samp = 1, .v_samp = 1});
@@ -418,6 +418,16 @@ TEST(PdfFormat, ThreePlanesAreRequantisedOnlyWhenShownAsRgb) {
   ASSERT_FALSE(calibrated.empty());
   EXPECT_NE(quantisation_tables(calibrated), quantisation_tables(photo));
   EXPECT_NE(quantisation_tables(identity), quantisation_tables(photo));
+  // A calibrated space that makes no profile: what a viewer shows is not known. A gamma a
+  // profile would store as 0 (every sample white to the metric, so that any level would pass),
+  // and a calibrated space without its dictionary.
+  const auto [tiny_gamma, tiny_gamma_too] = images_after_high(
+      photo, "", "", "[/CalRGB << /WhitePoint [0.9505 1 1.089] /Gamma [0.000001 1 1] >>]");
+  ASSERT_FALSE(tiny_gamma.empty());
+  EXPECT_EQ(quantisation_tables(tiny_gamma), quantisation_tables(photo));
+  const auto [bare, bare_too] = images_after_high(photo, "", "", "[/CalRGB]");
+  ASSERT_FALSE(bare.empty());
+  EXPECT_EQ(quantisation_tables(bare), quantisation_tables(photo));
 }
 
 TEST(PdfFormat, SecondRunFindsNothing) {

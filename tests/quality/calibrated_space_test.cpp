@@ -124,6 +124,32 @@ TEST(CalibratedSpace, SpacesAgainstTheRulesMakeNoProfile) {
   EXPECT_TRUE(calibrated_profile(bad).empty());
 }
 
+// Spaces within the rules whose numbers a profile cannot hold make none either: its gammas and
+// colorants are 16.16 fixed point, which Little CMS fills without clamping.
+TEST(CalibratedSpace, SpacesBeyondAProfilesNumbersMakeNoProfile) {
+  const CalibratedSpace good{.channels = 3, .white_point = kD65White, .matrix = kSrgbColumns};
+  CalibratedSpace bad = good;
+  bad.gamma[0] = 1e-6;  // stored as 0: every sample would read as white
+  EXPECT_TRUE(calibrated_profile(bad).empty());
+  bad = good;
+  bad.gamma[1] = 40000;
+  EXPECT_TRUE(calibrated_profile(bad).empty());
+  bad = good;
+  bad.matrix[0] = 40000;
+  EXPECT_TRUE(calibrated_profile(bad).empty());
+  // Positive, with Y 1, but where Bradford's green cone response nearly vanishes: the adapted
+  // colorants come out near 2e5.
+  bad = good;
+  bad.matrix = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  bad.white_point = {2.29874, 1, 0.3};
+  EXPECT_TRUE(calibrated_profile(bad).empty());
+  const CalibratedSpace gray{.channels = 1, .white_point = kD65White, .gamma = {1e-6, 1, 1}};
+  EXPECT_TRUE(calibrated_profile(gray).empty());
+  CalibratedSpace mild = good;
+  mild.gamma = {1.0 / 32, 2.2, 40};
+  EXPECT_FALSE(calibrated_profile(mild).empty());
+}
+
 // The same space makes the same bytes at any time: the verifier takes the search's score only
 // for the profile it was read through, compared byte for byte.
 TEST(CalibratedSpace, TheSameSpaceMakesTheSameBytes) {

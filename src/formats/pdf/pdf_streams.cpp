@@ -173,21 +173,27 @@ std::optional<CalibratedSpace> calibrated_parameters(QPDFObjectHandle space) {
 
 // The ICC profile a viewer shows the image through: an /ICCBased space's own, or a calibrated
 // space's parameters made into one; empty for the device spaces (read as the metric reads samples
-// without a profile: gray and RGB as sRGB, CMYK rendered by rgb_from_cmyk) and for a calibrated
-// space that breaks the standard's rules (calibrated_profile).
-Bytes viewer_profile(QPDFObjectHandle stream) {
+// without a profile: gray and RGB as sRGB, CMYK rendered by rgb_from_cmyk). nullopt for a
+// calibrated space that makes no profile (calibrated_profile: against the standard's rules, or
+// beyond what a profile holds): what a viewer shows of it is not known.
+std::optional<Bytes> viewer_profile(QPDFObjectHandle stream) {
   QPDFObjectHandle space = stream.getDict().getKey("/ColorSpace");
-  if (const std::optional<CalibratedSpace> calibrated = calibrated_parameters(space))
-    return calibrated_profile(*calibrated);
-  if (!space.isArray() || space.getArrayNItems() != 2 ||
-      space.getArrayItem(0).unparse() != "/ICCBased" || !space.getArrayItem(1).isStream())
-    return {};
+  if (!space.isArray() || space.getArrayNItems() < 1) return Bytes{};
+  const std::string family = space.getArrayItem(0).unparse();
+  if (family == "/CalGray" || family == "/CalRGB") {
+    const std::optional<CalibratedSpace> calibrated = calibrated_parameters(space);
+    Bytes profile = calibrated ? calibrated_profile(*calibrated) : Bytes{};
+    if (profile.empty()) return std::nullopt;
+    return profile;
+  }
+  if (family != "/ICCBased" || space.getArrayNItems() != 2 || !space.getArrayItem(1).isStream())
+    return Bytes{};
   try {
     const std::shared_ptr<Buffer> data = space.getArrayItem(1).getStreamData(qpdf_dl_generalized);
-    if (!data) return {};
+    if (!data) return Bytes{};
     return Bytes(data->getBuffer(), data->getBuffer() + data->getSize());
   } catch (const std::exception&) {
-    return {};
+    return Bytes{};
   }
 }
 
@@ -207,11 +213,13 @@ Policy jpeg_image_policy(QPDFObjectHandle stream, ByteView jpeg, const Policy& d
     if (components == 3 && !ycc) policy.mode = Mode::kLossless;
   }
   // Four components with a /ColorTransform may be YCCK where libjpeg reads CMYK, or the
-  // reverse; every image must be shown as it is scored.
-  if ((components == 4 && transform) || !shown_as_scored(stream, components))
+  // reverse; every image must be shown as it is scored. A viewer shows the samples through the
+  // image's colour space, not the JPEG's ICC segments.
+  std::optional<Bytes> profile = viewer_profile(stream);
+  if ((components == 4 && transform) || !shown_as_scored(stream, components) || !profile)
     policy.mode = Mode::kLossless;
-  // A viewer shows the samples through the image's colour space, not the JPEG's ICC segments.
-  policy.jpeg_shown_through = std::make_shared<const Bytes>(viewer_profile(stream));
+  policy.jpeg_shown_through =
+      std::make_shared<const Bytes>(profile ? std::move(*profile) : Bytes{});
   return policy;
 }
 
