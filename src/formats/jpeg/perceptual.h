@@ -25,6 +25,7 @@
 #include "formats/jpeg/coefficients.h"
 #include "formats/jpeg/easing.h"
 #include "formats/jpeg/markers.h"
+#include "formats/jpeg/metric_reading.h"
 #include "formats/jpeg/requantize.h"
 #include "lighten/policy.h"
 #include "quality/colour_profile.h"
@@ -49,20 +50,6 @@ struct PerceptualResult {
   DecodedFingerprint fingerprint{};  // of the chosen candidate's decode, when requantized
   std::string detail;                // what was chosen, or why the file stays lossless
 };
-
-// Why the metric would not score what a colour-managed viewer shows: the image's ICC profile
-// declares samples of another kind than the decode the metric reads (gray for one component,
-// RGB for three, CMYK for four), e.g. Lab planes that libjpeg decodes as if they were YCbCr.
-// nullopt without a profile or with a matching one, and where the policy says how a container
-// shows the image (Policy::jpeg_shown_through: the container checked its space).
-std::optional<std::string> profile_unlike_decode(const Layout& layout, int components,
-                                                 const Policy& policy);
-// How the metric reads the decode of an image of `components` with this layout: through its ICC
-// profile (icc_profile), or the one its container shows it through (Policy::jpeg_shown_through),
-// where that is not sRGB's (CMYK: any CMYK profile); nullopt reads gray and RGB as sRGB, CMYK as
-// rgb_from_cmyk renders it.
-std::optional<ProfileColour> metric_colour(const Layout& layout, int components,
-                                           const Policy& policy);
 
 // Whether a re-run without the quality marker would take `image`, as a search under `policy`
 // requantised it (its output tables), for lighten's output and leave it lossless.
@@ -120,11 +107,6 @@ int search_start(double floor, int q_src);
 // evenly, about a quarter of the image. Empty under 3 MP or 1024 rows (the image is searched
 // whole), or where the bands would cover half of it.
 std::vector<McuRows> sample_bands(uint32_t width, uint32_t height, unsigned mcu_height);
-
-// Decoded pixels as the metric takes them, read through `colour` (metric_colour; may be null):
-// gray or RGB; CMYK as it is where `colour` reads CMYK, else rendered as RGB (rgb_from_cmyk);
-// nullopt for other component counts.
-std::optional<ImageRgb8> to_metric_image(PixelImage pixels, const ProfileColour* colour);
 
 // SSIMULACRA2 of what `encode` makes of `reference` (a JPEG whose MCU rows are `mcu_height`
 // pixels high, decoded as `color_space`), as the search would score it, for a plan made before
