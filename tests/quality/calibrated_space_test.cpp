@@ -128,26 +128,25 @@ TEST(CalibratedSpace, SpacesAgainstTheRulesMakeNoProfile) {
 // colorants are 16.16 fixed point, which Little CMS fills without clamping.
 TEST(CalibratedSpace, SpacesBeyondAProfilesNumbersMakeNoProfile) {
   const CalibratedSpace good{.channels = 3, .white_point = kD65White, .matrix = kSrgbColumns};
-  CalibratedSpace bad = good;
-  bad.gamma[0] = 1e-6;  // stored as 0: every sample would read as white
-  EXPECT_TRUE(calibrated_profile(bad).empty());
-  bad = good;
-  bad.gamma[1] = 40000;
-  EXPECT_TRUE(calibrated_profile(bad).empty());
-  bad = good;
-  bad.matrix[0] = 40000;
-  EXPECT_TRUE(calibrated_profile(bad).empty());
+  auto makes_none = [&good](auto change) {
+    CalibratedSpace space = good;
+    change(space);
+    return calibrated_profile(space).empty();
+  };
+  // Stored as 0: every sample would read as white.
+  EXPECT_TRUE(makes_none([](CalibratedSpace& s) { s.gamma[0] = 1e-6; }));
+  EXPECT_TRUE(makes_none([](CalibratedSpace& s) { s.gamma[1] = 40000; }));
+  EXPECT_TRUE(makes_none([](CalibratedSpace& s) { s.matrix[0] = 40000; }));
   // Positive, with Y 1, but where Bradford's green cone response nearly vanishes: the adapted
   // colorants come out near 2e5.
-  bad = good;
-  bad.matrix = {1, 0, 0, 0, 1, 0, 0, 0, 1};
-  bad.white_point = {2.29874, 1, 0.3};
-  EXPECT_TRUE(calibrated_profile(bad).empty());
-  const CalibratedSpace gray{.channels = 1, .white_point = kD65White, .gamma = {1e-6, 1, 1}};
-  EXPECT_TRUE(calibrated_profile(gray).empty());
-  CalibratedSpace mild = good;
-  mild.gamma = {1.0 / 32, 2.2, 40};
-  EXPECT_FALSE(calibrated_profile(mild).empty());
+  EXPECT_TRUE(makes_none([](CalibratedSpace& s) {
+    s.matrix = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    s.white_point = {2.29874, 1, 0.3};
+  }));
+  EXPECT_TRUE(makes_none([](CalibratedSpace& s) {
+    s = {.channels = 1, .white_point = kD65White, .gamma = {1e-6, 1, 1}};
+  }));
+  EXPECT_FALSE(makes_none([](CalibratedSpace& s) { s.gamma = {1.0 / 32, 2.2, 40}; }));
 }
 
 // The same space makes the same bytes at any time: the verifier takes the search's score only
