@@ -29,7 +29,7 @@ bool positive(double v) { return std::isfinite(v) && v > 0; }
 // converts without clamping): a gamma under 1/64 would lose its precision (under 2^-17 it reads
 // as 0, every sample then as white), and numbers this far beyond any real space's overflow it.
 constexpr double kLeastGamma = 1.0 / 64, kGreatestGamma = 64, kGreatestColorant = 16;
-bool gamma_held(double g) { return positive(g) && g >= kLeastGamma && g <= kGreatestGamma; }
+bool gamma_held(double g) { return g >= kLeastGamma && g <= kGreatestGamma; }  // false for NaN
 bool colorant_held(const cmsCIEXYZ& c) {
   for (double v : {c.X, c.Y, c.Z})
     if (!std::isfinite(v) || std::abs(v) > kGreatestColorant) return false;
