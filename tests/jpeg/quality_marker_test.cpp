@@ -59,5 +59,27 @@ TEST(QualityMarker, OmittedWhenAskedAndTheTablesTellInstead) {
   EXPECT_GT(lossless, 0);
 }
 
+TEST(QualityMarker, HighTargetScoresStillRequantiseWithoutTheMarker) {
+  // From a floor of about 90 up, the search starts at q95-97: the tables' proof must not reach
+  // past the finest level the search writes, where every table (a q100 one's too) would pass
+  // for one already requantised and every file would stay lossless.
+  const auto jpeg =
+      testing::make_jpeg({.width = 320, .height = 240, .quality = 100, .markers = {}});
+  for (const double target : {91.0, 93.0}) {
+    Policy p;
+    p.mode = Mode::kHigh;
+    p.target_score = target;
+    p.quality_marker = QualityMarker::kOmit;
+    const Outcome o = optimize(jpeg, p);
+    ASSERT_TRUE(o.replaced()) << target << ": " << o.message;
+    EXPECT_FALSE(o.quality.pixels_identical) << target << ": " << o.detail;
+    ASSERT_TRUE(o.quality.ssimulacra2.has_value());
+    EXPECT_GE(*o.quality.ssimulacra2, target);
+    const Outcome again = optimize(o.bytes, p);
+    EXPECT_FALSE(again.replaced() && !again.quality.pixels_identical)
+        << target << ": " << again.detail;
+  }
+}
+
 }  // namespace
 }  // namespace lighten::jpeg

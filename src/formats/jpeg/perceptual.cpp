@@ -36,8 +36,15 @@ int starting_quality(double floor) {
 constexpr int kStartBelowSource = 12;
 constexpr int kPlateauReach = 5;
 
-// The coarsest level the search tries.
+// The coarsest and the finest level the search tries.
 constexpr int kCoarsestQuality = 10;
+constexpr int kFinestQuality = 98;
+
+// The quality at or below which a file's tables prove it already at the floor's target: a
+// little finer than where the search starts. Never finer than any level the search writes: at
+// floors from about 90 up the start is 95-97, and a bound at q100 (every entry 1) would take
+// every JPEG, a q100 one too, for one already requantised.
+int proof_ceiling(double floor) { return std::min(starting_quality(floor) + 5, kFinestQuality); }
 
 int max_evaluations(int effort) {
   return effort <= 2 ? 2 : effort <= 4 ? 3 : effort <= 6 ? 4 : effort <= 8 ? 5 : 6;
@@ -208,7 +215,8 @@ bool tables_at_most(const std::vector<QuantTable>& tables, const CoefficientImag
   // luma): most entries exactly the target's, the rest capped by a coarser source. An output of
   // a hard image that the search had to keep finer.
   if (every_used_table([&](const QuantTable& t) {
-        for (int l = kLevelsPerQuality * 10; l <= kLevelsPerQuality * 98; ++l) {
+        for (int l = kLevelsPerQuality * kCoarsestQuality; l <= kLevelsPerQuality * kFinestQuality;
+             ++l) {
           const int permille = permille_of(l);
           if (covered(t, target_table(permille), 48) ||
               covered(t, target_table(int(std::lround(permille * kFullResolutionChromaScale))), 48))
@@ -221,7 +229,7 @@ bool tables_at_most(const std::vector<QuantTable>& tables, const CoefficientImag
   // its chroma tables keep the source's entries wherever those are coarser, so only the luma's
   // shows the level; every other table lies nowhere finer than that level's.
   const QuantTable& luma = tables[size_t(info.comp_info[0].quant_tbl_no)];
-  for (int l = kLevelsPerQuality * 10; l <= kLevelsPerQuality * 98; ++l) {
+  for (int l = kLevelsPerQuality * kCoarsestQuality; l <= kLevelsPerQuality * kFinestQuality; ++l) {
     const QuantTable target = target_table(permille_of(l));
     if (covered(luma, target, 48) &&
         every_used_table([&](const QuantTable& t) { return covered(t, target, 0); }))
@@ -236,7 +244,7 @@ bool tables_prove_requantised(const CoefficientImage& image, const Policy& polic
   const double floor = quality_floor(policy);
   const auto& tables = image.output_tables();
   if (std::isnan(floor) || tables.empty()) return false;
-  return tables_at_most(tables, image, starting_quality(floor) + 5);
+  return tables_at_most(tables, image, proof_ceiling(floor));
 }
 
 // One trellis weight's search of an image: its own evaluations, whole image and row sample.
@@ -387,11 +395,11 @@ FloorSearch::FloorSearch(CoefficientImage& image, ByteView input, const Layout& 
     return;
   }
   Requantizer rq(image, finest_tables);
-  const int q_start = starting_quality(floor);
   const int q_src = int(std::lround(rq.source_quality()));
   if (policy.quality_marker == QualityMarker::kOmit &&
-      tables_at_most(rq.finest_tables(), image, q_start + 5)) {
-    early_.detail = fmt::format("lossless only (tables already at or below q{})", q_start + 5);
+      tables_at_most(rq.finest_tables(), image, proof_ceiling(floor))) {
+    early_.detail =
+        fmt::format("lossless only (tables already at or below q{})", proof_ceiling(floor));
     return;
   }
   // Down to quality 10 whatever the floor: a large, clean photo (a 16 MP capture at q99, say)
@@ -399,7 +407,7 @@ FloorSearch::FloorSearch(CoefficientImage& image, ByteView input, const Layout& 
   const int l_lo = kLevelsPerQuality * kCoarsestQuality;
   // Up to a little finer than the source: tables never go finer than its own, and a target
   // there changes only the entries where the shapes differ (a q83 source meets floor 85 there).
-  const int l_hi = kLevelsPerQuality * std::min(98, q_src + 6);
+  const int l_hi = kLevelsPerQuality * std::min(kFinestQuality, q_src + 6);
   if (l_hi <= l_lo) {
     early_.detail = fmt::format("lossless only (source quality ~q{} already coarse)", q_src);
     return;
