@@ -270,6 +270,24 @@ TEST(LevelSearch, FirstSampleRoundAloneThenTheRestIsTheSameSearch) {
   }
 }
 
+// The first round tells whether its pick met the floors on the sample. Where no level did, the
+// pick is still the bracket's finest (for the whole image to settle), and a race between
+// trellis weights or sources must not take its bytes for a cost at the floor.
+TEST(LevelSearch, TheFirstPickSaysWhetherTheSampleMetTheFloors) {
+  const LinearFile file;
+  for (const double shift : {0.0, -60.0}) {
+    SCOPED_TRACE(shift);
+    int sample_calls = 0, whole_calls = 0;
+    LevelSearch whole(80.0, 70.0, 200, 400, file.log_d);
+    SampledSearch split(whole, 80.0, 70.0, 260, {}, file.evaluator(&sample_calls, shift),
+                        file.evaluator(&whole_calls), nullptr);
+    const LevelEval* pick = split.first_pick();
+    ASSERT_NE(pick, nullptr);
+    EXPECT_EQ(split.first_pick_met_floors(), shift == 0.0);
+    if (shift != 0.0) EXPECT_EQ(pick->level, 400);
+  }
+}
+
 // Time that runs out between the first sample round and the rest (another source's search ran
 // in between) stops the search before any whole-image evaluation.
 TEST(LevelSearch, TimeSpentAfterTheFirstRoundStopsTheRest) {

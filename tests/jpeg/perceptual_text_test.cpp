@@ -175,5 +175,27 @@ TEST(Perceptual, TextNeitherRacedWeightKeepsIsSearchedAtTheLastResort) {
   EXPECT_NE(o.detail.find(" or 2 in "), std::string::npos) << o.detail;
 }
 
+// The same on a screenshot large enough for a row sample, where the sample races the weights:
+// whichever weight the race keeps, the last resort's is searched when it meets nothing on the
+// whole image (before, a race won by weight 2 ended there, lossless), and a weight whose sample
+// met nothing is not searched again on the whole image.
+TEST(Perceptual, TextNeitherRacedWeightKeepsIsSearchedAtTheLastResortAfterTheRace) {
+  const int width = 2048, height = 1536;
+  const auto jpeg = testing::make_jpeg({.width = width,
+                                        .height = height,
+                                        .quality = 85,
+                                        .markers = {},
+                                        .pixels = screenshot_pixels(width, height)});
+  ASSERT_FALSE(jpeg.empty());
+  Policy p;
+  p.mode = Mode::kVisuallyLossless;
+  const Outcome o = smaller_than_lossless(jpeg, p);
+  EXPECT_NE(o.detail.find("(weight 8: nothing met the floor at 0.5 in "), std::string::npos)
+      << o.detail;
+  // Weight 2 met nothing on the row sample: no whole-image tries of it.
+  EXPECT_NE(o.detail.find(" or 2 on the row sample)"), std::string::npos) << o.detail;
+  EXPECT_NE(o.detail.find("on a quarter of the rows"), std::string::npos) << o.detail;
+}
+
 }  // namespace
 }  // namespace lighten::jpeg

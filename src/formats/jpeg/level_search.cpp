@@ -204,7 +204,8 @@ const LevelEval& SampledSearch::sample_at(int level) {
   return sampled_.back();
 }
 
-std::optional<int> SampledSearch::sample_pick(int level, double offset, double worst_offset) {
+std::optional<int> SampledSearch::sample_pick(int level, double offset, double worst_offset,
+                                              bool* met_floors) {
   // The sample's search against the floors as the sample sees them.
   LevelSearch on_rows(floor_ - offset, worst_floor_ - worst_offset, lo_, hi_,
                       whole_.log_distortion());
@@ -212,6 +213,7 @@ std::optional<int> SampledSearch::sample_pick(int level, double offset, double w
   on_rows.run(
       level, {.budget = params_.sample_budget, .stop_within = params_.stop_within},
       [&](int l) { return sample_at(l); }, context_);
+  if (met_floors) *met_floors = on_rows.best() != nullptr;
   // Its pick, kept strictly inside the whole image's bracket.
   const int pick = std::clamp(on_rows.coarsest_passing(), whole_.finest_failing() + 1,
                               whole_.coarsest_passing() - 1);
@@ -223,7 +225,8 @@ const LevelEval* SampledSearch::first_pick() {
   if (!first_done_) {
     first_done_ = true;
     if (!(context_ && context_->out_of_time()))
-      first_pick_ = sample_pick(start_, params_.prior_offset, params_.prior_worst_offset);
+      first_pick_ = sample_pick(start_, params_.prior_offset, params_.prior_worst_offset,
+                                &first_pick_met_floors_);
   }
   return first_pick_ ? &sample_at(*first_pick_) : nullptr;
 }

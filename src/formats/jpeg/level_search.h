@@ -162,6 +162,9 @@ class SampledSearch {
   // The sample's evaluation at the level the first round confirms on the whole image (valid
   // until finish()); null when there is none (time spent, or the whole image's bracket closed).
   const LevelEval* first_pick();
+  // Whether that round found a level meeting the floors on the sample. Where none did, the pick
+  // is the finest level of the bracket, for the whole image to settle.
+  bool first_pick_met_floors() const { return first_pick_met_floors_; }
   // Returns the number of sample evaluations made, first round included.
   int finish();
   // Sample evaluations made so far.
@@ -172,7 +175,9 @@ class SampledSearch {
  private:
   // One round's search on the sample from `level` with the given offsets; the pick strictly
   // inside the whole image's bracket, or nullopt.
-  std::optional<int> sample_pick(int level, double offset, double worst_offset);
+  // `met_floors` (when given) tells whether any level met the floors on the sample.
+  std::optional<int> sample_pick(int level, double offset, double worst_offset,
+                                 bool* met_floors = nullptr);
   const LevelEval& sample_at(int level);
 
   LevelSearch& whole_;
@@ -185,6 +190,7 @@ class SampledSearch {
   std::vector<LevelEval> sampled_;  // every sample evaluation, reused by later rounds
   bool first_done_ = false;
   std::optional<int> first_pick_;
+  bool first_pick_met_floors_ = false;
   bool unrepresentative_ = false;
 };
 

@@ -85,6 +85,14 @@ Ssimulacra2Options search_metric(const ProfileColour* colour) {
 // for the 4:2:0 re-encodings of the corpus's ten 4:4:4 and 4:2:2 camera photos.
 constexpr double kSampleFlattery = 1.0;
 
+// "a", "a or b", "a, b or c".
+std::string listed(const std::vector<std::string>& items) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == items.size() ? " or " : ", ") + items[i];
+  return out;
+}
+
 // Trellis weights raced against the default on an image's row sample (RdoParams::strength), from
 // effort 4 on. The default suits most camera photos; a heavier one (fewer coefficients zeroed in
 // busy blocks, coarser tables for the same score) suits pages of text and some detailed photos.
@@ -324,24 +332,34 @@ struct FloorSearch::State {
       raced = true;
       for (double strength : kRaceTrellisWeights) add_arm(strength);
       std::vector<std::optional<size_t>> bytes;
+      std::vector<bool> met;
       for (auto& arm : arms) {
         const LevelEval* pick = arm->sampled->first_pick();
         bytes.push_back(pick ? std::optional<size_t>(pick->bytes) : std::nullopt);
+        met.push_back(pick && arm->sampled->first_pick_met_floors());
       }
+      // A weight whose sample met the floors wins over one whose sample met nothing (its pick is
+      // then only the finest level), whatever their bytes; among equals the fewer bytes win.
+      auto better = [&](size_t i, size_t than) {
+        if (met[i] != met[than]) return bool(met[i]);
+        return bytes[i] && (!bytes[than] || *bytes[i] < *bytes[than]);
+      };
       size_t best = 0;
       for (size_t i = 1; i < arms.size(); ++i)
-        if (bytes[i] && (!bytes[best] || *bytes[i] < *bytes[best])) best = i;
+        if (better(i, best)) best = i;
       if (best != 0)
-        race = bytes[0] ? fmt::format("{:g}: its row sample {:.1f} % smaller than at {:g}",
-                                      arms[best]->rdo.strength,
-                                      100.0 * (1 - double(*bytes[best]) / double(*bytes[0])),
-                                      arms[0]->rdo.strength)
-                        : fmt::format("{:g}: no pick at {:g}", arms[best]->rdo.strength,
-                                      arms[0]->rdo.strength);
+        race = !bytes[0] ? fmt::format("{:g}: no pick at {:g}", arms[best]->rdo.strength,
+                                       arms[0]->rdo.strength)
+               : !met[0] ? fmt::format("{:g}: the row sample met nothing at {:g}",
+                                       arms[best]->rdo.strength, arms[0]->rdo.strength)
+                         : fmt::format("{:g}: its row sample {:.1f} % smaller than at {:g}",
+                                       arms[best]->rdo.strength,
+                                       100.0 * (1 - double(*bytes[best]) / double(*bytes[0])),
+                                       arms[0]->rdo.strength);
       for (size_t i = 0; i < arms.size(); ++i)
         if (i != best) dropped_sample_evaluations += arms[i]->sampled->sample_evaluations();
-      others_picked = false;
-      for (size_t i = 1; i < bytes.size(); ++i) others_picked |= bytes[i].has_value();
+      others_met = false;
+      for (size_t i = 1; i < met.size(); ++i) others_met = others_met || met[i];
       std::unique_ptr<Arm> kept = std::move(arms[best]);
       arms.clear();
       arms.push_back(std::move(kept));
@@ -370,7 +388,7 @@ struct FloorSearch::State {
   std::string race;                        // why another weight than the default was kept
   bool may_race = true;                    // the policy's effort allows other weights
   bool raced = false;
-  bool others_picked = true;           // false: a race ran and no other weight passed on the sample
+  bool others_met = true;  // false: a race ran and no other weight met the floors on the sample
   int dropped_sample_evaluations = 0;  // the first rounds of the weights dropped
 };
 
@@ -438,10 +456,12 @@ FloorSearch::FloorSearch(CoefficientImage& image, ByteView input, const Layout& 
 
 FloorSearch::~FloorSearch() = default;
 
-std::optional<size_t> FloorSearch::first_sample_bytes() {
+std::optional<FloorSearch::SampleCost> FloorSearch::first_sample_cost() {
   if (!state_ || !state_->sample) return std::nullopt;
-  const LevelEval* pick = state_->chosen_arm().sampled->first_pick();
-  return pick ? std::optional<size_t>(pick->bytes) : std::nullopt;
+  SampledSearch& sampled = *state_->chosen_arm().sampled;
+  const LevelEval* pick = sampled.first_pick();
+  if (!pick) return std::nullopt;
+  return SampleCost{pick->bytes, sampled.first_pick_met_floors()};
 }
 
 PerceptualResult FloorSearch::run() {
@@ -455,35 +475,33 @@ PerceptualResult FloorSearch::run() {
   } else {
     st.search_whole(*searched);
   }
-  std::string tries = fmt::format("{} tries", searched->search.evals().size());
-  // Where nothing met the floor at the default weight (text, whose strokes the trellis thins at
-  // every level: a 1280x720 screenshot at q90 scored 80.5 at most, against 100 losslessly), the
-  // heavier weight, then the last resort's, get a search of the whole image before the file is
-  // left lossless (unless the heavier one met nothing on the row sample either).
-  if (!searched->search.best() && st.may_race && st.race.empty() && st.others_picked) {
-    // Each weight that met nothing, and its tries.
-    std::vector<std::pair<double, size_t>> failed = {
-        {searched->rdo.strength, searched->search.evals().size()}};
+  std::string tries = fmt::format("in {} tries", searched->search.evals().size());
+  // Where nothing met the floor at the weight searched (text, whose strokes the trellis thins at
+  // every level: a 1280x720 screenshot at q90 scored 80.5 at most, against 100 losslessly), each
+  // heavier weight up to the last resort's gets a search of the whole image before the file is
+  // left lossless; the raced one not where it met nothing on the row sample either. A lighter
+  // weight than one that met nothing keeps less of the image at every level: it is not tried.
+  size_t failed_evaluations = 0;  // whole-image tries of the weights that met nothing
+  if (!searched->search.best() && st.may_race) {
+    std::vector<std::string> failed = {
+        fmt::format("{:g} in {} tries", searched->rdo.strength, searched->search.evals().size())};
     for (double weight : {kRaceTrellisWeights[0], kLastResortTrellisWeight}) {
+      if (weight <= searched->rdo.strength) continue;
+      if (weight == kRaceTrellisWeights[0] && st.raced && !st.others_met) {
+        failed.push_back(fmt::format("{:g} on the row sample", weight));
+        continue;
+      }
+      failed_evaluations += searched->search.evals().size();
       Arm& next = st.add_arm(weight, false);
       st.search_whole(next);
+      searched = &next;
       if (next.search.best()) {
-        std::string at;
-        for (const auto& [w, n] : failed)
-          at += fmt::format("{}{:g} in {} tries", at.empty() ? "" : " or ", w, n);
-        st.race = fmt::format("{:g}: nothing met the floor at {}", weight, at);
-        searched = &next;
-        sampled_evaluations = 0;
+        st.race = fmt::format("{:g}: nothing met the floor at {}", weight, listed(failed));
         break;
       }
-      failed.emplace_back(weight, next.search.evals().size());
+      failed.push_back(fmt::format("{:g} in {} tries", weight, next.search.evals().size()));
     }
-    if (!searched->search.best()) {
-      tries = fmt::format("{} tries at trellis weight {:g}", failed[0].second, failed[0].first);
-      for (size_t i = 1; i < failed.size(); ++i)
-        tries += fmt::format("{} {} at {:g}", i + 1 == failed.size() ? " and" : ",",
-                             failed[i].second, failed[i].first);
-    }
+    if (!searched->search.best()) tries = "at trellis weight " + listed(failed);
   }
   Arm& arm = *searched;
   const std::vector<LevelEval>& evals = arm.search.evals();
@@ -491,14 +509,14 @@ PerceptualResult FloorSearch::run() {
   if (!best) {
     // Put the source's coefficients back: the output is the lossless one.
     st.rq.restore_source();
-    result.detail = fmt::format("lossless only (no requantisation met SSIMULACRA2 {} in {})",
+    result.detail = fmt::format("lossless only (no requantisation met SSIMULACRA2 {} {})",
                                 floor_text(st.floor), tries);
     return result;
   }
   // The last bytes of headroom, at lighter trellis weights (easing.h); the image's arrays then
   // hold the lightest candidate kept, or the best pass again.
   std::optional<LevelEval> eased;
-  size_t evaluations = evals.size();
+  size_t evaluations = failed_evaluations + evals.size();
   const LevelEval searched_best = *best;
   EasingTrials trials;
   trials.searched_weight = arm.rdo.strength;
@@ -550,7 +568,7 @@ PerceptualResult FloorSearch::run() {
       best->score, best->worst, floor_text(st.floor), evaluations,
       sampled_evaluations
           ? fmt::format(" after {} on a quarter of the rows{}", sampled_evaluations,
-                        arm.sampled->unrepresentative()
+                        arm.sampled && arm.sampled->unrepresentative()
                             ? ", then on the whole image alone (the sample scored far above it)"
                             : "")
       : st.untracked_sample ? " on the whole image: its row sample did not track it"

@@ -86,8 +86,13 @@ class FloorSearch {
   // first round, run now at each trellis weight raced, the weight kept decided): what the photo
   // costs near the floor, up to the sample's share.
   // nullopt when the image is searched whole (small, or a sample that does not track it) or
-  // stays lossless.
-  std::optional<size_t> first_sample_bytes();
+  // stays lossless. `met_floors` false: no level met the floors on the sample, and the bytes are
+  // the finest level's.
+  struct SampleCost {
+    size_t bytes = 0;
+    bool met_floors = false;
+  };
+  std::optional<SampleCost> first_sample_cost();
   // The whole search (going on from the first round when it ran), applied into `image`.
   PerceptualResult run();
 

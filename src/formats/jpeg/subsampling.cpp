@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/context.h"
 
@@ -123,18 +124,32 @@ SourceSearches search_sources(CoefficientImage& image, SubsampledSource* source_
   if (plan != SubsamplingPlan::kSubsampledOnly) own = search_own();
   bool own_dropped = false, subsampled_dropped = false;
   if (own && subsampled) {
-    const std::optional<size_t> a = subsampled->first_sample_bytes();
-    const std::optional<size_t> b = own->first_sample_bytes();
-    if (a && b && *a < *b * (1 - kDecisiveSampleMargin)) {
+    const std::optional<FloorSearch::SampleCost> a = subsampled->first_sample_cost();
+    const std::optional<FloorSearch::SampleCost> b = own->first_sample_cost();
+    // A source whose row sample met the floors nowhere (its bytes then the finest level's) costs
+    // more than one whose sample met them, whatever the bytes.
+    auto decisively_cheaper = [](const FloorSearch::SampleCost& x,
+                                 const FloorSearch::SampleCost& y) {
+      if (x.met_floors != y.met_floors) return x.met_floors;
+      return double(x.bytes) < double(y.bytes) * (1 - kDecisiveSampleMargin);
+    };
+    // Why the 4:2:0 sample `x` won or lost against the input's sampling's `y`.
+    auto why = [](const FloorSearch::SampleCost& x, const FloorSearch::SampleCost& y) {
+      if (x.met_floors != y.met_floors)
+        return fmt::format("{} met nothing on the row sample",
+                           x.met_floors ? "the input's sampling" : "it");
+      return fmt::format("its row sample {:.1f} % {}",
+                         100.0 * std::abs(1 - double(x.bytes) / double(y.bytes)),
+                         x.bytes < y.bytes ? "smaller" : "larger");
+    };
+    if (a && b && decisively_cheaper(*a, *b)) {
       own.reset();
       own_dropped = true;
-      out.race = fmt::format("4:2:0 searched alone (its row sample {:.1f} % smaller)",
-                             100.0 * (1 - double(*a) / double(*b)));
-    } else if (a && b && *b < *a * (1 - kDecisiveSampleMargin)) {
+      out.race = fmt::format("4:2:0 searched alone ({})", why(*a, *b));
+    } else if (a && b && decisively_cheaper(*b, *a)) {
       subsampled.reset();
       subsampled_dropped = true;
-      out.race = fmt::format("4:2:0 not searched further (its row sample {:.1f} % larger)",
-                             100.0 * (double(*a) / double(*b) - 1));
+      out.race = fmt::format("4:2:0 not searched further ({})", why(*a, *b));
     }
   }
   if (subsampled) {
