@@ -121,13 +121,13 @@ TEST(Perceptual, APageOfTextKeepsTheHeavierTrellisWeight) {
   EXPECT_EQ(fast.detail.find("(weight"), std::string::npos) << fast.detail;
 }
 
-// A 640x480 screenshot of text saved at `quality`.
-std::vector<uint8_t> screenshot_jpeg(int quality) {
-  return testing::make_jpeg({.width = 640,
-                             .height = 480,
+// A screenshot of text (640x480 unless said) saved at `quality`.
+std::vector<uint8_t> screenshot_jpeg(int quality, int width = 640, int height = 480) {
+  return testing::make_jpeg({.width = width,
+                             .height = height,
                              .quality = quality,
                              .markers = {},
-                             .pixels = screenshot_pixels(640, 480)});
+                             .pixels = screenshot_pixels(width, height)});
 }
 
 // `jpeg` optimised under `p`, checked to meet its floor in fewer bytes than the lossless output.
@@ -180,12 +180,7 @@ TEST(Perceptual, TextNeitherRacedWeightKeepsIsSearchedAtTheLastResort) {
 // whole image (before, a race won by weight 2 ended there, lossless), and a weight whose sample
 // met nothing is not searched again on the whole image.
 TEST(Perceptual, TextNeitherRacedWeightKeepsIsSearchedAtTheLastResortAfterTheRace) {
-  const int width = 2048, height = 1536;
-  const auto jpeg = testing::make_jpeg({.width = width,
-                                        .height = height,
-                                        .quality = 85,
-                                        .markers = {},
-                                        .pixels = screenshot_pixels(width, height)});
+  const auto jpeg = screenshot_jpeg(85, 2048, 1536);
   ASSERT_FALSE(jpeg.empty());
   Policy p;
   p.mode = Mode::kVisuallyLossless;
