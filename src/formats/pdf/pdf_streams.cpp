@@ -1,7 +1,9 @@
 #include "formats/pdf/pdf_streams.h"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
+#include <string_view>
 
 #include "codecs/deflate.h"
 #include "formats/jpeg/markers.h"
@@ -87,6 +89,32 @@ size_t components_of(ByteView jpeg) {
     return jpeg::parse_layout(jpeg).frame.components.size();
   } catch (const FormatError&) {
     return 0;
+  }
+}
+
+// Whether libjpeg reads three planes as RGB by their component identifiers alone ('R', 'G',
+// 'B', with no JFIF or Adobe segment before the first scan to say otherwise). A PDF viewer goes
+// by /ColorTransform there, which is 1 unless the dictionary says 0, and shows them as YCbCr.
+bool rgb_by_identifiers_alone(ByteView jpeg) {
+  try {
+    const jpeg::Layout layout = jpeg::parse_layout(jpeg);
+    const auto& c = layout.frame.components;
+    if (c.size() != 3 || c[0].id != 'R' || c[1].id != 'G' || c[2].id != 'B') return false;
+    auto starts = [](ByteView payload, std::string_view tag, size_t min_size) {
+      return payload.size() >= min_size &&
+             std::equal(tag.begin(), tag.end(), payload.begin(),
+                        [](char a, uint8_t b) { return uint8_t(a) == b; });
+    };
+    for (const jpeg::Segment& segment : layout.segments) {
+      if (segment.marker == 0xDA) break;
+      // As libjpeg recognises them: JFIF with its fixed fields, Adobe with its transform byte.
+      if ((segment.marker == 0xE0 && starts(segment.payload, std::string_view("JFIF\0", 5), 14)) ||
+          (segment.marker == 0xEE && starts(segment.payload, "Adobe", 12)))
+        return false;
+    }
+    return true;
+  } catch (const FormatError&) {
+    return false;
   }
 }
 
@@ -199,9 +227,16 @@ std::optional<Bytes> viewer_profile(QPDFObjectHandle stream) {
 
 }  // namespace
 
-Policy jpeg_image_policy(QPDFObjectHandle stream, ByteView jpeg, const Policy& document) {
+Policy jpeg_image_policy(QPDFObjectHandle stream, ByteView jpeg, const Policy& document,
+                         bool used_as_mask) {
   Policy policy = document;
   const size_t components = components_of(jpeg);
+  // A mask's samples are opacity, not a picture; a colour key (/Mask [ranges]) shows or hides
+  // each pixel by its exact values: either way, what changes is not what the metric scores.
+  // And where libjpeg reads RGB only by the component identifiers, viewers differ.
+  if (used_as_mask || stream.getDict().getKey("/Mask").isArray() ||
+      (components == 3 && rgb_by_identifiers_alone(jpeg)))
+    policy.mode = Mode::kLossless;
   std::optional<QPDFObjectHandle> transform = color_transform(stream);
   if (transform) {
     // Its planes may not be chroma at all: the sampling stays. And unless the dictionary asks
@@ -228,7 +263,8 @@ void StreamOptimizer::jpeg(QPDFObjectHandle stream) {
   if (sniff(raw) != Kind::kJpeg) return;
   charge(raw.size());
   const std::string name = name_of(stream);
-  const Policy policy = jpeg_image_policy(stream, raw, context_.policy());
+  const Policy policy =
+      jpeg_image_policy(stream, raw, context_.policy(), masks_.count(stream.getObjGen()) > 0);
   Outcome item = context_.optimize_embedded_under(raw, name, policy);
   for (auto& w : item.warnings) outcome_.warnings.push_back(name + ": " + w);
   if (!item.replaced() || item.bytes.size() >= raw.size()) return;

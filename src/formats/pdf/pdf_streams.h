@@ -23,9 +23,11 @@ struct StreamTally {
 };
 
 // The policy a JPEG image of the PDF is optimised and verified under: lossless where a viewer
-// shows other colours than the perceptual search scores, its sampling kept under a
-// /ColorTransform, and its samples read through the image's colour space.
-Policy jpeg_image_policy(QPDFObjectHandle stream, ByteView jpeg, const Policy& document);
+// shows other colours than the perceptual search scores, where its exact samples matter (a mask,
+// `used_as_mask`, or an image with a colour key), its sampling kept under a /ColorTransform,
+// and its samples read through the image's colour space.
+Policy jpeg_image_policy(QPDFObjectHandle stream, ByteView jpeg, const Policy& document,
+                         bool used_as_mask);
 
 class StreamOptimizer {
  public:

@@ -167,8 +167,8 @@ class GraphCompare {
     if (fx == "/FlateDecode")
       return inflate(a) == inflate(b) || fail(x, "a Flate stream decodes to other bytes");
     if (fx == "/DCTDecode") {
-      const Verdict v =
-          context_.verify_embedded_under(a, b, pdf::jpeg_image_policy(x, a, context_.policy()));
+      const Verdict v = context_.verify_embedded_under(
+          a, b, pdf::jpeg_image_policy(x, a, context_.policy(), masks_.count(x.getObjGen()) > 0));
       if (!v.ok) return fail(x, "a JPEG image: " + v.problem);
       pixels_identical_ = pixels_identical_ && v.quality.pixels_identical;
       ++jpegs_;

@@ -1,0 +1,123 @@
+// JPEG images of a PDF whose exact samples matter, or whose colours viewers read otherwise than
+// the perceptual search would: optimised losslessly in every mode, their tables as they were.
+#include <gtest/gtest.h>
+#include <qpdf/QPDF.hh>
+#include <qpdf/QPDFPageDocumentHelper.hh>
+
+#include <string>
+#include <vector>
+
+#include "formats/jpeg/markers.h"
+#include "lighten/lighten.h"
+#include "pdf/pdf_maker.h"
+#include "support/jpeg_maker.h"
+
+namespace lighten {
+namespace {
+
+using testing::as_bytes;
+using testing::as_string;
+using testing::make_pdf;
+using testing::stream_object;
+
+// The payload of every DQT segment of a JPEG, in order.
+std::vector<std::vector<uint8_t>> quantisation_tables(const std::vector<uint8_t>& jpeg) {
+  std::vector<std::vector<uint8_t>> tables;
+  for (const jpeg::Segment& s : jpeg::parse_layout(jpeg).segments)
+    if (s.marker == 0xDB) tables.emplace_back(s.payload.begin(), s.payload.end());
+  return tables;
+}
+
+std::vector<uint8_t> raw(QPDFObjectHandle stream) {
+  auto buffer = stream.getRawStreamData();
+  return {buffer->getBuffer(), buffer->getBuffer() + buffer->getSize()};
+}
+
+// A page drawing two 320x240 JPEG images (/Im0 object 4 with `im0_entries` added to its
+// dictionary, /Im1 object 5 with `im1_entries`), `extra` objects numbered from 7 on, optimised
+// in `high`: the two images as written, and Im0's /SMask when it has one.
+struct Images {
+  std::vector<uint8_t> im0, im1, im0_mask;
+};
+Images after_high(const std::vector<uint8_t>& jpeg, const std::string& im0_entries,
+                  const std::string& im1_entries, const std::vector<std::string>& extra = {}) {
+  const std::string image =
+      "/Type /XObject /Subtype /Image /Width 320 /Height 240 /ColorSpace /DeviceRGB "
+      "/BitsPerComponent 8 /Filter /DCTDecode";
+  std::vector<std::string> objects = {
+      "<< /Type /Catalog /Pages 2 0 R >>",
+      "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+      "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 640 240] /Resources << /XObject << /Im0 4 0 "
+      "R /Im1 5 0 R >> >> /Contents 6 0 R >>",
+      stream_object(image + im0_entries, as_string(jpeg)),
+      stream_object(image + im1_entries, as_string(jpeg)),
+      stream_object("", "q 320 0 0 240 0 0 cm /Im0 Do Q q 320 0 0 240 320 0 cm /Im1 Do Q"),
+  };
+  objects.insert(objects.end(), extra.begin(), extra.end());
+  Policy p;
+  p.mode = Mode::kHigh;
+  const Outcome o = optimize(as_bytes(make_pdf(objects)), p);
+  EXPECT_TRUE(o.replaced()) << o.message;
+  if (!o.replaced()) return {};
+  QPDF q;
+  q.processMemoryFile("out", reinterpret_cast<const char*>(o.bytes.data()), o.bytes.size());
+  QPDFObjectHandle xobjects = QPDFPageDocumentHelper(q)
+                                  .getAllPages()[0]
+                                  .getObjectHandle()
+                                  .getKey("/Resources")
+                                  .getKey("/XObject");
+  Images out{raw(xobjects.getKey("/Im0")), raw(xobjects.getKey("/Im1")), {}};
+  QPDFObjectHandle mask = xobjects.getKey("/Im0").getDict().getKey("/SMask");
+  if (mask.isStream()) out.im0_mask = raw(mask);
+  return out;
+}
+
+// A colour key (/Mask [ranges]) shows or hides each pixel by its exact values, and a soft mask's
+// samples are opacity: requantised, pixels would cross the key's bounds or show through. Both
+// keep their samples; the same photo without them is requantised.
+TEST(PdfExactImages, ColourKeyedImagesAndMasksKeepTheirSamples) {
+  const auto photo = testing::make_jpeg({.width = 320, .height = 240, .quality = 97});
+  const auto mask =
+      testing::make_jpeg({.width = 320, .height = 240, .components = 1, .quality = 97});
+  const Images keyed = after_high(photo, " /Mask [240 255 240 255 240 255]", "");
+  ASSERT_FALSE(keyed.im0.empty());
+  EXPECT_EQ(quantisation_tables(keyed.im0), quantisation_tables(photo));
+  EXPECT_NE(quantisation_tables(keyed.im1), quantisation_tables(photo));
+  const Images masked =
+      after_high(photo, " /SMask 7 0 R", "",
+                 {stream_object("/Type /XObject /Subtype /Image /Width 320 /Height 240 /ColorSpace "
+                                "/DeviceGray /BitsPerComponent 8 /Filter /DCTDecode",
+                                as_string(mask))});
+  ASSERT_FALSE(masked.im0_mask.empty());
+  EXPECT_EQ(quantisation_tables(masked.im0_mask), quantisation_tables(mask));
+  EXPECT_NE(quantisation_tables(masked.im0), quantisation_tables(photo));
+}
+
+// Three planes numbered 'R', 'G', 'B' with no JFIF or Adobe segment: libjpeg (and so the metric)
+// reads them as RGB by the numbers alone, a viewer that follows /ColorTransform (1 unless the
+// dictionary says 0) as YCbCr. Lossless, with or without the key; with the Adobe segment that
+// says RGB, viewers and libjpeg agree and the image is requantised.
+TEST(PdfExactImages, PlanesReadAsRgbByTheirNumbersAloneKeepTheirSamples) {
+  const auto adobe_rgb = testing::make_jpeg(
+      {.width = 320, .height = 240, .quality = 97, .smooth_chroma = true, .rgb_coded = true});
+  const jpeg::Layout layout = jpeg::parse_layout(adobe_rgb);
+  std::vector<uint8_t> numbered_rgb = adobe_rgb;
+  for (const jpeg::Segment& s : layout.segments)
+    if (s.marker == 0xEE)
+      numbered_rgb.erase(numbered_rgb.begin() + long(s.offset),
+                         numbered_rgb.begin() + long(s.end()));
+  ASSERT_EQ(numbered_rgb.size(), adobe_rgb.size() - 16);
+  const auto& ids = jpeg::parse_layout(numbered_rgb).frame.components;
+  ASSERT_EQ(ids.size(), 3u);
+  ASSERT_EQ(ids[0].id, 'R');
+  const Images numbered = after_high(numbered_rgb, "", " /DecodeParms << /ColorTransform 1 >>");
+  ASSERT_FALSE(numbered.im0.empty());
+  EXPECT_EQ(quantisation_tables(numbered.im0), quantisation_tables(numbered_rgb));
+  EXPECT_EQ(quantisation_tables(numbered.im1), quantisation_tables(numbered_rgb));
+  const Images marked = after_high(adobe_rgb, "", "");
+  ASSERT_FALSE(marked.im0.empty());
+  EXPECT_NE(quantisation_tables(marked.im0), quantisation_tables(adobe_rgb));
+}
+
+}  // namespace
+}  // namespace lighten
