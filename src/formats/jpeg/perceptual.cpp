@@ -350,12 +350,13 @@ struct FloorSearch::State {
       if (best != 0)
         race = !bytes[0] ? fmt::format("{:g}: no pick at {:g}", arms[best]->rdo.strength,
                                        arms[0]->rdo.strength)
-               : !met[0] ? fmt::format("{:g}: the row sample met nothing at {:g}",
-                                       arms[best]->rdo.strength, arms[0]->rdo.strength)
-                         : fmt::format("{:g}: its row sample {:.1f} % smaller than at {:g}",
-                                       arms[best]->rdo.strength,
-                                       100.0 * (1 - double(*bytes[best]) / double(*bytes[0])),
-                                       arms[0]->rdo.strength);
+               : met[best] && !met[0]
+                   ? fmt::format("{:g}: the row sample met nothing at {:g}",
+                                 arms[best]->rdo.strength, arms[0]->rdo.strength)
+                   : fmt::format("{:g}: its row sample {:.1f} % smaller than at {:g}",
+                                 arms[best]->rdo.strength,
+                                 100.0 * (1 - double(*bytes[best]) / double(*bytes[0])),
+                                 arms[0]->rdo.strength);
       for (size_t i = 0; i < arms.size(); ++i)
         if (i != best) dropped_sample_evaluations += arms[i]->sampled->sample_evaluations();
       others_met = false;
