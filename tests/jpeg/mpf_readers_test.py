@@ -9,12 +9,14 @@ mode: every image decodes to the same pixels. A perceptual mode (--mode): the pr
 every view (large thumbnail, panorama, disparity, multi-angle) score at least the mode's
 SSIMULACRA2 floor against the input's (`lighten compare`), every other image (a gain map, an
 image of undefined use) decodes to the same pixels. At least one secondary image must have
-become smaller.
+become smaller. Where the XMP lists the images after the primary with their lengths (Google's
+container directory of Ultra HDR gain maps: Item:Length), each recorded length must be the size
+of the secondary image in its place, in order, as readers that go by it would find them.
 
 Usage: mpf_readers_test.py LIGHTEN_BINARY SHARED_DIR [--mode visually-lossless|high|compact]
 Skips (exit 77) when the corpus or PIL is missing, or the corpus holds no MPF file.
 """
-import io, subprocess, sys, tempfile, warnings
+import io, re, subprocess, sys, tempfile, warnings
 from pathlib import Path
 
 from corpus_script import SKIP, arguments
@@ -41,6 +43,14 @@ def images(path):
         offsets = im._MpoImageFile__mpoffsets
         entries = im.mpinfo[0xB002]
     return [(e["Attribute"]["MPType"], data[o:o + e["Size"]]) for o, e in zip(offsets, entries)]
+
+
+def recorded_lengths(path):
+    """The Item:Length values of the XMP container directory, in order (empty without one)."""
+    data = path.read_bytes()
+    if b"http://ns.google.com/photos/1.0/container/" not in data:
+        return []
+    return [int(n) for n in re.findall(rb'Item:Length="(\d+)"', data)]
 
 
 def decoded(jpeg, name):
@@ -104,6 +114,10 @@ def main():
                     if s < FLOORS[mode]:
                         failures.append(f"{what}: SSIMULACRA2 {s:.2f} under {FLOORS[mode]}")
                 print(f"{what}: {len(a)} -> {len(b)} bytes")
+            lengths = recorded_lengths(tmp / "out" / src.name)
+            sizes = [len(b) for _, b in after[1:len(lengths) + 1]]
+            if lengths and lengths != sizes:
+                failures.append(f"{name}: the XMP records lengths {lengths}, the images are {sizes}")
     if smaller == 0:
         failures.append("no secondary image became smaller")
     for f in failures:

@@ -55,6 +55,7 @@ struct MpfFileOptions {
   uint32_t secondary_type = kDisparity;
   int secondary_width = 16, secondary_height = 8;
   std::string gap = {}, tail = {};  // bytes before and after the secondary image
+  std::string xmp = {};             // an XMP packet for an APP1 segment, when not empty
 };
 
 // A primary image with an MPF index and a secondary image after its EOI.
@@ -62,6 +63,9 @@ Bytes mpf_file(bool le, const MpfFileOptions& m = {}) {
   EncodeOptions o;
   o.quality = 95;
   o.markers = {{JPEG_APP0 + 2, mpf_payload(le, m.secondary_type)}};
+  if (!m.xmp.empty())
+    o.markers.insert(o.markers.begin(),
+                     {JPEG_APP0 + 1, std::string("http://ns.adobe.com/xap/1.0/\0", 29) + m.xmp});
   Bytes primary = make_jpeg(o);
   EncodeOptions s;
   s.width = m.secondary_width;
@@ -184,6 +188,46 @@ TEST(JpegMpf, SecondaryImagesAreOptimisedInPlaceOfTheOriginals) {
     DirectContext again;
     const Outcome second = optimize_jpeg(out.bytes, again);
     EXPECT_EQ(second.detail.find("secondary images"), std::string::npos) << second.detail;
+  }
+}
+
+// An Ultra HDR file's XMP lists the gain map after the image with its length (Google's container
+// directory, Item:Length), and readers may find it by that length: the secondary images keep
+// their bytes, while the primary image is still optimised.
+TEST(JpegMpf, SecondaryImagesWhoseLengthsTheXmpRecordsAreKept) {
+  const std::string directory =
+      "<x:xmpmeta xmlns:x=\"adobe:ns:meta/\"><rdf:RDF "
+      "xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\"><rdf:Description "
+      "xmlns:Container=\"http://ns.google.com/photos/1.0/container/\" "
+      "xmlns:Item=\"http://ns.google.com/photos/1.0/container/item/\"><Container:Directory>"
+      "<rdf:Seq><rdf:li rdf:parseType=\"Resource\"><Container:Item Item:Semantic=\"Primary\" "
+      "Item:Mime=\"image/jpeg\"/></rdf:li><rdf:li rdf:parseType=\"Resource\"><Container:Item "
+      "Item:Semantic=\"GainMap\" Item:Mime=\"image/jpeg\" Item:Length=\"LENGTH\"/></rdf:li>"
+      "</rdf:Seq></Container:Directory></rdf:Description></rdf:RDF></x:xmpmeta>";
+  for (bool le : {true, false}) {
+    MpfFileOptions m{.secondary_type = kUndefined, .secondary_width = 96, .secondary_height = 64};
+    const size_t gain_map = secondary_of(mpf_file(le, m)).size();
+    m.xmp = directory;
+    m.xmp.replace(m.xmp.find("LENGTH"), 6, std::to_string(gain_map));
+    const Bytes in = mpf_file(le, m);
+    ASSERT_EQ(secondary_of(in).size(), gain_map);
+    DirectContext context;
+    const Outcome out = optimize_jpeg(in, context);
+    ASSERT_TRUE(out.replaced()) << out.message;
+    EXPECT_EQ(context.embedded_calls, 0);
+    EXPECT_NE(out.detail.find("kept as they are (the XMP container directory records their "
+                              "lengths)"),
+              std::string::npos)
+        << out.detail;
+    const ByteView before = secondary_of(in), after = secondary_of(out.bytes);
+    EXPECT_TRUE(std::equal(before.begin(), before.end(), after.begin(), after.end()));
+    EXPECT_TRUE(
+        verify_jpeg(in, out.bytes, context.policy(), std::nullopt, std::nullopt, &context).ok);
+    // Without the directory the same gain map is optimised (losslessly: it is no view).
+    m.xmp.clear();
+    DirectContext plain;
+    EXPECT_NE(optimize_jpeg(mpf_file(le, m), plain).detail.find("1 of 1 secondary images (MPF)"),
+              std::string::npos);
   }
 }
 

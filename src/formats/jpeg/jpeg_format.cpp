@@ -141,9 +141,12 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
     context.note_fingerprint(input, fingerprint_coefficients(image));
   const unsigned restart =
       policy.jpeg_restarts == RestartPolicy::kKeep ? image.info().restart_interval : 0;
-  // Previews, stereo views and gain maps after the primary image, each through the engine.
+  // Previews, stereo views and gain maps after the primary image, each through the engine;
+  // kept as they are where the XMP records their lengths.
+  const bool lengths_recorded = mpf && xmp_has_container_directory(layout);
   const std::optional<RewrittenTrailing> secondary =
-      mpf ? optimise_secondary_images(input, layout, *mpf, context) : std::nullopt;
+      mpf && !lengths_recorded ? optimise_secondary_images(input, layout, *mpf, context)
+                               : std::nullopt;
   const ByteView trailing = secondary ? ByteView(secondary->bytes) : layout.trailing(input);
   // The EXIF thumbnail, also through the engine, in the segments every output is written with.
   const ThumbnailSavings thumbnails = optimise_exif_thumbnails(plan, context);
@@ -276,6 +279,10 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
   if (secondary)
     outcome.detail += fmt::format(", {} of {} secondary images (MPF) {} bytes smaller",
                                   secondary->optimised, secondary->images.size(), secondary->saved);
+  if (lengths_recorded)
+    outcome.detail +=
+        ", secondary images (MPF) kept as they are (the XMP container directory "
+        "records their lengths)";
   if (thumbnails.optimised > 0)
     outcome.detail += fmt::format(", EXIF thumbnail {} bytes smaller", thumbnails.saved);
   if (layout.junk_bytes > 0)

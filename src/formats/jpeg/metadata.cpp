@@ -181,6 +181,13 @@ MetadataPlan plan_metadata(ByteView input, const Layout& layout, MetadataPolicy 
   return plan;
 }
 
+bool xmp_has_container_directory(const Layout& layout) {
+  // By the namespace, whatever prefix the XMP binds it to.
+  for (const Segment& s : layout.segments)
+    if (is_xmp(s) && contains(s.payload, "http://ns.google.com/photos/1.0/container/")) return true;
+  return false;
+}
+
 namespace {
 constexpr size_t kAdobeTransformInPayload = 11;
 

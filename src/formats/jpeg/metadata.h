@@ -60,6 +60,11 @@ Bytes quality_marker_segment(double floor, double score);
 // True when the input carries a quality marker anywhere before its frame.
 bool has_quality_marker(const Layout& layout);
 
+// Whether an XMP segment holds Google's container directory (Ultra HDR gain maps, motion
+// photos: Container:Item entries with Item:Length): readers may find the items after the image
+// by the lengths it records, so none of them may change size.
+bool xmp_has_container_directory(const Layout& layout);
+
 // "Exif", "XMP", "ICC", "MPF", "JFIF", "Adobe", "Photoshop", ... or "" when unknown.
 std::string segment_label(const Segment& s);
 
