@@ -238,6 +238,14 @@ std::optional<ProfileColour> ProfileColour::from_icc(ByteView icc, uint32_t chan
   return c;
 }
 
+bool ProfileColour::shows_as_srgb(ByteView icc, uint32_t channels) {
+  if ((channels != 1 && channels != 3) || icc.empty()) return false;
+  const Profile source(cmsOpenProfileFromMem(icc.data(), cmsUInt32Number(icc.size())));
+  if (!source || cmsGetColorSpace(source.get()) != (channels == 1 ? cmsSigGrayData : cmsSigRgbData))
+    return false;
+  return !from_icc(icc, channels).has_value();
+}
+
 void ProfileColour::to_linear(const uint8_t* samples, size_t n, float* r, float* g,
                               float* b) const {
   if (channels_ == 4) {

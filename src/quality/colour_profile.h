@@ -30,6 +30,11 @@ class ProfileColour {
   // /Intent is not worth reading.
   static std::optional<ProfileColour> from_icc(ByteView icc, uint32_t channels);
 
+  // Whether Little CMS reads `icc` as a profile for `channels` samples a pixel (1 gray, 3 RGB)
+  // that shows every colour as sRGB does: from_icc then has nothing to convert. False for CMYK
+  // and for a profile it cannot read.
+  static bool shows_as_srgb(ByteView icc, uint32_t channels);
+
   uint32_t channels() const { return channels_; }
   // The profile's description, for the optimiser's details ("Adobe RGB (1998)").
   const std::string& description() const { return description_; }

@@ -284,7 +284,9 @@ TEST(LevelSearch, TheFirstPickSaysWhetherTheSampleMetTheFloors) {
     const LevelEval* pick = split.first_pick();
     ASSERT_NE(pick, nullptr);
     EXPECT_EQ(split.first_pick_met_floors(), shift == 0.0);
-    if (shift != 0.0) EXPECT_EQ(pick->level, 400);
+    if (shift != 0.0) {
+      EXPECT_EQ(pick->level, 400);
+    }
   }
 }
 

@@ -10,6 +10,7 @@
 #include "formats/jpeg/markers.h"
 #include "lighten/lighten.h"
 #include "pdf/pdf_maker.h"
+#include "support/icc_profiles.h"
 #include "support/jpeg_maker.h"
 
 namespace lighten {
@@ -34,21 +35,24 @@ std::vector<uint8_t> raw(QPDFObjectHandle stream) {
 }
 
 // A page drawing two 320x240 JPEG images (/Im0 object 4 with `im0_entries` added to its
-// dictionary, /Im1 object 5 with `im1_entries`), `extra` objects numbered from 7 on, optimised
-// in `high`: the two images as written, and Im0's /SMask when it has one.
+// dictionary, /Im1 object 5 with `im1_entries`), `extra` objects numbered from 7 on, entries
+// added to the page's resources and the catalog, optimised in `high`: the two images as
+// written, and Im0's /SMask when it has one.
 struct Images {
   std::vector<uint8_t> im0, im1, im0_mask;
 };
 Images after_high(const std::vector<uint8_t>& jpeg, const std::string& im0_entries,
-                  const std::string& im1_entries, const std::vector<std::string>& extra = {}) {
+                  const std::string& im1_entries, const std::vector<std::string>& extra = {},
+                  const std::string& resources_extra = "", const std::string& catalog_extra = "") {
   const std::string image =
       "/Type /XObject /Subtype /Image /Width 320 /Height 240 /ColorSpace /DeviceRGB "
       "/BitsPerComponent 8 /Filter /DCTDecode";
   std::vector<std::string> objects = {
-      "<< /Type /Catalog /Pages 2 0 R >>",
+      "<< /Type /Catalog /Pages 2 0 R " + catalog_extra + " >>",
       "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
       "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 640 240] /Resources << /XObject << /Im0 4 0 "
-      "R /Im1 5 0 R >> >> /Contents 6 0 R >>",
+      "R /Im1 5 0 R >> " +
+          resources_extra + " >> /Contents 6 0 R >>",
       stream_object(image + im0_entries, as_string(jpeg)),
       stream_object(image + im1_entries, as_string(jpeg)),
       stream_object("", "q 320 0 0 240 0 0 cm /Im0 Do Q q 320 0 0 240 320 0 cm /Im1 Do Q"),
@@ -117,6 +121,33 @@ TEST(PdfExactImages, PlanesReadAsRgbByTheirNumbersAloneKeepTheirSamples) {
   const Images marked = after_high(adobe_rgb, "", "");
   ASSERT_FALSE(marked.im0.empty());
   EXPECT_NE(quantisation_tables(marked.im0), quantisation_tables(adobe_rgb));
+}
+
+// Where the document redefines DeviceRGB (a /DefaultRGB in the resources images are drawn
+// with, or an output intent whose profile is not sRGB), viewers that follow it and viewers that
+// do not show its DeviceRGB images differently: they keep their samples. An sRGB output intent
+// changes nothing a viewer shows, and the images are requantised.
+TEST(PdfExactImages, DeviceSpacesTheDocumentRedefinesKeepTheirSamples) {
+  const auto photo = testing::make_jpeg({.width = 320, .height = 240, .quality = 97});
+  auto profile_object = [](const std::vector<uint8_t>& icc) {
+    return stream_object("/N 3", as_string(icc));
+  };
+  const std::string intent =
+      "/OutputIntents [<< /Type /OutputIntent /S /GTS_PDFA1 /OutputConditionIdentifier (x) "
+      "/DestOutputProfile 7 0 R >>]";
+  const Images defaulted = after_high(photo, "", "", {profile_object(testing::adobe_rgb_profile())},
+                                      "/ColorSpace << /DefaultRGB [/ICCBased 7 0 R] >>");
+  ASSERT_FALSE(defaulted.im0.empty());
+  EXPECT_EQ(quantisation_tables(defaulted.im0), quantisation_tables(photo));
+  EXPECT_EQ(quantisation_tables(defaulted.im1), quantisation_tables(photo));
+  const Images wide_intent =
+      after_high(photo, "", "", {profile_object(testing::adobe_rgb_profile())}, "", intent);
+  ASSERT_FALSE(wide_intent.im0.empty());
+  EXPECT_EQ(quantisation_tables(wide_intent.im0), quantisation_tables(photo));
+  const Images srgb_intent = after_high(
+      photo, "", "", {profile_object(testing::saved_profile(cmsCreate_sRGBProfile()))}, "", intent);
+  ASSERT_FALSE(srgb_intent.im0.empty());
+  EXPECT_NE(quantisation_tables(srgb_intent.im0), quantisation_tables(photo));
 }
 
 }  // namespace

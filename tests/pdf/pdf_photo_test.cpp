@@ -140,6 +140,15 @@ TEST(PdfPhoto, OtherModesAndExactImagesKeepTheirSamples) {
     EXPECT_NE(o.detail.find("1 flate images as JPEG"), std::string::npos) << extra << o.detail;
     EXPECT_EQ(filter_of(image(*open(o.bytes), "/Im1")), "/FlateDecode") << extra;
   }
+  // Nor where the document redefines DeviceRGB: viewers that follow /DefaultRGB show other
+  // colours than the metric would score.
+  std::vector<std::string> redefined = photo_page();
+  redefined[2].replace(redefined[2].find(">> /Contents"), 0,
+                       "/ColorSpace << /DefaultRGB [/CalRGB << /WhitePoint [0.9505 1 1.089] >>] "
+                       ">> ");
+  const Outcome defaulted = optimize(as_bytes(make_pdf(redefined)), compact());
+  ASSERT_TRUE(defaulted.replaced()) << defaulted.message;
+  EXPECT_EQ(defaulted.detail.find("as JPEG"), std::string::npos) << defaulted.detail;
   // Without the quality marker a re-run could not tell the JPEG is lighten's: no conversion.
   Policy unmarked = compact();
   unmarked.quality_marker = QualityMarker::kOmit;

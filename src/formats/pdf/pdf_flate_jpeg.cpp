@@ -24,24 +24,6 @@ constexpr int kLowestQuality = 30, kHighestQuality = 95;
 // Direct objects nest; deeper than this is not a document anyone made.
 constexpr int kMaxDepth = 256;
 
-void collect_masks(QPDFObjectHandle h, std::set<QPDFObjGen>& masks, int depth) {
-  if (depth > kMaxDepth) return;
-  if (h.isStream()) return collect_masks(h.getDict(), masks, depth + 1);
-  if (h.isArray()) {
-    for (int i = 0; i < h.getArrayNItems(); ++i) {
-      QPDFObjectHandle v = h.getArrayItem(i);
-      if (!v.isIndirect()) collect_masks(v, masks, depth + 1);
-    }
-    return;
-  }
-  if (!h.isDictionary()) return;
-  for (const std::string& key : h.getKeys()) {
-    QPDFObjectHandle v = h.getKey(key);
-    if ((key == "/SMask" || key == "/Mask") && v.isStream()) masks.insert(v.getObjGen());
-    if (!v.isIndirect()) collect_masks(v, masks, depth + 1);
-  }
-}
-
 int components_of(QPDFObjectHandle image) {
   QPDFObjectHandle space = image.getDict().getKey("/ColorSpace");
   return space.isNameAndEquals("/DeviceRGB") ? 3 : space.isNameAndEquals("/DeviceGray") ? 1 : 0;
@@ -138,17 +120,10 @@ std::optional<ImageRgb8> reference_of(QPDFObjectHandle image, const Bytes& sampl
 
 }  // namespace
 
-std::set<QPDFObjGen> mask_images(QPDF& pdf) {
-  std::set<QPDFObjGen> masks;
-  for (QPDFObjectHandle obj : pdf.getAllObjects()) collect_masks(obj, masks, 0);
-  return masks;
-}
-
-bool may_become_jpeg(QPDFObjectHandle image, const Policy& policy,
-                     const std::set<QPDFObjGen>& masks) {
+bool may_become_jpeg(QPDFObjectHandle image, const Policy& policy, const ImageFacts& facts) {
   if (policy.mode != Mode::kCompact || policy.quality_marker != QualityMarker::kWrite) return false;
   QPDFObjectHandle dict = image.getDict();
-  if (masks.count(image.getObjGen()) || components_of(image) == 0 ||
+  if (facts.used_as_mask(image) || facts.in_redefined_space(image) || components_of(image) == 0 ||
       !dict.getKey("/BitsPerComponent").isInteger() ||
       dict.getKey("/BitsPerComponent").getIntValue() != 8)
     return false;

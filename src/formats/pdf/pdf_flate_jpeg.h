@@ -11,17 +11,15 @@
 #include <string>
 
 #include "core/bytes.h"
+#include "formats/pdf/pdf_image_facts.h"
 #include "lighten/policy.h"
 
 namespace lighten::pdf {
 
-// Images other objects name as /SMask or /Mask: their exact values are what masking uses.
-std::set<QPDFObjGen> mask_images(QPDF& pdf);
-
 // Whether the policy and the image allow the change: `compact` mode, 8-bit /DeviceRGB or
-// /DeviceGray, no /Decode, /Mask or /SMaskInData, large enough to be a photograph, not a mask.
-bool may_become_jpeg(QPDFObjectHandle image, const Policy& policy,
-                     const std::set<QPDFObjGen>& masks);
+// /DeviceGray that the document does not redefine, no /Decode, /Mask or /SMaskInData, large
+// enough to be a photograph, not a mask.
+bool may_become_jpeg(QPDFObjectHandle image, const Policy& policy, const ImageFacts& facts);
 
 // The image's samples (`samples`, as decoded) as the smallest JPEG that meets the floor, with
 // lighten's quality marker (re-runs leave it lossless); nullopt when no quality does.

@@ -228,14 +228,15 @@ std::optional<Bytes> viewer_profile(QPDFObjectHandle stream) {
 }  // namespace
 
 Policy jpeg_image_policy(QPDFObjectHandle stream, ByteView jpeg, const Policy& document,
-                         bool used_as_mask) {
+                         const ImageFacts& facts) {
   Policy policy = document;
   const size_t components = components_of(jpeg);
   // A mask's samples are opacity, not a picture; a colour key (/Mask [ranges]) shows or hides
   // each pixel by its exact values: either way, what changes is not what the metric scores.
-  // And where libjpeg reads RGB only by the component identifiers, viewers differ.
-  if (used_as_mask || stream.getDict().getKey("/Mask").isArray() ||
-      (components == 3 && rgb_by_identifiers_alone(jpeg)))
+  // And where libjpeg reads RGB only by the component identifiers, or the document redefines
+  // the device space, viewers differ.
+  if (facts.used_as_mask(stream) || stream.getDict().getKey("/Mask").isArray() ||
+      facts.in_redefined_space(stream) || (components == 3 && rgb_by_identifiers_alone(jpeg)))
     policy.mode = Mode::kLossless;
   std::optional<QPDFObjectHandle> transform = color_transform(stream);
   if (transform) {
@@ -263,8 +264,7 @@ void StreamOptimizer::jpeg(QPDFObjectHandle stream) {
   if (sniff(raw) != Kind::kJpeg) return;
   charge(raw.size());
   const std::string name = name_of(stream);
-  const Policy policy =
-      jpeg_image_policy(stream, raw, context_.policy(), masks_.count(stream.getObjGen()) > 0);
+  const Policy policy = jpeg_image_policy(stream, raw, context_.policy(), facts_);
   Outcome item = context_.optimize_embedded_under(raw, name, policy);
   for (auto& w : item.warnings) outcome_.warnings.push_back(name + ": " + w);
   if (!item.replaced() || item.bytes.size() >= raw.size()) return;
@@ -303,7 +303,7 @@ void StreamOptimizer::keep_smallest(QPDFObjectHandle stream, size_t current, con
   const bool image = is_image(stream);
   // The JPEG is made from the samples as the stream holds them now, predictors undone.
   std::optional<Bytes> photo;
-  if (image && may_become_jpeg(stream, policy, masks_)) {
+  if (image && may_become_jpeg(stream, policy, facts_)) {
     const std::shared_ptr<Buffer> samples = stream.getStreamData(qpdf_dl_generalized);
     charge(samples->getSize());
     photo = photo_as_jpeg(

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/format.h"
+#include "formats/pdf/pdf_image_facts.h"
 
 namespace lighten::pdf {
 
@@ -23,20 +24,21 @@ struct StreamTally {
 };
 
 // The policy a JPEG image of the PDF is optimised and verified under: lossless where a viewer
-// shows other colours than the perceptual search scores, where its exact samples matter (a mask,
-// `used_as_mask`, or an image with a colour key), its sampling kept under a /ColorTransform,
+// shows other colours than the perceptual search scores (a device space the document redefines
+// among them), where its exact samples matter (a mask, or an image with a colour key), its
+// sampling kept under a /ColorTransform,
 // and its samples read through the image's colour space.
 Policy jpeg_image_policy(QPDFObjectHandle stream, ByteView jpeg, const Policy& document,
-                         bool used_as_mask);
+                         const ImageFacts& facts);
 
 class StreamOptimizer {
  public:
-  // `masks`: images other objects use as masks, which keep their exact samples.
-  StreamOptimizer(Context& context, std::map<QPDFObjGen, std::string> names,
-                  std::set<QPDFObjGen> masks, bool pdfa, Outcome& outcome)
+  // `facts`: masks, which keep their exact samples, and redefined device spaces.
+  StreamOptimizer(Context& context, std::map<QPDFObjGen, std::string> names, ImageFacts facts,
+                  bool pdfa, Outcome& outcome)
       : context_(context),
         names_(std::move(names)),
-        masks_(std::move(masks)),
+        facts_(std::move(facts)),
         pdfa_(pdfa),
         outcome_(outcome) {}
 
@@ -56,7 +58,7 @@ class StreamOptimizer {
 
   Context& context_;
   std::map<QPDFObjGen, std::string> names_;
-  std::set<QPDFObjGen> masks_;
+  ImageFacts facts_;
   bool pdfa_;
   Outcome& outcome_;
   StreamTally tally_;

@@ -30,7 +30,7 @@ class GraphCompare {
 
   // Empty when the two documents hold the same content; otherwise the first difference.
   std::string run(QPDF& a, QPDF& b) {
-    masks_ = pdf::mask_images(a);
+    facts_ = pdf::image_facts(a);
     if (!same(a.getRoot(), b.getRoot(), 0)) return problem_;
     if (!same(a.getTrailer().getKey("/Info"), b.getTrailer().getKey("/Info"), 0)) return problem_;
     while (!queue_.empty()) {
@@ -135,7 +135,7 @@ class GraphCompare {
 
   // Compact mode: a photographic Flate image as JPEG within the floor (pdf_flate_jpeg).
   bool same_photo(QPDFObjectHandle x, const Bytes& jpeg) {
-    if (!pdf::may_become_jpeg(x, context_.policy(), masks_))
+    if (!pdf::may_become_jpeg(x, context_.policy(), facts_))
       return fail(x, "a Flate image that must stay exact became a JPEG");
     double score = 0;
     const std::string problem =
@@ -168,7 +168,7 @@ class GraphCompare {
       return inflate(a) == inflate(b) || fail(x, "a Flate stream decodes to other bytes");
     if (fx == "/DCTDecode") {
       const Verdict v = context_.verify_embedded_under(
-          a, b, pdf::jpeg_image_policy(x, a, context_.policy(), masks_.count(x.getObjGen()) > 0));
+          a, b, pdf::jpeg_image_policy(x, a, context_.policy(), facts_));
       if (!v.ok) return fail(x, "a JPEG image: " + v.problem);
       pixels_identical_ = pixels_identical_ && v.quality.pixels_identical;
       ++jpegs_;
@@ -180,7 +180,7 @@ class GraphCompare {
   Context& context_;
   std::map<QPDFObjGen, QPDFObjGen> map_;
   std::map<QPDFObjGen, QPDFObjGen> reverse_;  // output object -> the first input mapped to it
-  std::set<QPDFObjGen> masks_;                // input images other objects use as masks
+  pdf::ImageFacts facts_;                     // the input's masks and redefined device spaces
   std::deque<std::pair<QPDFObjectHandle, QPDFObjectHandle>> queue_;
   std::string problem_;
   uint64_t expanded_ = 0;

@@ -1,0 +1,31 @@
+// What a PDF says about its images outside their own dictionaries: which images other objects
+// use as masks, and which device colour spaces a viewer may show otherwise than the perceptual
+// metric reads them.
+#pragma once
+
+#include <qpdf/QPDF.hh>
+#include <qpdf/QPDFObjectHandle.hh>
+
+#include <set>
+#include <string>
+
+namespace lighten::pdf {
+
+struct ImageFacts {
+  // Images other objects name as /SMask or /Mask: their exact values are what masking uses.
+  std::set<QPDFObjGen> masks;
+  // "/DeviceGray", "/DeviceRGB", "/DeviceCMYK" where the document redefines them: a
+  // /DefaultGray, /DefaultRGB or /DefaultCMYK in some resources' colour spaces (ISO 32000 8.6.5.6:
+  // images drawn there show through it), or an output intent whose profile does not read as
+  // sRGB (every CMYK one). Viewers that follow these and viewers that do not show such images
+  // differently, so none of them reads as the metric does for all.
+  std::set<std::string> redefined_device_spaces;
+
+  bool used_as_mask(QPDFObjectHandle image) const { return masks.count(image.getObjGen()) > 0; }
+  // Whether the image's /ColorSpace is a device space the document redefines.
+  bool in_redefined_space(QPDFObjectHandle image) const;
+};
+
+ImageFacts image_facts(QPDF& pdf);
+
+}  // namespace lighten::pdf
