@@ -252,6 +252,22 @@ TEST(JpegMpf, ChangedBytesAroundOrInsideSecondaryImagesFailVerification) {
   EXPECT_TRUE(fails(at + parse_layout(after).segments.back().end() + 20, 0x10));
 }
 
+// Asked for progressive scans, the primary image gets them; the secondary images keep theirs
+// (a camera shows its previews on playback, baseline).
+TEST(JpegMpf, SecondaryImagesKeepTheirScans) {
+  const Bytes in =
+      mpf_file(true, {.secondary_type = kPreview, .secondary_width = 160, .secondary_height = 120});
+  Policy policy;
+  policy.jpeg_scans = ScanMode::kProgressive;
+  DirectContext context(policy);
+  const Outcome out = optimize_jpeg(in, context);
+  ASSERT_TRUE(out.replaced()) << out.message;
+  EXPECT_EQ(parse_layout(out.bytes).frame.marker, 0xC2);
+  const ByteView after = secondary_of(out.bytes);
+  ASSERT_FALSE(after.empty());
+  EXPECT_EQ(parse_layout(after).frame.marker, 0xC0);
+}
+
 TEST(JpegMpf, ViewsFollowThePerceptualModeAndOtherImagesStayLossless) {
   for (uint32_t type : {kPreview, kUndefined}) {
     const Bytes in =

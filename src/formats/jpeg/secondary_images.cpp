@@ -20,6 +20,9 @@ Policy secondary_image_policy(uint32_t attribute, const Policy& policy) {
                     type == kPanorama || type == kDisparity || type == kMultiAngle;
   Policy own = policy;
   own.jpeg_shown_through.reset();  // a container's colour space is the primary image's
+  // Scans as they are: a camera shows its previews on playback, and DC-007 readers may decode
+  // nothing but the baseline the images were written in.
+  own.jpeg_scans = ScanMode::kKeep;
   if (!view || !jpeg_data) own.mode = Mode::kLossless;
   return own;
 }

@@ -18,7 +18,7 @@ namespace lighten::jpeg {
 
 // The policy a secondary image with MP Entry `attribute` is optimised and verified under:
 // `policy` itself for a preview (large thumbnail) or a multi-frame view (panorama, disparity,
-// multi-angle), the same policy in lossless mode for any other type.
+// multi-angle), the same policy in lossless mode for any other type; scans kept as they are.
 Policy secondary_image_policy(uint32_t attribute, const Policy& policy);
 
 struct RewrittenTrailing {
