@@ -1,5 +1,6 @@
 // JPEG images of a PDF whose exact samples matter, or whose colours viewers read otherwise than
-// the perceptual search would: optimised losslessly in every mode, their tables as they were.
+// the perceptual search would: optimised losslessly in every mode, their tables as they were;
+// and images of files too old for progressive scans, which keep theirs.
 #include <gtest/gtest.h>
 #include <qpdf/QPDF.hh>
 #include <qpdf/QPDFPageDocumentHelper.hh>
@@ -148,6 +149,38 @@ TEST(PdfExactImages, DeviceSpacesTheDocumentRedefinesKeepTheirSamples) {
       photo, "", "", {profile_object(testing::saved_profile(cmsCreate_sRGBProfile()))}, "", intent);
   ASSERT_FALSE(srgb_intent.im0.empty());
   EXPECT_NE(quantisation_tables(srgb_intent.im0), quantisation_tables(photo));
+}
+
+// Progressive DCT came with PDF 1.3: asked for progressive scans, an older file's JPEG images
+// keep their baseline ones, a newer file's become progressive.
+TEST(PdfExactImages, ImagesOfFilesBeforePdf13KeepTheirScans) {
+  const auto photo = testing::make_jpeg({.width = 320, .height = 240, .quality = 97});
+  for (const std::string version : {"1.2", "1.3"}) {
+    SCOPED_TRACE(version);
+    const std::vector<std::string> objects = {
+        "<< /Type /Catalog /Pages 2 0 R >>",
+        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 320 240] /Resources << /XObject << /Im0 4 "
+        "0 R >> >> /Contents 5 0 R >>",
+        stream_object("/Type /XObject /Subtype /Image /Width 320 /Height 240 /ColorSpace "
+                      "/DeviceRGB /BitsPerComponent 8 /Filter /DCTDecode",
+                      as_string(photo)),
+        stream_object("", "q 320 0 0 240 0 0 cm /Im0 Do Q"),
+    };
+    Policy p;
+    p.jpeg_scans = ScanMode::kProgressive;
+    const Outcome o = optimize(as_bytes(make_pdf(objects, version)), p);
+    ASSERT_TRUE(o.replaced()) << o.message;
+    QPDF q;
+    q.processMemoryFile("out", reinterpret_cast<const char*>(o.bytes.data()), o.bytes.size());
+    const std::vector<uint8_t> image = raw(QPDFPageDocumentHelper(q)
+                                               .getAllPages()[0]
+                                               .getObjectHandle()
+                                               .getKey("/Resources")
+                                               .getKey("/XObject")
+                                               .getKey("/Im0"));
+    EXPECT_EQ(jpeg::parse_layout(image).frame.marker, version == "1.2" ? 0xC0 : 0xC2);
+  }
 }
 
 }  // namespace
