@@ -167,6 +167,12 @@ void ProfileColour::from_cmyk_lattice(const uint8_t* samples, size_t n, float* r
 }
 
 std::optional<ProfileColour> ProfileColour::from_icc(ByteView icc, uint32_t channels) {
+  bool as_srgb = false;
+  return read(icc, channels, as_srgb);
+}
+
+std::optional<ProfileColour> ProfileColour::read(ByteView icc, uint32_t channels, bool& as_srgb) {
+  as_srgb = false;
   if ((channels != 1 && channels != 3 && channels != 4) || icc.empty()) return std::nullopt;
   const Profile source(cmsOpenProfileFromMem(icc.data(), cmsUInt32Number(icc.size())));
   if (!source) return std::nullopt;
@@ -234,16 +240,17 @@ std::optional<ProfileColour> ProfileColour::from_icc(ByteView icc, uint32_t chan
     cmsDoTransform(t, nodes.data(), c.lattice_.data(), cmsUInt32Number(count));
     cmsDeleteTransform(t);
   }
-  if (channels != 4 && reads_as_srgb(c)) return std::nullopt;
+  if (channels != 4 && reads_as_srgb(c)) {
+    as_srgb = true;
+    return std::nullopt;
+  }
   return c;
 }
 
 bool ProfileColour::shows_as_srgb(ByteView icc, uint32_t channels) {
-  if ((channels != 1 && channels != 3) || icc.empty()) return false;
-  const Profile source(cmsOpenProfileFromMem(icc.data(), cmsUInt32Number(icc.size())));
-  if (!source || cmsGetColorSpace(source.get()) != (channels == 1 ? cmsSigGrayData : cmsSigRgbData))
-    return false;
-  return !from_icc(icc, channels).has_value();
+  bool as_srgb = false;
+  if (channels == 1 || channels == 3) read(icc, channels, as_srgb);
+  return as_srgb;
 }
 
 void ProfileColour::to_linear(const uint8_t* samples, size_t n, float* r, float* g,

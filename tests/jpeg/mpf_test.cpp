@@ -223,6 +223,18 @@ TEST(JpegMpf, SecondaryImagesWhoseLengthsTheXmpRecordsAreKept) {
     EXPECT_TRUE(std::equal(before.begin(), before.end(), after.begin(), after.end()));
     EXPECT_TRUE(
         verify_jpeg(in, out.bytes, context.policy(), std::nullopt, std::nullopt, &context).ok);
+    // With --metadata strip the XMP goes, and the gain map with it is optimised at once: a
+    // second run, which finds no directory, finds nothing more to do.
+    Policy strip;
+    strip.metadata = MetadataPolicy::kStrip;
+    DirectContext stripping(strip);
+    const Outcome stripped = optimize_jpeg(in, stripping);
+    ASSERT_TRUE(stripped.replaced()) << stripped.message;
+    EXPECT_NE(stripped.detail.find("1 of 1 secondary images (MPF)"), std::string::npos)
+        << stripped.detail;
+    DirectContext again(strip);
+    const Outcome second = optimize_jpeg(stripped.bytes, again);
+    EXPECT_FALSE(second.replaced() && second.bytes != stripped.bytes) << second.detail;
     // Without the directory the same gain map is optimised (losslessly: it is no view).
     m.xmp.clear();
     DirectContext plain;

@@ -142,8 +142,10 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
   const unsigned restart =
       policy.jpeg_restarts == RestartPolicy::kKeep ? image.info().restart_interval : 0;
   // Previews, stereo views and gain maps after the primary image, each through the engine;
-  // kept as they are where the XMP records their lengths.
-  const bool lengths_recorded = mpf && xmp_has_container_directory(layout);
+  // kept as they are where the XMP written records their lengths (strip drops it: a second run
+  // then finds none, and must find the images as the first left them).
+  const bool lengths_recorded =
+      mpf && policy.metadata != MetadataPolicy::kStrip && xmp_has_container_directory(layout);
   const std::optional<RewrittenTrailing> secondary =
       mpf && !lengths_recorded ? optimise_secondary_images(input, layout, *mpf, context)
                                : std::nullopt;

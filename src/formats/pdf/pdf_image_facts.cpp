@@ -1,11 +1,12 @@
 #include "formats/pdf/pdf_image_facts.h"
 
-#include <qpdf/Buffer.hh>
-
 #include <exception>
-#include <memory>
+#include <vector>
 
+#include "codecs/deflate.h"
 #include "core/bytes.h"
+#include "core/errors.h"
+#include "formats/pdf/pdf_document.h"
 #include "quality/colour_profile.h"
 
 namespace lighten::pdf {
@@ -13,30 +14,73 @@ namespace {
 
 // Direct objects nest; deeper than this is not a document anyone made.
 constexpr int kMaxDepth = 256;
+// Output intents read at most: a document has one, perhaps one per standard it claims.
+constexpr int kMaxIntents = 8;
+// The largest output intent profile read (press profiles run to a few MB).
+constexpr size_t kMaxProfileBytes = 32 << 20;
 
 constexpr const char* kDefaults[][2] = {{"/DefaultGray", "/DeviceGray"},
                                         {"/DefaultRGB", "/DeviceRGB"},
                                         {"/DefaultCMYK", "/DeviceCMYK"}};
 
-void collect(QPDFObjectHandle h, ImageFacts& facts, int depth) {
-  if (depth > kMaxDepth) return;
-  if (h.isStream()) return collect(h.getDict(), facts, depth + 1);
-  if (h.isArray()) {
-    for (int i = 0; i < h.getArrayNItems(); ++i) {
-      QPDFObjectHandle v = h.getArrayItem(i);
-      if (!v.isIndirect()) collect(v, facts, depth + 1);
+// Every object reachable from the trailer, each once, its direct parts walked for the facts.
+class Walk {
+ public:
+  explicit Walk(ImageFacts& facts) : facts_(facts) {}
+
+  void run(QPDFObjectHandle trailer) {
+    visit(trailer, 0);
+    while (!pending_.empty()) {
+      QPDFObjectHandle next = pending_.back();
+      pending_.pop_back();
+      visit(next, 0);
     }
-    return;
   }
-  if (!h.isDictionary()) return;
-  for (const std::string& key : h.getKeys()) {
-    QPDFObjectHandle v = h.getKey(key);
-    if ((key == "/SMask" || key == "/Mask") && v.isStream()) facts.masks.insert(v.getObjGen());
-    // A resources dictionary's colour spaces (an image's own /ColorSpace is a name or array).
-    if (key == "/ColorSpace" && v.isDictionary())
-      for (const auto& [name, device] : kDefaults)
-        if (v.hasKey(name)) facts.redefined_device_spaces.insert(device);
-    if (!v.isIndirect()) collect(v, facts, depth + 1);
+
+ private:
+  void visit(QPDFObjectHandle h, int depth) {
+    if (depth > kMaxDepth) return;
+    if (h.isStream()) return visit(h.getDict(), depth + 1);
+    if (h.isArray()) {
+      for (int i = 0; i < h.getArrayNItems(); ++i) follow(h.getArrayItem(i), depth + 1);
+      return;
+    }
+    if (!h.isDictionary()) return;
+    for (const std::string& key : h.getKeys()) {
+      QPDFObjectHandle v = h.getKey(key);
+      if ((key == "/SMask" || key == "/Mask") && v.isStream()) facts_.masks.insert(v.getObjGen());
+      // A resources dictionary's colour spaces (an image's own /ColorSpace is a name or array).
+      if (key == "/ColorSpace" && v.isDictionary())
+        for (const auto& [name, device] : kDefaults)
+          if (v.hasKey(name)) facts_.redefined_device_spaces.insert(device);
+      follow(v, depth + 1);
+    }
+  }
+
+  // A direct part is walked now; an indirect object once, later.
+  void follow(QPDFObjectHandle h, int depth) {
+    if (!h.isIndirect()) return visit(h, depth);
+    if (seen_.insert(h.getObjGen()).second) pending_.push_back(h);
+  }
+
+  ImageFacts& facts_;
+  std::set<QPDFObjGen> seen_;
+  std::vector<QPDFObjectHandle> pending_;
+};
+
+// An output intent's profile, unfiltered or Flate-encoded, within kMaxProfileBytes; empty when
+// it is anything else (read raw: qpdf would warn, and refuse the file, of a damaged one).
+Bytes intent_profile(QPDFObjectHandle profile) {
+  if (!profile.isStream()) return {};
+  try {
+    const std::string filter = sole_filter(profile);
+    if (profile.getDict().hasKey("/DecodeParms") || (!filter.empty() && filter != "/FlateDecode"))
+      return {};
+    const Bytes raw = raw_data(profile);
+    if (filter.empty()) return raw.size() <= kMaxProfileBytes ? raw : Bytes{};
+    return inflate_bounded(raw, kMaxProfileBytes, DeflateWrapper::kZlib);
+  } catch (const std::exception&) {
+    return {};
   }
 }
 
@@ -44,14 +88,7 @@ void collect(QPDFObjectHandle h, ImageFacts& facts, int depth) {
 // whether a viewer follows the intent makes no difference to what the metric scores).
 void collect_output_intent(QPDFObjectHandle intent, ImageFacts& facts) {
   if (!intent.isDictionary()) return;
-  QPDFObjectHandle profile = intent.getKey("/DestOutputProfile");
-  if (!profile.isStream()) return;
-  Bytes icc;
-  try {
-    const std::shared_ptr<Buffer> data = profile.getStreamData(qpdf_dl_generalized);
-    if (data) icc.assign(data->getBuffer(), data->getBuffer() + data->getSize());
-  } catch (const std::exception&) {
-  }
+  const Bytes icc = intent_profile(intent.getKey("/DestOutputProfile"));
   if (icc.size() < 20) return;  // no profile a viewer could follow
   const std::string space(icc.begin() + 16, icc.begin() + 20);
   if (space == "CMYK") facts.redefined_device_spaces.insert("/DeviceCMYK");
@@ -68,13 +105,18 @@ bool ImageFacts::in_redefined_space(QPDFObjectHandle image) const {
   return space.isName() && redefined_device_spaces.count(space.getName()) > 0;
 }
 
-ImageFacts image_facts(QPDF& pdf) {
+ImageFacts image_facts(QPDF& pdf, bool written_as_15) {
   ImageFacts facts;
-  for (QPDFObjectHandle obj : pdf.getAllObjects()) collect(obj, facts, 0);
+  Walk(facts).run(pdf.getTrailer());
   QPDFObjectHandle intents = pdf.getRoot().getKey("/OutputIntents");
-  if (intents.isArray())
-    for (int i = 0; i < intents.getArrayNItems(); ++i)
-      collect_output_intent(intents.getArrayItem(i), facts);
+  std::set<QPDFObjGen> read;
+  for (int i = 0; intents.isArray() && i < intents.getArrayNItems() && i < kMaxIntents; ++i) {
+    QPDFObjectHandle intent = intents.getArrayItem(i);
+    if (intent.isIndirect() && !read.insert(intent.getObjGen()).second) continue;
+    collect_output_intent(intent, facts);
+  }
+  const std::string version = pdf.getPDFVersion();
+  facts.progressive_allowed = written_as_15 || version.size() != 3 || version >= "1.3";
   return facts;
 }
 

@@ -1,6 +1,6 @@
 // What a PDF says about its images outside their own dictionaries: which images other objects
-// use as masks, and which device colour spaces a viewer may show otherwise than the perceptual
-// metric reads them.
+// use as masks, which device colour spaces a viewer may show otherwise than the perceptual
+// metric reads them, and whether the file may hold progressive JPEGs.
 #pragma once
 
 #include <qpdf/QPDF.hh>
@@ -20,12 +20,17 @@ struct ImageFacts {
   // sRGB (every CMYK one). Viewers that follow these and viewers that do not show such images
   // differently, so none of them reads as the metric does for all.
   std::set<std::string> redefined_device_spaces;
+  // False for a file written below PDF 1.3, which has no progressive DCT.
+  bool progressive_allowed = true;
 
   bool used_as_mask(QPDFObjectHandle image) const { return masks.count(image.getObjGen()) > 0; }
   // Whether the image's /ColorSpace is a device space the document redefines.
   bool in_redefined_space(QPDFObjectHandle image) const;
 };
 
-ImageFacts image_facts(QPDF& pdf);
+// The facts of every object reachable from the trailer (what a writer keeps: an unreferenced
+// object must not decide anything a second run would decide otherwise). `written_as_15`: the
+// file is written as PDF 1.5 whatever its version (--pdf-version raise).
+ImageFacts image_facts(QPDF& pdf, bool written_as_15);
 
 }  // namespace lighten::pdf

@@ -140,7 +140,8 @@ Outcome optimize_pdf(ByteView input, Context& context) {
     Outcome outcome;
     outcome.kind = Kind::kPdf;
     outcome.bytes_in = input.size();
-    pdf::StreamOptimizer streams(context, pdf::image_names(pdf), pdf::image_facts(pdf),
+    pdf::StreamOptimizer streams(context, pdf::image_names(pdf),
+                                 pdf::image_facts(pdf, may_raise_version(facts, policy)),
                                  facts.pdfa_part > 0, outcome);
     for (QPDFObjectHandle obj : objects)
       if (obj.isStream()) streams.run(obj);

@@ -252,9 +252,7 @@ Policy jpeg_image_policy(QPDFObjectHandle stream, ByteView jpeg, const Policy& d
   // reverse; every image must be shown as it is scored. A viewer shows the samples through the
   // image's colour space, not the JPEG's ICC segments.
   // Progressive DCT came with PDF 1.3: in an older file every image keeps its scans.
-  QPDF* owner = stream.getOwningQPDF();
-  const std::string version = owner ? owner->getPDFVersion() : std::string();
-  if (version.size() == 3 && version < "1.3") policy.jpeg_scans = ScanMode::kKeep;
+  if (!facts.progressive_allowed) policy.jpeg_scans = ScanMode::kKeep;
   std::optional<Bytes> profile = viewer_profile(stream);
   if ((components == 4 && transform) || !shown_as_scored(stream, components) || !profile)
     policy.mode = Mode::kLossless;
