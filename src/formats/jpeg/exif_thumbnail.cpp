@@ -165,6 +165,9 @@ Policy exif_thumbnail_policy(const Policy& policy) {
   Policy thumbnail = policy;
   thumbnail.jpeg_scans = ScanMode::kKeep;
   thumbnail.jpeg_shown_through.reset();  // a container's colour space is its main image's
+  // Exif records no APPn marker in a compressed thumbnail (Exif 2.2, 4.5.5): a re-run knows a
+  // requantised one by its tables instead, and one whose tables would not tell stays lossless.
+  thumbnail.quality_marker = QualityMarker::kOmit;
   return thumbnail;
 }
 

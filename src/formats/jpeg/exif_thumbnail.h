@@ -33,7 +33,8 @@ std::optional<ExifThumbnail> locate_exif_thumbnail(ByteView segment);
 Bytes with_exif_thumbnail(ByteView segment, const ExifThumbnail& at, ByteView thumbnail);
 
 // The policy a thumbnail is optimised and verified under: `policy`, its scans kept as they are
-// (DCF thumbnails are baseline, and cameras' playback screens may decode nothing else).
+// (DCF thumbnails are baseline, and cameras' playback screens may decode nothing else), and no
+// quality marker (Exif thumbnails carry no APPn segment).
 Policy exif_thumbnail_policy(const Policy& policy);
 
 struct ThumbnailSavings {
