@@ -64,6 +64,38 @@ TEST(ZipFormat, DocxShrinksAndKeepsEveryPart) {
   EXPECT_FALSE(again.replaced()) << again.detail;
 }
 
+// A picture the document shows through a colour key (<a:clrChange>, "Set Transparent Colour"),
+// a black-and-white threshold or raised contrast: changes within the floor would show, so in a
+// perceptual mode every picture of the package is optimised losslessly (and verified so). A
+// washed-out picture (negative contrast) hides changes: requantised as usual.
+TEST(ZipFormat, PicturesShownThroughEffectsStayLossless) {
+  const auto jpeg = testing::make_jpeg({.width = 320, .height = 240, .quality = 97});
+  Policy high;
+  high.mode = Mode::kHigh;
+  auto picture_after = [&](const std::string& blip) {
+    auto items = docx_items(jpeg);
+    items[1].content = text_bytes("<w:document><w:drawing><a:blip r:embed=\"rId4\">" + blip +
+                                  "</a:blip></w:drawing>" + xml_body(40) + "</w:document>");
+    const Outcome o = optimize(make_zip(items), high);
+    EXPECT_TRUE(o.replaced()) << o.message;
+    const ZipArchive after = read_zip(o.bytes);
+    return std::make_pair(o, content_of(after.entries[2]));
+  };
+  for (const std::string effect :
+       {"<a:clrChange><a:clrFrom><a:srgbClr val=\"FFFFFF\"/></a:clrFrom><a:clrTo><a:srgbClr "
+        "val=\"FFFFFF\"><a:alpha val=\"0\"/></a:srgbClr></a:clrTo></a:clrChange>",
+        "<a:biLevel thresh=\"50000\"/>", "<a:lum bright=\"10000\" contrast=\"40000\"/>"}) {
+    SCOPED_TRACE(effect);
+    const auto [o, picture] = picture_after(effect);
+    EXPECT_EQ(testing::decode_jpeg_pixels(picture), testing::decode_jpeg_pixels(jpeg));
+    EXPECT_TRUE(o.quality.pixels_identical);
+    EXPECT_NE(o.detail.find("pictures optimised losslessly"), std::string::npos) << o.detail;
+  }
+  const auto [washed, picture] = picture_after("<a:lum bright=\"70000\" contrast=\"-70000\"/>");
+  EXPECT_NE(testing::decode_jpeg_pixels(picture), testing::decode_jpeg_pixels(jpeg));
+  EXPECT_LT(picture.size(), jpeg.size() * 3 / 4);
+}
+
 TEST(ZipFormat, MimetypeStaysFirstStoredAndIdentical) {
   const auto hwpx = make_zip(
       {{.name = "mimetype", .content = text_bytes("application/hwp+zip"), .deflate = false},

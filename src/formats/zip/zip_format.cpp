@@ -1,8 +1,10 @@
 #include "formats/zip/zip_format.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "codecs/deflate.h"
 #include "formats/zip/zip_archive.h"
@@ -93,6 +95,44 @@ bool worth_redeflating(Kind kind, int effort) {
   return !compressed_media || effort >= 9;
 }
 
+// Whether `text` sets a contrast above zero: OOXML's <a:lum contrast="N">, HWPX's contrast="N",
+// ODF's draw:contrast="N%" (the attribute's name ends the same way in all three).
+bool raises_contrast(std::string_view text) {
+  constexpr std::string_view kAttribute = "contrast=\"";
+  for (size_t at = text.find(kAttribute); at != std::string_view::npos;
+       at = text.find(kAttribute, at + 1)) {
+    size_t i = at + kAttribute.size();
+    while (i < text.size() && text[i] == ' ') ++i;
+    // A positive number: a digit, and one other than zeros before any point or percent.
+    for (; i < text.size() && (std::isdigit(uint8_t(text[i])) || text[i] == '.'); ++i)
+      if (text[i] >= '1' && text[i] <= '9') return true;
+  }
+  return false;
+}
+
+// Whether the document shows pictures through an effect under which changes the metric scores
+// within the floor become visible: a colour key (OOXML <a:clrChange>, as a PDF's /Mask ranges),
+// a black-and-white threshold (OOXML <a:biLevel>, HWPX BLACK_WHITE, ODF draw:color-mode="mono")
+// or a raised contrast. Which pictures an effect applies to would take following every
+// relationship and reference, so one such effect anywhere keeps every picture of the package
+// lossless. Worksheets and shared strings hold no picture effects and can be large: not read.
+bool shows_pictures_through_effects(const ZipArchive& archive) {
+  for (const ZipEntry& e : archive.entries) {
+    const std::string& name = e.name;
+    if (name.size() < 4 || name.compare(name.size() - 4, 4, ".xml") != 0 ||
+        name.rfind("xl/worksheets/", 0) == 0 || name == "xl/sharedStrings.xml" ||
+        (e.method != kZipMethodStored && e.method != kZipMethodDeflate))
+      continue;
+    const Bytes content = entry_content(e);
+    const std::string_view text(reinterpret_cast<const char*>(content.data()), content.size());
+    for (std::string_view marker :
+         {"clrChange", "biLevel", "BLACK_WHITE", "draw:color-mode=\"mono\""})
+      if (text.find(marker) != std::string_view::npos) return true;
+    if (raises_contrast(text)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 Outcome optimize_zip(ByteView input, Context& context) {
@@ -114,6 +154,9 @@ Outcome optimize_zip(ByteView input, Context& context) {
   std::map<Kind, int> optimised;
   size_t redeflated = 0;
   Outcome outcome;
+  Policy pictures = policy;
+  const bool effects = policy.mode != Mode::kLossless && shows_pictures_through_effects(archive);
+  if (effects) pictures.mode = Mode::kLossless;
   for (size_t i = 0; i < out.entries.size(); ++i) {
     ZipEntry& e = out.entries[i];
     if (context.out_of_time())
@@ -124,7 +167,7 @@ Outcome optimize_zip(ByteView input, Context& context) {
     const Kind item_kind = sniff(content);
     bool changed = false;
     if (item_kind != Kind::kUnknown) {
-      Outcome item = context.optimize_embedded(content, e.name);
+      Outcome item = context.optimize_embedded_under(content, e.name, pictures);
       if (item.replaced()) {
         content = std::move(item.bytes);
         changed = true;
@@ -171,6 +214,11 @@ Outcome optimize_zip(ByteView input, Context& context) {
   if (!detail.empty()) detail += " optimised";
   if (redeflated)
     detail += (detail.empty() ? "" : "; ") + std::to_string(redeflated) + " parts re-deflated";
+  if (effects)
+    detail += (detail.empty() ? "" : "; ") +
+              std::string(
+                  "pictures optimised losslessly (the document shows pictures through a "
+                  "colour key, a black-and-white threshold or raised contrast)");
   outcome.detail = detail;
   return outcome;
 }
@@ -182,6 +230,10 @@ Verdict verify_zip(ByteView input, ByteView output, Context& context) {
   if (a.comment != b.comment || a.trailing != b.trailing)
     return {false, "archive comment or trailing bytes changed", {}};
   bool pixels_identical = true;
+  // Pictures shown through effects were optimised losslessly: so they are checked.
+  Policy pictures = context.policy();
+  if (pictures.mode != Mode::kLossless && shows_pictures_through_effects(a))
+    pictures.mode = Mode::kLossless;
   for (size_t i = 0; i < a.entries.size(); ++i) {
     const ZipEntry& x = a.entries[i];
     const ZipEntry& y = b.entries[i];
@@ -211,7 +263,7 @@ Verdict verify_zip(ByteView input, ByteView output, Context& context) {
     const Bytes before = entry_content(x);
     const Bytes after = entry_content(y);  // zlib inflates what libdeflate or zopfli wrote
     if (before == after) continue;
-    const Verdict item = context.verify_embedded(before, after);
+    const Verdict item = context.verify_embedded_under(before, after, pictures);
     if (!item.ok) return {false, x.name + ": " + item.problem, {}};
     pixels_identical = pixels_identical && item.quality.pixels_identical;
   }
