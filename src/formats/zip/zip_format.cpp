@@ -95,19 +95,27 @@ bool worth_redeflating(Kind kind, int effort) {
   return !compressed_media || effort >= 9;
 }
 
-// Whether `text` sets a contrast above zero: OOXML's <a:lum contrast="N">, HWPX's contrast="N",
-// ODF's draw:contrast="N%" (the attribute's name ends the same way in all three).
-bool raises_contrast(std::string_view text) {
-  constexpr std::string_view kAttribute = "contrast=\"";
-  for (size_t at = text.find(kAttribute); at != std::string_view::npos;
-       at = text.find(kAttribute, at + 1)) {
-    size_t i = at + kAttribute.size();
-    while (i < text.size() && text[i] == ' ') ++i;
-    // A positive number: a digit, and one other than zeros before any point or percent.
-    for (; i < text.size() && (std::isdigit(uint8_t(text[i])) || text[i] == '.'); ++i)
+// Whether a number attribute `attribute` (with its opening quote) is above zero in any element
+// `element` starts (up to its '>'), or anywhere when `element` is empty.
+bool above_zero(std::string_view text, std::string_view element, std::string_view attribute) {
+  for (size_t at = text.find(element.empty() ? attribute : element); at != std::string_view::npos;
+       at = text.find(element.empty() ? attribute : element, at + 1)) {
+    const size_t end = element.empty() ? text.size() : text.find('>', at);
+    const size_t value = text.substr(at, end - at).find(attribute);
+    if (value == std::string_view::npos) continue;
+    // A positive number: a digit other than zero before anything but digits or a point.
+    for (size_t i = at + value + attribute.size();
+         i < text.size() && (std::isdigit(uint8_t(text[i])) || text[i] == '.'); ++i)
       if (text[i] >= '1' && text[i] <= '9') return true;
   }
   return false;
+}
+
+// Whether a picture is shown with raised contrast: OOXML's <a:lum contrast="N">, HWPX's
+// <hp:img contrast="N">, ODF's draw:contrast="N%" (fonts' PANOSE contrast is no picture's).
+bool raises_contrast(std::string_view text) {
+  return above_zero(text, "<a:lum ", "contrast=\"") ||
+         above_zero(text, "<hp:img ", "contrast=\"") || above_zero(text, "", "draw:contrast=\"");
 }
 
 // Whether the document shows pictures through an effect under which changes the metric scores
