@@ -91,6 +91,10 @@ TEST(ZipFormat, PicturesShownThroughEffectsStayLossless) {
     EXPECT_TRUE(o.quality.pixels_identical);
     EXPECT_NE(o.detail.find("pictures optimised losslessly"), std::string::npos) << o.detail;
   }
+  // A font's PANOSE contrast (HWPX headers carry typeInfo contrast="2") is no picture effect.
+  const auto [font, font_picture] =
+      picture_after("</a:blip><hh:typeInfo familyType=\"FCAT_GOTHIC\" contrast=\"2\"/><a:blip>");
+  EXPECT_NE(testing::decode_jpeg_pixels(font_picture), testing::decode_jpeg_pixels(jpeg));
   const auto [washed, picture] = picture_after("<a:lum bright=\"70000\" contrast=\"-70000\"/>");
   EXPECT_NE(testing::decode_jpeg_pixels(picture), testing::decode_jpeg_pixels(jpeg));
   EXPECT_LT(picture.size(), jpeg.size() * 3 / 4);
