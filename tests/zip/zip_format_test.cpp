@@ -100,6 +100,19 @@ TEST(ZipFormat, PicturesShownThroughEffectsStayLossless) {
   EXPECT_LT(picture.size(), jpeg.size() * 3 / 4);
 }
 
+// A document requantised in a perceptual mode reports its worst picture's score, for the
+// journal and the report.
+TEST(ZipFormat, ADocumentReportsItsWorstPicturesScore) {
+  Policy high;
+  high.mode = Mode::kHigh;
+  const Outcome o = optimize(
+      make_zip(docx_items(testing::make_jpeg({.width = 320, .height = 240, .quality = 97}))), high);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  EXPECT_FALSE(o.quality.pixels_identical);
+  ASSERT_TRUE(o.quality.ssimulacra2.has_value()) << o.detail;
+  EXPECT_GE(*o.quality.ssimulacra2, 80.0);
+}
+
 TEST(ZipFormat, MimetypeStaysFirstStoredAndIdentical) {
   const auto hwpx = make_zip(
       {{.name = "mimetype", .content = text_bytes("application/hwp+zip"), .deflate = false},

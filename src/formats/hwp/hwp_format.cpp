@@ -5,6 +5,7 @@
 #include <string>
 
 #include "codecs/deflate.h"
+#include "core/worst_quality.h"
 #include "formats/cfb/compound_file.h"
 #include "formats/hwp/hwp_document.h"
 #include "formats/hwp/hwp_records.h"
@@ -197,7 +198,8 @@ Verdict verify_hwp(ByteView input, ByteView output, Context& context) {
     if (x.path != y.path || x.type != y.type || a.file.entry_record(i) != b.entry_record(i))
       return {false, "directory entry " + std::to_string(i) + " (" + x.path + ") changed", {}};
   }
-  bool pixels_identical = true;
+  QualityFigures quality;  // the worst picture's
+  quality.pixels_identical = true;
   for (const StreamPlan& plan : a.plans) {
     const Bytes before = *a.file.read_stream(plan.path);
     const std::optional<Bytes> after = b.read_stream(plan.path);
@@ -224,11 +226,11 @@ Verdict verify_hwp(ByteView input, ByteView output, Context& context) {
     if (!plan.may_hold_image) return {false, "the content of " + plan.path + " changed", {}};
     const Verdict item = context.verify_embedded(x, y);
     if (!item.ok) return {false, plan.path + ": " + item.problem, {}};
-    pixels_identical = pixels_identical && item.quality.pixels_identical;
+    fold_worst(quality, item.quality);
   }
   Verdict v;
   v.ok = true;
-  v.quality.pixels_identical = pixels_identical;
+  v.quality = quality;
   return v;
 }
 

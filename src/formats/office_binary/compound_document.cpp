@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/worst_quality.h"
+
 namespace lighten::office_binary {
 namespace {
 
@@ -76,15 +78,7 @@ Verdict verify_pictures(const std::vector<officeart::PicturePair>& pictures, Con
   for (const auto& p : pictures) {
     const Verdict item = context.verify_embedded(p.before, p.after);
     if (!item.ok) return {false, p.name + ": " + item.problem, {}};
-    QualityFigures& q = verdict.quality;
-    q.pixels_identical = q.pixels_identical && item.quality.pixels_identical;
-    // The document is as good as its worst picture.
-    if (item.quality.ssimulacra2)
-      q.ssimulacra2 =
-          std::min(q.ssimulacra2.value_or(*item.quality.ssimulacra2), *item.quality.ssimulacra2);
-    if (item.quality.butteraugli)
-      q.butteraugli =
-          std::max(q.butteraugli.value_or(*item.quality.butteraugli), *item.quality.butteraugli);
+    fold_worst(verdict.quality, item.quality);
   }
   verdict.ok = true;
   return verdict;

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "codecs/deflate.h"
+#include "core/worst_quality.h"
 #include "formats/zip/zip_archive.h"
 
 namespace lighten {
@@ -237,7 +238,8 @@ Verdict verify_zip(ByteView input, ByteView output, Context& context) {
   if (a.entries.size() != b.entries.size()) return {false, "entry count changed", {}};
   if (a.comment != b.comment || a.trailing != b.trailing)
     return {false, "archive comment or trailing bytes changed", {}};
-  bool pixels_identical = true;
+  QualityFigures quality;  // the worst picture's
+  quality.pixels_identical = true;
   // Pictures shown through effects were optimised losslessly: so they are checked.
   Policy pictures = context.policy();
   if (pictures.mode != Mode::kLossless && shows_pictures_through_effects(a))
@@ -273,11 +275,11 @@ Verdict verify_zip(ByteView input, ByteView output, Context& context) {
     if (before == after) continue;
     const Verdict item = context.verify_embedded_under(before, after, pictures);
     if (!item.ok) return {false, x.name + ": " + item.problem, {}};
-    pixels_identical = pixels_identical && item.quality.pixels_identical;
+    fold_worst(quality, item.quality);
   }
   Verdict v;
   v.ok = true;
-  v.quality.pixels_identical = pixels_identical;
+  v.quality = quality;
   return v;
 }
 
