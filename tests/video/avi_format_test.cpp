@@ -43,11 +43,20 @@ TEST(AviFormat, FramesWithoutHuffmanTablesGetTheStandardOnes) {
   expect_same_frames(in, o.bytes);
 }
 
+// The frames of `avi` as libavcodec decodes the whole file, frame after frame.
+std::vector<SampleBuffer> decoded_frames(const Bytes& avi) {
+  std::vector<SampleBuffer> frames;
+  media::decode_frames(avi, 1, 99,
+                       [&](int64_t, const ImageRgb8& f) { frames.push_back(f.samples); });
+  return frames;
+}
+
 // ffmpeg's MJPEG decoder (OpenCV, decord) decodes an image without DHT with the tables of the
 // image before it, not with K.3's: once a frame was rewritten with tables of its own, a later
-// frame kept as it was must carry the standard tables (expect_same_frames checks every frame
-// has a DHT).
-TEST(AviFormat, KeptFramesAfterARewrittenOneCarryTheStandardTables) {
+// frame must carry tables (expect_same_frames checks every frame has a DHT). Frames that gain
+// less than optimal tables cost get them anyway, as they are smaller than with K.3 spelled out,
+// and a second run, handed the frames with tables, changes nothing.
+TEST(AviFormat, FramesWithoutTablesAfterARewrittenOneGetTablesOfTheirOwn) {
   AviRecipe r;
   r.strip_dht = true;
   r.frames = 4;
@@ -63,10 +72,39 @@ TEST(AviFormat, KeptFramesAfterARewrittenOneCarryTheStandardTables) {
   // Frame 2 alone gains less than tables of its own cost.
   const auto spans = split_mjpeg_chunk(frames[2]);
   ASSERT_EQ(spans.size(), 1u);
-  const Outcome alone = optimize(with_standard_huffman_tables(frames[2], spans[0]), Policy{});
-  ASSERT_TRUE(!alone.replaced() || alone.bytes.size() >= frames[2].size());
+  const Bytes completed = with_standard_huffman_tables(frames[2], spans[0]);
+  const Outcome alone = optimize(completed, Policy{});
+  ASSERT_TRUE(alone.replaced()) << alone.message;
+  ASSERT_GE(alone.bytes.size(), frames[2].size());
+  ASSERT_LT(alone.bytes.size(), completed.size());
 
   const Outcome o = run(in);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  EXPECT_EQ(o.detail.find("carry the standard tables"), std::string::npos) << o.detail;
+  expect_same_frames(in, o.bytes);
+  testing::DirectContext context;
+  const Verdict v = verify_avi(in, o.bytes, context);
+  EXPECT_TRUE(v.ok) << v.problem;
+  const std::vector<SampleBuffer> before = decoded_frames(in);
+  EXPECT_EQ(before.size(), 4u);
+  EXPECT_TRUE(before == decoded_frames(o.bytes));
+  const Outcome again = run(o.bytes);
+  EXPECT_FALSE(again.replaced()) << again.detail;
+}
+
+// A frame the JPEG optimiser keeps (here: its gain is under --min-gain) gets the K.3 tables
+// spelled out once an earlier frame was rewritten.
+TEST(AviFormat, KeptFramesAfterARewrittenOneCarryTheStandardTables) {
+  AviRecipe r;
+  r.strip_dht = true;
+  r.frames = 4;
+  r.width = 320, r.height = 240;
+  r.quality = 60;
+  r.fine_frame = 0;
+  const Bytes in = make_avi(r);
+  Policy p;
+  p.min_gain_bytes = 1000;
+  const Outcome o = optimize(in, p);
   ASSERT_TRUE(o.replaced()) << o.message;
   EXPECT_NE(o.detail.find("3 kept images carry the standard tables"), std::string::npos)
       << o.detail;
@@ -74,14 +112,89 @@ TEST(AviFormat, KeptFramesAfterARewrittenOneCarryTheStandardTables) {
   testing::DirectContext context;
   const Verdict v = verify_avi(in, o.bytes, context);
   EXPECT_TRUE(v.ok) << v.problem;
-  // As libavcodec decodes the whole file, frame after frame: the same pixels.
-  std::vector<SampleBuffer> before, after;
-  media::decode_frames(in, 1, 99,
-                       [&](int64_t, const ImageRgb8& f) { before.push_back(f.samples); });
-  media::decode_frames(o.bytes, 1, 99,
-                       [&](int64_t, const ImageRgb8& f) { after.push_back(f.samples); });
+  const std::vector<SampleBuffer> before = decoded_frames(in);
   EXPECT_EQ(before.size(), 4u);
-  EXPECT_TRUE(before == after);
+  EXPECT_TRUE(before == decoded_frames(o.bytes));
+}
+
+// Interlaced frames may pad their first field with zero bytes: the second field, past the
+// padding, is optimised and given tables like the first, and the padding stays.
+TEST(AviFormat, FieldsAfterPaddingFollowTheTablesRule) {
+  AviRecipe r;
+  r.strip_dht = true;
+  r.two_fields = true;
+  r.field_padding = 6;
+  r.frames = 3;
+  r.width = 160, r.height = 240;
+  r.fine_frame = 0;
+  const Bytes in = make_avi(r);
+  const AviFile a = parse_avi(in);
+  for (const RiffChunk& c : a.tree.chunks) {
+    if (!c.is_list && a.is_mjpeg_frame(c)) {
+      ASSERT_EQ(split_mjpeg_chunk(chunk_data(in, c)).size(), 2u);
+    }
+  }
+  const Outcome o = run(in);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  expect_same_frames(in, o.bytes);
+  const AviFile b = parse_avi(o.bytes);
+  for (const RiffChunk& c : b.tree.chunks) {
+    if (c.is_list || !b.is_mjpeg_frame(c)) continue;
+    const Bytes frame = chunk_data(o.bytes, c);
+    const auto fields = split_mjpeg_chunk(frame);
+    ASSERT_EQ(fields.size(), 2u);
+    EXPECT_EQ(fields[1].begin - fields[0].end, r.field_padding);
+    EXPECT_TRUE(fields[0].has_dht && fields[1].has_dht);
+  }
+  testing::DirectContext context;
+  const Verdict v = verify_avi(in, o.bytes, context);
+  EXPECT_TRUE(v.ok) << v.problem;
+  const std::vector<SampleBuffer> before = decoded_frames(in);
+  EXPECT_EQ(before.size(), 3u);
+  EXPECT_TRUE(before == decoded_frames(o.bytes));
+}
+
+// Overwrites the padding between the fields of frame `which` with bytes that are not padding:
+// lighten then reads the first field only, ffmpeg both.
+Bytes with_junk_between_fields(Bytes avi, size_t which) {
+  const AviFile a = parse_avi(avi);
+  size_t frame = 0;
+  for (const RiffChunk& c : a.tree.chunks) {
+    if (c.is_list || !a.is_mjpeg_frame(c) || frame++ != which) continue;
+    const auto fields = split_mjpeg_chunk(chunk_data(avi, c));
+    EXPECT_EQ(fields.size(), 2u);
+    for (size_t k = fields[0].end; k < fields[1].begin; ++k) avi[c.data_offset() + k] = 'A';
+  }
+  return avi;
+}
+
+// A field lighten cannot walk to, after a rewritten image, would decode with that image's
+// tables: the file is left alone with the reason, and the verifier refuses such an output.
+TEST(AviFormat, UnreadableFieldsAfterARewrittenImageKeepTheFile) {
+  AviRecipe r;
+  r.strip_dht = true;
+  r.two_fields = true;
+  r.field_padding = 2;
+  r.frames = 3;
+  r.width = 160, r.height = 240;
+  r.quality = 60;
+  r.fine_frame = 1;
+  const Bytes padded = make_avi(r);
+  const Bytes in = with_junk_between_fields(padded, 2);
+  const Outcome o = run(in);
+  EXPECT_FALSE(o.replaced());
+  EXPECT_EQ(o.reason, Reason::kUnsupportedVariant);
+  EXPECT_NE(o.message.find("outside the images lighten can read"), std::string::npos) << o.message;
+  // Before any image was rewritten such a frame is harmless.
+  const Outcome first = run(with_junk_between_fields(padded, 0));
+  EXPECT_TRUE(first.replaced()) << first.message;
+
+  const Outcome good = run(padded);
+  ASSERT_TRUE(good.replaced()) << good.message;
+  testing::DirectContext context;
+  const Verdict v = verify_avi(in, with_junk_between_fields(good.bytes, 2), context);
+  EXPECT_FALSE(v.ok);
+  EXPECT_NE(v.problem.find("outside its readable images"), std::string::npos) << v.problem;
 }
 
 // The verifier refuses an output in which a frame without DHT follows a rewritten image: that is

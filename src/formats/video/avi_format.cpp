@@ -92,7 +92,7 @@ class AviWriter {
       ++tally_.frames;
       const std::string name = "frame " + std::to_string(tally_.frames) + " (" + fourcc_text(c.id) +
                                " at byte " + std::to_string(c.offset) + ")";
-      if (optimize_frame(data, context_, name, reader_gate(c, data), tally_, frame_)) {
+      if (optimize_frame(data, c.offset, context_, name, reader_gate(c, data), tally_, frame_)) {
         put32(c.id);
         put32(uint32_t(frame_.size()));
         out_.append(frame_);
@@ -313,11 +313,23 @@ Verdict verify_avi(ByteView input, ByteView output, Context& context) {
                   " has no Huffman tables after a rewritten image: ffmpeg would "
                   "decode it with the tables of the image before it",
               {}};
+    auto unwalked_after_rewrite = [&]() -> Verdict {
+      return {false,
+              where +
+                  " holds a JPEG scan outside its readable images after a rewritten image: "
+                  "ffmpeg would decode it with the tables of the image before it",
+              {}};
+    };
+    if (rewritten && holds_unwalked_scan(after, to)) return unwalked_after_rewrite();
     if (same_bytes(before, after)) continue;
     if (from.empty() || from.size() != to.size())
       return {false, where + ": the frame's JPEG images differ in number", {}};
     if (!same_bytes(before.subspan(from.back().end), after.subspan(to.back().end)))
       return {false, where + ": the bytes after the frame's last image changed", {}};
+    for (size_t k = 1; k < from.size(); ++k)
+      if (!same_bytes(before.subspan(from[k - 1].end, from[k].begin - from[k - 1].end),
+                      after.subspan(to[k - 1].end, to[k].begin - to[k - 1].end)))
+        return {false, where + ": the padding between the frame's images changed", {}};
     for (size_t k = 0; k < from.size(); ++k) {
       const ByteView u = before.subspan(from[k].begin, from[k].end - from[k].begin);
       const ByteView v = after.subspan(to[k].begin, to[k].end - to[k].begin);
@@ -331,6 +343,7 @@ Verdict verify_avi(ByteView input, ByteView output, Context& context) {
       if (item.quality.ssimulacra2)
         worst_score = std::min(worst_score.value_or(100.0), *item.quality.ssimulacra2);
     }
+    if (rewritten && holds_unwalked_scan(after, to)) return unwalked_after_rewrite();
   }
   for (size_t s = 0; s < a.streams.size() && s < b.streams.size(); ++s)
     if (a.streams[s].mjpeg != b.streams[s].mjpeg) return {false, "a stream header changed", {}};

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/errors.h"
 #include "formats/jpeg/perceptual.h"
 #include "formats/video/mjpeg.h"
 
@@ -31,7 +32,10 @@ FrameAttempt attempt_frame(ByteView chunk, const std::vector<JpegImageSpan>& ima
                            bool rewritten) {
   FrameAttempt a;
   a.rewritten = rewritten;
+  size_t copied_to = 0;  // the chunk's bytes up to here are in `a.bytes` or stand for an image
   for (const JpegImageSpan& span : images) {
+    a.bytes.insert(a.bytes.end(), chunk.begin() + copied_to, chunk.begin() + span.begin);
+    copied_to = span.end;
     const ByteView original = chunk.subspan(span.begin, span.end - span.begin);
     // Decoders use the K.3 tables when a frame has none; the optimiser gets them spelled out
     // so that the frame it writes carries the tables it needs.
@@ -41,8 +45,13 @@ FrameAttempt attempt_frame(ByteView chunk, const std::vector<JpegImageSpan>& ima
       ++a.no_dht;
     }
     const ByteView candidate = span.has_dht ? original : ByteView(completed);
+    // What the image would be written as if kept: after a rewritten image, one without DHT
+    // gets the tables spelled out, so an output smaller than that is the better choice, and
+    // the one a second run, handed those spelled-out bytes, would make.
+    const bool spelled_out_if_kept = !span.has_dht && a.rewritten;
+    const size_t kept_size = spelled_out_if_kept ? completed.size() : original.size();
     Outcome item = context.optimize_embedded_under(candidate, name, policy);
-    if (item.replaced() && item.bytes.size() < original.size()) {
+    if (item.replaced() && item.bytes.size() < kept_size) {
       a.scores.push_back(item.quality);
       a.requantised = a.requantised || !item.quality.pixels_identical;
       a.bytes.insert(a.bytes.end(), item.bytes.begin(), item.bytes.end());
@@ -50,7 +59,7 @@ FrameAttempt attempt_frame(ByteView chunk, const std::vector<JpegImageSpan>& ima
       continue;
     }
     if (!item.replaced()) ++a.kept[item.reason];
-    if (!span.has_dht && a.rewritten) {
+    if (spelled_out_if_kept) {
       a.bytes.insert(a.bytes.end(), completed.begin(), completed.end());
       ++a.tables_spelled_out;
       a.differs = true;
@@ -58,7 +67,7 @@ FrameAttempt attempt_frame(ByteView chunk, const std::vector<JpegImageSpan>& ima
       a.bytes.insert(a.bytes.end(), original.begin(), original.end());
     }
   }
-  a.bytes.insert(a.bytes.end(), chunk.begin() + images.back().end, chunk.end());
+  a.bytes.insert(a.bytes.end(), chunk.begin() + copied_to, chunk.end());
   return a;
 }
 
@@ -117,10 +126,20 @@ FrameAttempt gate_frame(ByteView chunk, const std::vector<JpegImageSpan>& images
 
 }  // namespace
 
-bool optimize_frame(ByteView chunk, Context& context, const std::string& name, ReaderGate* gate,
-                    FrameTally& tally, Bytes& out) {
+bool optimize_frame(ByteView chunk, size_t offset, Context& context, const std::string& name,
+                    ReaderGate* gate, FrameTally& tally, Bytes& out) {
   const std::vector<JpegImageSpan> images = split_mjpeg_chunk(chunk);
+  // A field lighten cannot walk to, kept as it is, would be decoded with the tables of the image
+  // before it.
+  auto refuse_unwalked_fields = [&](bool rewritten) {
+    if (rewritten && holds_unwalked_scan(chunk, images))
+      throw FormatError(Reason::kUnsupportedVariant, offset,
+                        name +
+                            " holds a JPEG scan outside the images lighten can read, after a "
+                            "rewritten image: ffmpeg would decode it with that image's tables");
+  };
   if (images.empty()) {
+    refuse_unwalked_fields(tally.rewritten);
     ++tally.not_jpeg;
     return false;
   }
@@ -133,6 +152,7 @@ bool optimize_frame(ByteView chunk, Context& context, const std::string& name, R
   FrameAttempt a = attempt_frame(chunk, images, context, start, name, tally.rewritten);
   if (gate && a.requantised)
     a = gate_frame(chunk, images, context, name, *gate, tally, start, std::move(a));
+  refuse_unwalked_fields(a.rewritten);
   tally.no_dht += a.no_dht;
   tally.tables_spelled_out += a.tables_spelled_out;
   for (const auto& [reason, n] : a.kept) tally.kept[reason] += n;

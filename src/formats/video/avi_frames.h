@@ -39,7 +39,8 @@ struct FrameTally {
 
 // Optimises the JPEG images of one frame chunk into `out`; returns true when `out` differs from
 // the chunk. `gate` (perceptual modes; nullptr otherwise) has taken this chunk as its reference.
-bool optimize_frame(ByteView chunk, Context& context, const std::string& name, ReaderGate* gate,
-                    FrameTally& tally, Bytes& out);
+// Throws FormatError for a frame whose unreadable part would decode wrongly after a rewrite.
+bool optimize_frame(ByteView chunk, size_t offset, Context& context, const std::string& name,
+                    ReaderGate* gate, FrameTally& tally, Bytes& out);
 
 }  // namespace lighten::video

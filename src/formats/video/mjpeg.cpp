@@ -81,6 +81,15 @@ bool walk_image(ByteView in, size_t begin, JpegImageSpan& span) {
   return false;
 }
 
+// Where the next image may start after one that ended at `pos`: writers pad fields with zero or
+// 0xFF bytes, which ffmpeg skips on its way to the next marker.
+size_t after_padding(ByteView in, size_t pos) {
+  while (pos < in.size() && (in[pos] == 0x00 || in[pos] == 0xFF) &&
+         !(in[pos] == 0xFF && pos + 1 < in.size() && in[pos + 1] == kSoi))
+    ++pos;
+  return pos;
+}
+
 }  // namespace
 
 std::vector<JpegImageSpan> split_mjpeg_chunk(ByteView chunk) {
@@ -89,12 +98,19 @@ std::vector<JpegImageSpan> split_mjpeg_chunk(ByteView chunk) {
   // Two fields at most in practice; a few more are tolerated, an endless list is not.
   while (images.size() < 8 && pos < chunk.size()) {
     JpegImageSpan span;
-    if (!walk_image(chunk, pos, span)) break;
+    if (!walk_image(chunk, images.empty() ? pos : after_padding(chunk, pos), span)) break;
     images.push_back(span);
     pos = span.end;
   }
   if (images.empty() || (pos < chunk.size() && images.size() == 8)) return {};
   return images;
+}
+
+bool holds_unwalked_scan(ByteView chunk, const std::vector<JpegImageSpan>& images) {
+  // Padding between images holds no marker; what follows the last one may.
+  for (size_t i = images.empty() ? 0 : images.back().end; i + 1 < chunk.size(); ++i)
+    if (chunk[i] == 0xFF && chunk[i + 1] == kSos) return true;
+  return false;
 }
 
 Bytes with_standard_huffman_tables(ByteView image, const JpegImageSpan& span) {

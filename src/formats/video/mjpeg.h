@@ -16,10 +16,14 @@ struct JpegImageSpan {
   bool has_dht = false;  // a DHT segment comes before the first scan
 };
 
-// The JPEG images a video chunk holds back to back (interlaced MJPEG stores two fields), or an
-// empty list when the chunk does not start with a well-formed JPEG. Bytes after the last EOI
-// (padding) are not part of any image.
+// The JPEG images a video chunk holds (interlaced MJPEG stores two fields), back to back or with
+// zero or 0xFF padding between them, or an empty list when the chunk does not start with a
+// well-formed JPEG. Padding and the bytes after the last EOI are not part of any image.
 std::vector<JpegImageSpan> split_mjpeg_chunk(ByteView chunk);
+
+// Whether the chunk holds an SOS marker outside `images` (its split): a field lighten cannot walk,
+// which ffmpeg, skipping to markers, may still decode.
+bool holds_unwalked_scan(ByteView chunk, const std::vector<JpegImageSpan>& images);
 
 // The image with the standard tables of ITU T.81 K.3 inserted before its first scan: the tables
 // decoders assume when an MJPEG frame has no DHT (AVI1 / OpenDML MJPEG).
