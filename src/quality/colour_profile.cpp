@@ -10,6 +10,11 @@
 #include "quality/xyb.h"
 
 namespace lighten {
+
+std::optional<std::string> icc_header_data_space(ByteView icc) {
+  if (icc.size() < 20) return std::nullopt;
+  return std::string(icc.begin() + 16, icc.begin() + 20);
+}
 namespace {
 
 struct ProfileCloser {

@@ -16,6 +16,10 @@
 
 namespace lighten {
 
+// The data colour space an ICC profile's header declares ("RGB ", "GRAY", "CMYK", "Lab ", ...:
+// bytes 16-19); nullopt for fewer than 20 bytes.
+std::optional<std::string> icc_header_data_space(ByteView icc);
+
 class ProfileColour {
  public:
   // From an ICC profile's bytes, for images of `channels` samples a pixel (1 gray, 3 RGB, 4

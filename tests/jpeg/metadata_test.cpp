@@ -151,6 +151,21 @@ TEST(JpegMetadata, StripDropsOrientationOne) {
   EXPECT_EQ(labels(out.bytes), std::vector<std::string>{"APP0 JFIF"});
 }
 
+// Motion-JPEG frames say which field comes first in APP0 "AVI1" (ffmpeg reads it to interlace
+// them): strip keeps it.
+TEST(JpegMetadata, StripKeepsTheFieldOrderOfMotionJpeg) {
+  EncodeOptions o;
+  o.markers = {{JPEG_APP0, std::string("AVI1\x02\0\0\0\0\0\0\0\0\0", 14)}, {JPEG_COM, "a comment"}};
+  const Bytes in = make_jpeg(o);
+  ASSERT_EQ(labels(in), (std::vector<std::string>{"APP0 JFIF", "APP0 AVI1", "COM comment"}));
+  Policy p;
+  p.metadata = MetadataPolicy::kStrip;
+  TestContext context(p);
+  const Outcome out = optimize_jpeg(in, context);
+  ASSERT_TRUE(out.replaced()) << out.message;
+  EXPECT_EQ(labels(out.bytes), (std::vector<std::string>{"APP0 JFIF", "APP0 AVI1"}));
+}
+
 TEST(JpegMetadata, SegmentsAfterTheFrameStayAfterIt) {
   // ICC after SOF, as some writers do: move the APP2 written by libjpeg behind the SOF.
   EncodeOptions o;

@@ -8,6 +8,7 @@
 
 #include "codecs/exif.h"
 #include "formats/jpeg/mpf.h"
+#include "quality/colour_profile.h"
 
 namespace lighten::jpeg {
 namespace {
@@ -30,6 +31,8 @@ bool is_jfif(const Segment& s) {
   return s.marker == kApp0 && payload_starts(s, std::string_view("JFIF\0", 5));
 }
 bool is_adobe(const Segment& s) { return s.marker == 0xEE && payload_starts(s, "Adobe"); }
+// Motion-JPEG's field order (ffmpeg reads which field of an interlaced frame comes first).
+bool is_avi1(const Segment& s) { return s.marker == kApp0 && payload_starts(s, "AVI1"); }
 
 bool contains(ByteView bytes, std::string_view needle) {
   auto it = std::search(bytes.begin(), bytes.end(), needle.begin(), needle.end());
@@ -45,7 +48,8 @@ bool keep_in_safe(const Segment& s) {
 // Strip keeps only what changes decoding or display, and lighten's marker (it guards the
 // image against generation loss).
 bool keep_in_strip(const Segment& s) {
-  return is_jfif(s) || is_icc(s) || is_adobe(s) || is_mpf_segment(s) || is_quality_marker(s);
+  return is_jfif(s) || is_icc(s) || is_adobe(s) || is_avi1(s) || is_mpf_segment(s) ||
+         is_quality_marker(s);
 }
 
 }  // namespace
@@ -85,6 +89,7 @@ std::string segment_label(const Segment& s) {
   if (is_jfif(s)) return "JFIF";
   if (s.marker == kApp0 && payload_starts(s, std::string_view("JFXX\0", 5))) return "JFXX";
   if (is_adobe(s)) return "Adobe";
+  if (is_avi1(s)) return "AVI1";
   if (s.marker == 0xED && payload_starts(s, "Photoshop 3.0")) return "Photoshop";
   if (s.marker == 0xEC && payload_starts(s, "Ducky")) return "Ducky";
   if (s.marker == kCom) return "comment";
@@ -93,13 +98,12 @@ std::string segment_label(const Segment& s) {
 
 std::optional<std::string> icc_data_space(const Layout& layout) {
   // After "ICC_PROFILE\0", a chunk's number and the chunk count, then the profile's bytes.
-  constexpr size_t kProfileStart = 14, kDataSpace = 16;
+  constexpr size_t kProfileStart = 14;
   for (const Segment& s : layout.segments) {
     if (s.marker == kSos) break;
     if (!is_icc(s) || s.payload.size() <= 12 || s.payload[12] != 1) continue;
-    if (s.payload.size() < kProfileStart + kDataSpace + 4) return std::nullopt;
-    const ByteView space = s.payload.subspan(kProfileStart + kDataSpace, 4);
-    return std::string(space.begin(), space.end());
+    if (s.payload.size() < kProfileStart) return std::nullopt;
+    return icc_header_data_space(s.payload.subspan(kProfileStart));
   }
   return std::nullopt;
 }
@@ -198,6 +202,8 @@ std::optional<uint8_t> transform_of(uint8_t marker, ByteView payload) {
   return payload[kAdobeTransformInPayload];
 }
 }  // namespace
+
+bool libjpeg_reads_jfif(const Segment& s) { return is_jfif(s) && s.payload.size() >= 14; }
 
 std::optional<uint8_t> adobe_transform(const Segment& s) {
   return transform_of(s.marker, s.payload);

@@ -27,6 +27,10 @@ struct MetadataPlan {
 
 MetadataPlan plan_metadata(ByteView input, const Layout& layout, MetadataPolicy policy);
 
+// Whether libjpeg recognises the segment as JFIF: APP0 "JFIF\0" with its fixed fields (a payload
+// of 14 bytes or more). JFIF makes it read three planes as YCbCr whatever their identifiers.
+bool libjpeg_reads_jfif(const Segment& s);
+
 // The colour transform byte of an Adobe APP14 segment (payload "Adobe", version, flags0, flags1,
 // then the transform: 0 RGB or CMYK, 1 YCbCr, 2 YCCK), read as libjpeg reads it (from payloads
 // of 12 bytes or more); nullopt for any other segment.

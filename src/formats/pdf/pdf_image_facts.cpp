@@ -89,8 +89,7 @@ Bytes intent_profile(QPDFObjectHandle profile) {
 void collect_output_intent(QPDFObjectHandle intent, ImageFacts& facts) {
   if (!intent.isDictionary()) return;
   const Bytes icc = intent_profile(intent.getKey("/DestOutputProfile"));
-  if (icc.size() < 20) return;  // no profile a viewer could follow
-  const std::string space(icc.begin() + 16, icc.begin() + 20);
+  const std::string space = icc_header_data_space(icc).value_or("");  // "": none to follow
   if (space == "CMYK") facts.redefined_device_spaces.insert("/DeviceCMYK");
   if (space == "RGB " && !ProfileColour::shows_as_srgb(icc, 3))
     facts.redefined_device_spaces.insert("/DeviceRGB");

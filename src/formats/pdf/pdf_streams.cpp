@@ -7,10 +7,12 @@
 
 #include "codecs/deflate.h"
 #include "formats/jpeg/markers.h"
+#include "formats/jpeg/metadata.h"
 #include "formats/pdf/pdf_document.h"
 #include "formats/pdf/pdf_flate_jpeg.h"
 #include "formats/pdf/pdf_predictors.h"
 #include "quality/calibrated_space.h"
+#include "quality/colour_profile.h"
 
 namespace lighten::pdf {
 namespace {
@@ -100,17 +102,9 @@ bool rgb_by_identifiers_alone(ByteView jpeg) {
     const jpeg::Layout layout = jpeg::parse_layout(jpeg);
     const auto& c = layout.frame.components;
     if (c.size() != 3 || c[0].id != 'R' || c[1].id != 'G' || c[2].id != 'B') return false;
-    auto starts = [](ByteView payload, std::string_view tag, size_t min_size) {
-      return payload.size() >= min_size &&
-             std::equal(tag.begin(), tag.end(), payload.begin(),
-                        [](char a, uint8_t b) { return uint8_t(a) == b; });
-    };
     for (const jpeg::Segment& segment : layout.segments) {
       if (segment.marker == 0xDA) break;
-      // As libjpeg recognises them: JFIF with its fixed fields, Adobe with its transform byte.
-      if ((segment.marker == 0xE0 && starts(segment.payload, std::string_view("JFIF\0", 5), 14)) ||
-          (segment.marker == 0xEE && starts(segment.payload, "Adobe", 12)))
-        return false;
+      if (jpeg::libjpeg_reads_jfif(segment) || jpeg::adobe_transform(segment)) return false;
     }
     return true;
   } catch (const FormatError&) {
@@ -124,8 +118,8 @@ std::string icc_data_space(QPDFObjectHandle profile) {
   if (!profile.isStream()) return {};
   try {
     const std::shared_ptr<Buffer> data = profile.getStreamData(qpdf_dl_generalized);
-    if (!data || data->getSize() < 20) return {};
-    return std::string(reinterpret_cast<const char*>(data->getBuffer()) + 16, 4);
+    if (!data) return {};
+    return icc_header_data_space(ByteView(data->getBuffer(), data->getSize())).value_or("");
   } catch (const std::exception&) {
     return {};
   }
