@@ -3,18 +3,24 @@
 // their pictures decode to the same pixels; what cannot be rewritten is left with a reason.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "cfb/cfb_maker.h"
 #include "formats/cfb/compound_file.h"
+#include "formats/office_binary/ppt_format.h"
 #include "formats/office_binary/ppt_pictures.h"
 #include "formats/office_binary/xls_workbook.h"
 #include "lighten/lighten.h"
 #include "office_binary/record_maker.h"
+#include "support/direct_context.h"
 #include "support/jpeg_maker.h"
 
 namespace lighten {
 namespace {
 
 using testing::container;
+
+constexpr uint16_t kMsoDrawing = 0x00EC;  // a sheet's shapes
 
 // A JPEG with Huffman tables left unoptimised: the lossless optimiser can always shrink it.
 Bytes plain_jpeg(int width) {
@@ -33,8 +39,10 @@ Bytes current_user(uint32_t token) {
   return testing::officeart(0, 0, 0x0FF6, body);
 }
 
+// `shapes`: records placed in the document container after the drawing group (a slide's
+// property tables, say).
 Bytes make_ppt(const std::vector<Bytes>& images, uint32_t token = 0xE391C05F,
-               const std::vector<testing::CfbItem>& extra = {}) {
+               const std::vector<testing::CfbItem>& extra = {}, const Bytes& shapes = {}) {
   Bytes pictures;
   std::vector<Bytes> entries;
   for (const Bytes& image : images) {
@@ -47,7 +55,8 @@ Bytes make_ppt(const std::vector<Bytes>& images, uint32_t token = 0xE391C05F,
                 {testing::officeart(1, 0, 0x03E9, Bytes(40, 3)),
                  container(ppt::kDrawingGroupContainer,
                            {container(officeart::kDggContainer,
-                                      {container(officeart::kBStoreContainer, entries)})})});
+                                      {container(officeart::kBStoreContainer, entries)})}),
+                 shapes});
   std::vector<testing::CfbItem> items = {{"Current User", current_user(token)},
                                          {"PowerPoint Document", document},
                                          {"Pictures", pictures},
@@ -56,7 +65,8 @@ Bytes make_ppt(const std::vector<Bytes>& images, uint32_t token = 0xE391C05F,
   return testing::make_cfb(items);
 }
 
-Bytes make_xls(const Bytes& image) {
+// `sheet_drawing`: the payload of an MsoDrawing record in the sheet.
+Bytes make_xls(const Bytes& image, const Bytes& sheet_drawing = {}) {
   const Bytes blip = testing::jpeg_blip(image);
   const Bytes dgg = container(
       officeart::kDggContainer,
@@ -72,6 +82,7 @@ Bytes make_xls(const Bytes& image) {
   testing::append(s, testing::biff(xls::kEof, {}));
   officeart::put_u32le(s, sheet_field, uint32_t(s.size()));
   testing::append(s, testing::biff_bof(0x0010));
+  if (!sheet_drawing.empty()) testing::append(s, testing::biff(kMsoDrawing, sheet_drawing));
   testing::append(s, testing::biff(xls::kEof, {}));
   return testing::make_cfb({{"Workbook", s}, {"CompObj", Bytes(100, 5)}});
 }
@@ -128,6 +139,47 @@ TEST(OfficeBinaryFormat, XlsPicturesShrinkLosslessly) {
   EXPECT_EQ(testing::decode_jpeg_pixels(pictures[0].after),
             testing::decode_jpeg_pixels(pictures[0].before));
   EXPECT_FALSE(optimize(o.bytes, Policy{}).replaced());
+}
+
+// In the perceptual modes a document that shows a picture through a colour key (here "Set
+// Transparent Colour"), black and white or raised contrast keeps every picture lossless,
+// optimised and verified so; without such an effect its pictures are requantised.
+TEST(OfficeBinaryFormat, PicturesShownThroughEffectsStayLossless) {
+  const std::vector<Bytes> images = {plain_jpeg(320), plain_jpeg(256)};
+  REQUIRE_REGISTERED(make_ppt(images));
+  Policy high;
+  high.mode = Mode::kHigh;
+  const Bytes key = testing::property_table({{0x4104, 1}, {0x0107, 0x00FFFFFF}});
+  const Bytes no_key = testing::property_table({{0x4104, 1}, {0x0107, 0xFFFFFFFF}});
+  const Outcome plain = optimize(make_ppt(images, 0xE391C05F, {}, no_key), high);
+  ASSERT_TRUE(plain.replaced()) << plain.message;
+  EXPECT_FALSE(plain.quality.pixels_identical);
+  const Bytes keyed_ppt = make_ppt(images, 0xE391C05F, {}, key);
+  const Outcome keyed = optimize(keyed_ppt, high);
+  ASSERT_TRUE(keyed.replaced()) << keyed.message;
+  EXPECT_TRUE(keyed.quality.pixels_identical);
+  EXPECT_NE(keyed.detail.find("colour key"), std::string::npos) << keyed.detail;
+  EXPECT_GT(keyed.bytes.size(), plain.bytes.size());
+  // The verifier holds such a document to identical pixels: the requantised output, its table
+  // given the key, is refused.
+  testing::DirectContext context(high);
+  EXPECT_TRUE(verify_ppt(make_ppt(images, 0xE391C05F, {}, no_key), plain.bytes, context).ok);
+  cfb::CompoundFile requantised = cfb::CompoundFile::parse(plain.bytes);
+  Bytes document = *requantised.read_stream("PowerPoint Document");
+  const auto at = std::search(document.begin(), document.end(), no_key.begin(), no_key.end());
+  ASSERT_NE(at, document.end());
+  std::copy(key.begin(), key.end(), at);
+  requantised.replace_stream("PowerPoint Document", document);
+  const Verdict v = verify_ppt(keyed_ppt, requantised.serialize(), context);
+  EXPECT_FALSE(v.ok);
+
+  const Bytes bilevel = testing::property_table({{0x013F, 0x00020002}});
+  const Outcome xls_plain = optimize(make_xls(plain_jpeg(400)), high);
+  ASSERT_TRUE(xls_plain.replaced()) << xls_plain.message;
+  EXPECT_FALSE(xls_plain.quality.pixels_identical);
+  const Outcome xls_bilevel = optimize(make_xls(plain_jpeg(400), bilevel), high);
+  ASSERT_TRUE(xls_bilevel.replaced()) << xls_bilevel.message;
+  EXPECT_TRUE(xls_bilevel.quality.pixels_identical);
 }
 
 TEST(OfficeBinaryFormat, EncryptedAndSignedPresentationsAreLeftAlone) {

@@ -41,6 +41,17 @@ inline RecordBytes container(uint16_t type, const std::vector<RecordBytes>& chil
   return officeart(0xF, instance, type, body);
 }
 
+// An OfficeArtFOPT (or, with `type` 0xF122, a tertiary one) of simple properties: id, value.
+inline RecordBytes property_table(const std::vector<std::pair<uint16_t, uint32_t>>& properties,
+                                  uint16_t type = 0xF00B) {
+  RecordBytes body;
+  for (const auto& [id, value] : properties) {
+    put16(body, id);
+    put32(body, value);
+  }
+  return officeart(3, unsigned(properties.size()), type, body);
+}
+
 // A JPEG BLIP (one UID) or PNG BLIP around `image`; `uid_byte` fills the UID.
 inline RecordBytes jpeg_blip(const RecordBytes& image, uint8_t uid_byte = 0x11) {
   RecordBytes body(16, uid_byte);

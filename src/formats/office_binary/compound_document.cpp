@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/worst_quality.h"
+#include "formats/office_binary/picture_effects.h"
 
 namespace lighten::office_binary {
 namespace {
@@ -37,11 +38,18 @@ Bytes required_stream(const cfb::CompoundFile& file, std::string_view path, std:
   return std::move(*stream);
 }
 
+Policy picture_policy(const Policy& policy, ByteView drawings) {
+  Policy pictures = policy;
+  if (pictures.mode != Mode::kLossless && officeart::shows_pictures_through_effects(drawings))
+    pictures.mode = Mode::kLossless;
+  return pictures;
+}
+
 officeart::PictureRewriter PictureOptimizer::rewriter() {
   return [this](ByteView image, const std::string& name) -> std::optional<Bytes> {
     if (context_.out_of_time())
       throw FormatError(Reason::kLimitExceeded, 0, "the time budget ran out");
-    Outcome item = context_.optimize_embedded(image, name);
+    Outcome item = context_.optimize_embedded_under(image, name, pictures_);
     for (auto& w : item.warnings) outcome_.warnings.push_back(name + ": " + w);
     if (!item.replaced() || item.bytes.size() >= image.size()) return std::nullopt;
     ++optimised_[sniff(image)];
@@ -53,7 +61,13 @@ std::string PictureOptimizer::detail() const {
   std::string detail;
   for (const auto& [kind, n] : optimised_)
     detail += (detail.empty() ? "" : ", ") + std::to_string(n) + " " + std::string(kind_name(kind));
-  return detail.empty() ? detail : detail + " optimised";
+  if (!detail.empty()) detail += " optimised";
+  if (pictures_.mode != context_.policy().mode)
+    detail += (detail.empty() ? "" : "; ") +
+              std::string(
+                  "pictures optimised losslessly (the document shows pictures through a "
+                  "colour key, a black-and-white threshold or raised contrast)");
+  return detail;
 }
 
 std::string compare_storage(const cfb::CompoundFile& before, const cfb::CompoundFile& after,
@@ -72,11 +86,13 @@ std::string compare_storage(const cfb::CompoundFile& before, const cfb::Compound
   return {};
 }
 
-Verdict verify_pictures(const std::vector<officeart::PicturePair>& pictures, Context& context) {
+Verdict verify_pictures(const std::vector<officeart::PicturePair>& pictures, Context& context,
+                        ByteView drawings) {
   Verdict verdict;
   verdict.quality.pixels_identical = true;
+  const Policy policy = picture_policy(context.policy(), drawings);
   for (const auto& p : pictures) {
-    const Verdict item = context.verify_embedded(p.before, p.after);
+    const Verdict item = context.verify_embedded_under(p.before, p.after, policy);
     if (!item.ok) return {false, p.name + ": " + item.problem, {}};
     fold_worst(verdict.quality, item.quality);
   }

@@ -34,7 +34,7 @@ Outcome optimize_ppt(ByteView input, Context& context) {
     outcome.message = "the presentation has no pictures";
     return outcome;
   }
-  office_binary::PictureOptimizer optimizer(context, outcome);
+  office_binary::PictureOptimizer optimizer(context, outcome, document);
   std::optional<ppt::PicturesRewrite> rewrite =
       ppt::rewrite_pictures(document, *pictures, optimizer.rewriter());
   if (!rewrite) {
@@ -66,7 +66,7 @@ Verdict verify_ppt(ByteView input, ByteView output, Context& context) {
   const std::string problem =
       ppt::compare_pictures(*document_in, *pictures_in, *document_out, *pictures_out, changed);
   if (!problem.empty()) return {false, problem, {}};
-  return office_binary::verify_pictures(changed, context);
+  return office_binary::verify_pictures(changed, context, *document_in);
 }
 
 void describe_ppt(ByteView input, FileInfo& info) {
