@@ -3,9 +3,11 @@
 // streams go to the record parser directly too. Any other input feeds the record parser
 // alone: 4 bytes (little-endian) give the length of the `PowerPoint Document` stream that
 // follows, the rest is the `Pictures` stream. The direct runs cut every picture in half, and
-// the verifier's comparison must accept what the rewriter produced.
+// the verifier's comparison must accept what the rewriter produced; the picture-effect scan
+// reads the document stream too.
 #include "core/bytes.h"
 #include "formats/cfb/compound_file.h"
+#include "formats/office_binary/picture_effects.h"
 #include "formats/office_binary/ppt_pictures.h"
 #include "fuzz/through_api.h"
 
@@ -18,6 +20,7 @@ void check_records(ByteView document, ByteView pictures) {
                                               const std::string&) -> std::optional<Bytes> {
     return Bytes(image.begin(), image.begin() + image.size() / 2);
   };
+  (void)officeart::shows_pictures_through_effects(document);
   try {
     (void)ppt::current_user_says_encrypted(document);
     const auto out = ppt::rewrite_pictures(document, pictures, halve);
