@@ -5,14 +5,17 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 
 #include "formats/cfb/compound_file.h"
 #include "formats/hwp/hwp_document.h"
 #include "formats/hwp/hwp_format.h"
+#include "formats/hwp/hwp_records.h"
 #include "hwp/hwp_maker.h"
-#include "support/direct_context.h"
 #include "lighten/lighten.h"
 #include "support/corpus.h"
+#include "support/direct_context.h"
 #include "support/jpeg_maker.h"
 #include "support/png_maker.h"
 
@@ -171,6 +174,44 @@ TEST(HwpCorpus, BrokenAndTruncatedInputsEndInAReason) {
       }
     }
   }
+}
+
+// The picture info is read at its place in real documents: every picture shape of the corpus
+// names one of the BinData items its DocInfo declares (by their order, from 1), with an effect
+// and levels the format defines.
+TEST(HwpCorpus, PictureShapesNameDeclaredItems) {
+  const auto files = testing::corpus_files("hwp");
+  LIGHTEN_REQUIRE_CORPUS(files, "hwp");
+  size_t shapes = 0;
+  for (const auto& path : files) {
+    SCOPED_TRACE(path.filename().string());
+    const Bytes in = testing::read_file(path);
+    std::optional<cfb::CompoundFile> file;
+    std::optional<hwp::FileHeader> header;
+    try {
+      file = cfb::CompoundFile::parse(in);
+      header = hwp::read_file_header(*file);
+      hwp::refuse_protected(*header, *file);
+    } catch (const FormatError&) {
+      continue;  // broken and protected documents: other tests
+    }
+    const size_t declared =
+        hwp::bin_data_items(hwp::doc_info_records(*file, *header, 64u << 20)).size();
+    for (const std::string& stream : file->stream_paths()) {
+      if (!stream.starts_with("BodyText/Section")) continue;
+      const Bytes raw = *file->read_stream(stream);
+      const Bytes section = header->compressed() ? content_of(raw) : raw;
+      for (const hwp::PictureLook& look : hwp::picture_looks(section)) {
+        ++shapes;
+        EXPECT_GE(look.bin_item, 1u);
+        EXPECT_LE(look.bin_item, declared);
+        EXPECT_TRUE(look.effect <= 2 || look.effect == 4) << int(look.effect);
+        EXPECT_LE(std::abs(int(look.brightness)), 100);
+        EXPECT_LE(std::abs(int(look.contrast)), 100);
+      }
+    }
+  }
+  EXPECT_GT(shapes, 0u);
 }
 
 }  // namespace

@@ -227,6 +227,44 @@ TEST(HwpFormat, VerifierCatchesChangedContent) {
   EXPECT_FALSE(verify_hwp(doc, tampered("DocInfo", no_trailer), context).ok);
 }
 
+// In the perceptual modes a picture shape shown in black and white or with raised contrast keeps
+// every picture lossless, optimised and verified so; a washed-out or grey picture does not.
+TEST(HwpFormat, PicturesShownInBlackAndWhiteOrRaisedContrastStayLossless) {
+  Policy high;
+  high.mode = Mode::kHigh;
+  DirectContext context(high);
+  auto with_shape = [](int8_t contrast, uint8_t effect) {
+    HwpRecipe r = picture_document();
+    r.shapes = {{0, 0, 2}, {contrast, effect, 1}};
+    return make_hwp(r);
+  };
+  for (const auto& [contrast, effect] : {std::pair<int8_t, uint8_t>{-30, 0}, {0, 1}}) {
+    const Outcome o = optimize_hwp(with_shape(contrast, effect), context);
+    ASSERT_TRUE(o.replaced()) << o.message;
+    EXPECT_FALSE(o.quality.pixels_identical) << o.detail;
+  }
+  for (const auto& [contrast, effect] : {std::pair<int8_t, uint8_t>{20, 0}, {0, 2}}) {
+    const Outcome o = optimize_hwp(with_shape(contrast, effect), context);
+    ASSERT_TRUE(o.replaced()) << o.message;
+    const Verdict v = verify_hwp(with_shape(contrast, effect), o.bytes, context);
+    EXPECT_TRUE(v.ok) << v.problem;
+    EXPECT_TRUE(v.quality.pixels_identical);
+    EXPECT_EQ(
+        testing::decode_jpeg_pixels(inflated(o.bytes, "BinData/BIN0001.jpg")),
+        testing::decode_jpeg_pixels(inflated(with_shape(contrast, effect), "BinData/BIN0001.jpg")));
+    EXPECT_NE(o.detail.find("black and white or with raised contrast"), std::string::npos)
+        << o.detail;
+  }
+  // The verifier holds such a document to identical pixels: a requantised picture is refused.
+  const Outcome requantised = optimize_hwp(with_shape(0, 0), context);
+  ASSERT_TRUE(requantised.replaced());
+  auto file = cfb::CompoundFile::parse(requantised.bytes);
+  const Bytes black_and_white = with_shape(0, 2);
+  file.replace_stream("BodyText/Section0", stream(black_and_white, "BodyText/Section0"));
+  EXPECT_TRUE(verify_hwp(with_shape(0, 0), requantised.bytes, context).ok);
+  EXPECT_FALSE(verify_hwp(black_and_white, file.serialize(), context).ok);
+}
+
 TEST(HwpFormat, PreviewImageIsOptimised) {
   HwpRecipe r;
   r.preview = testing::make_png({.width = 150, .height = 200, .text = {}});

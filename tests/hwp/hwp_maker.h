@@ -20,6 +20,13 @@ struct HwpBinItem {
   bool declared = true;      // false: a stream no DocInfo record names
 };
 
+// A picture shape in the section: its picture info (HWPTAG_SHAPE_COMPONENT_PICTURE).
+struct HwpPictureShape {
+  int8_t contrast = 0;
+  uint8_t effect = 0;  // 2: black and white
+  uint16_t bin_item = 1;
+};
+
 struct HwpRecipe {
   uint32_t version = 0x05000304;
   uint32_t properties = 1;  // bit 0 compressed
@@ -28,6 +35,7 @@ struct HwpRecipe {
   std::vector<uint8_t> preview;  // PrvImage when not empty
   enum class Trailer { kNone, kCrc, kZeroCrc } trailer = Trailer::kCrc;
   bool view_text = false;  // a ViewText storage, as distribution documents have
+  std::vector<HwpPictureShape> shapes;
 };
 
 inline void put_le16(std::vector<uint8_t>& v, uint32_t x) {
@@ -87,13 +95,23 @@ inline std::vector<uint8_t> hwp_doc_info(const HwpRecipe& r) {
   return out;
 }
 
-inline std::vector<uint8_t> hwp_section(const std::u16string& text) {
+inline std::vector<uint8_t> hwp_section(const std::u16string& text,
+                                        const std::vector<HwpPictureShape>& shapes = {}) {
   std::vector<uint8_t> out, header(22, 0), chars;
   header[0] = uint8_t(text.size() + 1);
   put_record(out, 0x42, 0, header);  // PARA_HEADER
   for (char16_t c : text) put_le16(chars, c);
   put_le16(chars, 13);
   put_record(out, 0x43, 1, chars);  // PARA_TEXT
+  for (const HwpPictureShape& shape : shapes) {
+    // Border, image and crop rectangles, margins (68 bytes), then the picture info.
+    std::vector<uint8_t> picture(78, 0);
+    picture[69] = uint8_t(shape.contrast);
+    picture[70] = shape.effect;
+    picture[71] = uint8_t(shape.bin_item);
+    picture[72] = uint8_t(shape.bin_item >> 8);
+    put_record(out, 0x55, 3, picture);  // SHAPE_COMPONENT_PICTURE
+  }
   return out;
 }
 
@@ -116,7 +134,7 @@ inline std::vector<uint8_t> make_hwp(const HwpRecipe& r) {
   std::vector<CfbItem> items = {
       {"FileHeader", header},
       {"DocInfo", pack(hwp_doc_info(r), compressed)},
-      {"BodyText/Section0", pack(hwp_section(r.text), compressed)},
+      {"BodyText/Section0", pack(hwp_section(r.text, r.shapes), compressed)},
       {"\x05HwpSummaryInformation", std::vector<uint8_t>(300, 0x5A)},
       {"PrvText", {'H', 0, 'i', 0}},
       {"Scripts/JScriptVersion", pack({1, 0, 0, 0, 0, 0, 0, 0}, compressed)},

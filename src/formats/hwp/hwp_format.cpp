@@ -65,13 +65,13 @@ struct Tally {
   std::multimap<std::pair<size_t, uint32_t>, std::pair<Bytes, std::optional<Bytes>>> seen;
 };
 
-// The engine's output for an embedded image, or nullopt to keep it.
+// The engine's output for an embedded image (under `pictures`), or nullopt to keep it.
 std::optional<Bytes> optimise_image(const Bytes& content, Kind kind, const std::string& path,
-                                    Context& context, Tally& tally) {
+                                    Context& context, const Policy& pictures, Tally& tally) {
   const std::pair<size_t, uint32_t> key{content.size(), crc32_of(content)};
   for (auto [it, end] = tally.seen.equal_range(key); it != end; ++it)
     if (it->second.first == content) return it->second.second;
-  Outcome item = context.optimize_embedded(content, path);
+  Outcome item = context.optimize_embedded_under(content, path, pictures);
   for (std::string& w : item.warnings) tally.warnings.push_back(path + ": " + w);
   std::optional<Bytes> result;
   if (item.replaced() && sniff(item.bytes) == kind) result = std::move(item.bytes);
@@ -81,7 +81,8 @@ std::optional<Bytes> optimise_image(const Bytes& content, Kind kind, const std::
 
 // One stream's new bytes, or nullopt to keep it as it is.
 std::optional<Bytes> optimise_stream(const StreamPlan& plan, ByteView raw, Context& context,
-                                     ExpansionBudget& budget, Tally& tally) {
+                                     const Policy& pictures, ExpansionBudget& budget,
+                                     Tally& tally) {
   const int effort = context.policy().effort;
   if (plan.role == StreamRole::kFileHeader || plan.role == StreamRole::kOther) return std::nullopt;
   if (plan.role == StreamRole::kRecords && !plan.deflated) {
@@ -109,7 +110,8 @@ std::optional<Bytes> optimise_stream(const StreamPlan& plan, ByteView raw, Conte
   const Kind kind = sniff(content);
   bool changed = false;
   if (plan.may_hold_image && kind != Kind::kUnknown) {
-    if (std::optional<Bytes> image = optimise_image(content, kind, plan.path, context, tally)) {
+    if (std::optional<Bytes> image =
+            optimise_image(content, kind, plan.path, context, pictures, tally)) {
       content = std::move(*image);
       changed = true;
       ++tally.optimised[kind];
@@ -123,7 +125,7 @@ std::optional<Bytes> optimise_stream(const StreamPlan& plan, ByteView raw, Conte
   return packed;
 }
 
-std::string describe_tally(const Tally& tally) {
+std::string describe_tally(const Tally& tally, bool lossless_for_effects) {
   std::string detail;
   for (const auto& [k, n] : tally.optimised)
     detail += (detail.empty() ? "" : ", ") + std::to_string(n) + " " + std::string(kind_name(k));
@@ -132,6 +134,10 @@ std::string describe_tally(const Tally& tally) {
     detail +=
         (detail.empty() ? "" : "; ") + std::to_string(tally.redeflated) + " streams re-deflated";
   if (detail.empty()) detail = "compound file re-laid out";
+  if (lossless_for_effects)
+    detail +=
+        "; pictures optimised losslessly (the document shows pictures in black and white "
+        "or with raised contrast)";
   return detail;
 }
 
@@ -140,14 +146,38 @@ struct Document {
   cfb::CompoundFile file;
   hwp::FileHeader header;
   std::vector<StreamPlan> plans;
+  Policy pictures;  // what its pictures are optimised and verified under
 };
 
-Document open_document(ByteView input, ExpansionBudget& budget) {
-  Document d{cfb::CompoundFile::parse(input), {}, {}};
+// Whether a picture shape of the body shows its picture in black and white or with raised
+// contrast, as ZIP documents' HWPX BLACK_WHITE and <hp:img contrast>: changes within the floor
+// would show. Sections that do not inflate are left to the stream loop to judge.
+bool shows_pictures_through_effects(const Document& d, ExpansionBudget& budget) {
+  for (const StreamPlan& plan : d.plans) {
+    if (plan.role != StreamRole::kRecords || !plan.path.starts_with("BodyText/")) continue;
+    const Bytes raw = *d.file.read_stream(plan.path);
+    Bytes section;
+    if (plan.deflated) {
+      std::optional<hwp::Inflated> inflated = inflate_planned(plan, raw, budget);
+      if (!inflated) continue;
+      section = std::move(inflated->content);
+    } else {
+      section = raw;
+    }
+    for (const hwp::PictureLook& look : hwp::picture_looks(section))
+      if (look.contrast > 0 || look.effect == hwp::PictureLook::kBlackAndWhite) return true;
+  }
+  return false;
+}
+
+Document open_document(ByteView input, const Policy& policy, ExpansionBudget& budget) {
+  Document d{cfb::CompoundFile::parse(input), {}, {}, policy};
   d.header = hwp::read_file_header(d.file);
   hwp::refuse_protected(d.header, d.file);
   const Bytes doc_info = hwp::doc_info_records(d.file, d.header, budget.remaining());
   d.plans = hwp::plan_streams(d.file, d.header, hwp::bin_data_items(doc_info));
+  if (policy.mode != Mode::kLossless && shows_pictures_through_effects(d, budget))
+    d.pictures.mode = Mode::kLossless;
   return d;
 }
 
@@ -155,13 +185,14 @@ Document open_document(ByteView input, ExpansionBudget& budget) {
 
 Outcome optimize_hwp(ByteView input, Context& context) {
   ExpansionBudget budget(input.size(), context.policy().limits);
-  Document doc = open_document(input, budget);
+  Document doc = open_document(input, context.policy(), budget);
   Tally tally;
   for (const StreamPlan& plan : doc.plans) {
     if (context.out_of_time())
       throw FormatError(Reason::kLimitExceeded, 0, "the time budget ran out");
     const Bytes raw = *doc.file.read_stream(plan.path);
-    std::optional<Bytes> replacement = optimise_stream(plan, raw, context, budget, tally);
+    std::optional<Bytes> replacement =
+        optimise_stream(plan, raw, context, doc.pictures, budget, tally);
     if (replacement) doc.file.replace_stream(plan.path, std::move(*replacement));
   }
   Outcome outcome;
@@ -176,7 +207,7 @@ Outcome optimize_hwp(ByteView input, Context& context) {
   }
   outcome.action = Action::kReplaced;
   outcome.reason = Reason::kOptimized;
-  outcome.detail = describe_tally(tally);
+  outcome.detail = describe_tally(tally, doc.pictures.mode != context.policy().mode);
   outcome.bytes_out = out.size();
   outcome.bytes = std::move(out);
   return outcome;
@@ -186,7 +217,7 @@ Verdict verify_hwp(ByteView input, ByteView output, Context& context) {
   // The input and the output each get the budget the optimiser had.
   ExpansionBudget budget(input.size(), context.policy().limits);
   ExpansionBudget output_budget(input.size(), context.policy().limits);
-  const Document a = open_document(input, budget);
+  const Document a = open_document(input, context.policy(), budget);
   const cfb::CompoundFile b = cfb::CompoundFile::parse(output);
   if (a.file.major_version() != b.major_version())
     return {false, "the compound file version changed", {}};
@@ -224,7 +255,7 @@ Verdict verify_hwp(ByteView input, ByteView output, Context& context) {
     }
     if (x == y) continue;
     if (!plan.may_hold_image) return {false, "the content of " + plan.path + " changed", {}};
-    const Verdict item = context.verify_embedded(x, y);
+    const Verdict item = context.verify_embedded_under(x, y, a.pictures);
     if (!item.ok) return {false, plan.path + ": " + item.problem, {}};
     fold_worst(quality, item.quality);
   }

@@ -106,6 +106,20 @@ std::vector<BinDataItem> bin_data_items(ByteView doc_info) {
   return items;
 }
 
+std::vector<PictureLook> picture_looks(ByteView section) {
+  constexpr uint16_t kTagShapeComponentPicture = kTagBegin + 69;
+  // Border colour, width and properties (12 bytes), the image rectangle's corners (32), the
+  // crop rectangle (16), the inner margins (8).
+  constexpr size_t kPictureInfo = 68;
+  std::vector<PictureLook> looks;
+  visit_records(section, [&](const Record& rec) {
+    if (rec.tag != kTagShapeComponentPicture || rec.data.size() < kPictureInfo + 5) return;
+    const ByteView info = rec.data.subspan(kPictureInfo);
+    looks.push_back({int8_t(info[0]), int8_t(info[1]), info[2], uint16_t(info[3] | info[4] << 8)});
+  });
+  return looks;
+}
+
 std::u16string paragraph_text(ByteView section) {
   std::u16string text;
   visit_records(section, [&](const Record& rec) {

@@ -46,6 +46,20 @@ struct BinDataItem {
 // Every BinData item declared in an (inflated) DocInfo stream, in record order.
 std::vector<BinDataItem> bin_data_items(ByteView doc_info);
 
+// How a picture shape shows its picture: the picture info of a HWPTAG_SHAPE_COMPONENT_PICTURE
+// record (after the border, the image and crop rectangles and the inner margins).
+struct PictureLook {
+  static constexpr uint8_t kBlackAndWhite = 2;  // effect: 0 as it is, 1 grey, 4 pattern
+  int8_t brightness = 0;                        // -100 .. 100
+  int8_t contrast = 0;                          // -100 .. 100
+  uint8_t effect = 0;
+  uint16_t bin_item = 0;  // the BinData item's place among DocInfo's declarations, from 1
+};
+
+// The look of every picture shape in an (inflated) section stream, in record order; a record
+// too short to hold it is skipped.
+std::vector<PictureLook> picture_looks(ByteView section);
+
 // Record streams with text: the UTF-16 characters of every HWPTAG_PARA_TEXT record, controls
 // left out, paragraphs ended by '\n'. Used by describe and the tests.
 std::u16string paragraph_text(ByteView section);
