@@ -1,7 +1,8 @@
 // libFuzzer target seeded with HWP 5.0 documents and inflated record streams
 // (tests/fuzz/seeds/hwp). Exercises the HWP record parser (record headers with extended sizes,
-// BinData declarations, paragraph text), the stream inflater with Hangul's trailer, and then
-// the whole API: FileHeader flags, stream plans, BinData items, the writer and the verifier.
+// BinData declarations, paragraph text, picture shapes), the stream inflater with Hangul's trailer,
+// and then the whole API: FileHeader flags, stream plans, BinData items, the writer and the
+// verifier.
 #include "formats/hwp/hwp_document.h"
 #include "formats/hwp/hwp_records.h"
 #include "fuzz/through_api.h"
@@ -12,6 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)lighten::hwp::parse_records(bytes);
     (void)lighten::hwp::bin_data_items(bytes);
     (void)lighten::hwp::paragraph_text(bytes);
+    (void)lighten::hwp::picture_looks(bytes);
   } catch (const lighten::FormatError&) {
   }
   try {
