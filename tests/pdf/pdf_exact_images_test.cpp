@@ -37,14 +37,15 @@ std::vector<uint8_t> raw(QPDFObjectHandle stream) {
 
 // A page drawing two 320x240 JPEG images (/Im0 object 4 with `im0_entries` added to its
 // dictionary, /Im1 object 5 with `im1_entries`), `extra` objects numbered from 7 on, entries
-// added to the page's resources and the catalog, optimised in `high`: the two images as
+// added to the page's resources, the catalog and the page, optimised in `high`: the two images as
 // written, and Im0's /SMask when it has one.
 struct Images {
   std::vector<uint8_t> im0, im1, im0_mask;
 };
 Images after_high(const std::vector<uint8_t>& jpeg, const std::string& im0_entries,
                   const std::string& im1_entries, const std::vector<std::string>& extra = {},
-                  const std::string& resources_extra = "", const std::string& catalog_extra = "") {
+                  const std::string& resources_extra = "", const std::string& catalog_extra = "",
+                  const std::string& page_extra = "") {
   const std::string image =
       "/Type /XObject /Subtype /Image /Width 320 /Height 240 /ColorSpace /DeviceRGB "
       "/BitsPerComponent 8 /Filter /DCTDecode";
@@ -53,7 +54,7 @@ Images after_high(const std::vector<uint8_t>& jpeg, const std::string& im0_entri
       "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
       "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 640 240] /Resources << /XObject << /Im0 4 0 "
       "R /Im1 5 0 R >> " +
-          resources_extra + " >> /Contents 6 0 R >>",
+          resources_extra + " >> /Contents 6 0 R " + page_extra + " >>",
       stream_object(image + im0_entries, as_string(jpeg)),
       stream_object(image + im1_entries, as_string(jpeg)),
       stream_object("", "q 320 0 0 240 0 0 cm /Im0 Do Q q 320 0 0 240 320 0 cm /Im1 Do Q"),
@@ -149,6 +150,24 @@ TEST(PdfExactImages, DeviceSpacesTheDocumentRedefinesKeepTheirSamples) {
       photo, "", "", {profile_object(testing::saved_profile(cmsCreate_sRGBProfile()))}, "", intent);
   ASSERT_FALSE(srgb_intent.im0.empty());
   EXPECT_NE(quantisation_tables(srgb_intent.im0), quantisation_tables(photo));
+  // PDF 2.0 lets a page carry output intents of its own.
+  const Images page_intent =
+      after_high(photo, "", "", {profile_object(testing::adobe_rgb_profile())}, "", "", intent);
+  ASSERT_FALSE(page_intent.im0.empty());
+  EXPECT_EQ(quantisation_tables(page_intent.im0), quantisation_tables(photo));
+  // Past eight distinct profiles none is read, and every device space counts as redefined.
+  std::vector<std::string> srgb_profiles;
+  std::string many = "/OutputIntents [";
+  for (int i = 0; i < 9; ++i) {
+    srgb_profiles.push_back(profile_object(testing::saved_profile(cmsCreate_sRGBProfile())));
+    many +=
+        "<< /Type /OutputIntent /S /GTS_PDFX /OutputConditionIdentifier (x) "
+        "/DestOutputProfile " +
+        std::to_string(7 + i) + " 0 R >> ";
+  }
+  const Images too_many = after_high(photo, "", "", srgb_profiles, "", many + "]");
+  ASSERT_FALSE(too_many.im0.empty());
+  EXPECT_EQ(quantisation_tables(too_many.im0), quantisation_tables(photo));
   // A /DefaultRGB in an object nothing refers to (which the output drops) decides nothing.
   const Images orphan =
       after_high(photo, "", "",

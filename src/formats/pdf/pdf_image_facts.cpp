@@ -14,8 +14,10 @@ namespace {
 
 // Direct objects nest; deeper than this is not a document anyone made.
 constexpr int kMaxDepth = 256;
-// Output intents read at most: a document has one, perhaps one per standard it claims.
-constexpr int kMaxIntents = 8;
+// Distinct output intent profiles read at most: a document has one, perhaps one per standard it
+// claims, and PDF 2.0 pages may add their own; past this many, every device space counts as
+// redefined.
+constexpr size_t kMaxIntents = 8;
 // The largest output intent profile read (press profiles run to a few MB).
 constexpr size_t kMaxProfileBytes = 32 << 20;
 
@@ -26,7 +28,8 @@ constexpr const char* kDefaults[][2] = {{"/DefaultGray", "/DeviceGray"},
 // Every object reachable from the trailer, each once, its direct parts walked for the facts.
 class Walk {
  public:
-  explicit Walk(ImageFacts& facts) : facts_(facts) {}
+  Walk(ImageFacts& facts, std::vector<QPDFObjectHandle>& intent_arrays)
+      : facts_(facts), intent_arrays_(intent_arrays) {}
 
   void run(QPDFObjectHandle trailer) {
     visit(trailer, 0);
@@ -49,6 +52,8 @@ class Walk {
     for (const std::string& key : h.getKeys()) {
       QPDFObjectHandle v = h.getKey(key);
       if ((key == "/SMask" || key == "/Mask") && v.isStream()) facts_.masks.insert(v.getObjGen());
+      // The catalogue's, and from PDF 2.0 a page's.
+      if (key == "/OutputIntents" && v.isArray()) intent_arrays_.push_back(v);
       // A resources dictionary's colour spaces (an image's own /ColorSpace is a name or array).
       if (key == "/ColorSpace" && v.isDictionary())
         for (const auto& [name, device] : kDefaults)
@@ -64,6 +69,7 @@ class Walk {
   }
 
   ImageFacts& facts_;
+  std::vector<QPDFObjectHandle>& intent_arrays_;
   std::set<QPDFObjGen> seen_;
   std::vector<QPDFObjectHandle> pending_;
 };
@@ -86,9 +92,8 @@ Bytes intent_profile(QPDFObjectHandle profile) {
 
 // The device space an output intent's profile stands in for, unless it reads as sRGB (then
 // whether a viewer follows the intent makes no difference to what the metric scores).
-void collect_output_intent(QPDFObjectHandle intent, ImageFacts& facts) {
-  if (!intent.isDictionary()) return;
-  const Bytes icc = intent_profile(intent.getKey("/DestOutputProfile"));
+void collect_output_intent(QPDFObjectHandle profile, ImageFacts& facts) {
+  const Bytes icc = intent_profile(profile);
   const std::string space = icc_header_data_space(icc).value_or("");  // "": none to follow
   if (space == "CMYK") facts.redefined_device_spaces.insert("/DeviceCMYK");
   if (space == "RGB " && !ProfileColour::shows_as_srgb(icc, 3))
@@ -106,13 +111,24 @@ bool ImageFacts::in_redefined_space(QPDFObjectHandle image) const {
 
 ImageFacts image_facts(QPDF& pdf, bool written_as_15) {
   ImageFacts facts;
-  Walk(facts).run(pdf.getTrailer());
-  QPDFObjectHandle intents = pdf.getRoot().getKey("/OutputIntents");
+  std::vector<QPDFObjectHandle> intent_arrays;
+  Walk(facts, intent_arrays).run(pdf.getTrailer());
+  // Pages tend to share one profile: each is read once, by its object number.
   std::set<QPDFObjGen> read;
-  for (int i = 0; intents.isArray() && i < intents.getArrayNItems() && i < kMaxIntents; ++i) {
-    QPDFObjectHandle intent = intents.getArrayItem(i);
-    if (intent.isIndirect() && !read.insert(intent.getObjGen()).second) continue;
-    collect_output_intent(intent, facts);
+  size_t direct_profiles = 0;
+  for (QPDFObjectHandle intents : intent_arrays) {
+    for (int i = 0; i < intents.getArrayNItems(); ++i) {
+      QPDFObjectHandle intent = intents.getArrayItem(i);
+      if (!intent.isDictionary()) continue;
+      QPDFObjectHandle profile = intent.getKey("/DestOutputProfile");
+      if (profile.isIndirect() && !read.insert(profile.getObjGen()).second) continue;
+      if (!profile.isIndirect()) ++direct_profiles;
+      if (read.size() + direct_profiles > kMaxIntents) {
+        for (const auto& [name, device] : kDefaults) facts.redefined_device_spaces.insert(device);
+        break;
+      }
+      collect_output_intent(profile, facts);
+    }
   }
   const std::string version = pdf.getPDFVersion();
   facts.progressive_allowed = written_as_15 || version.size() != 3 || version >= "1.3";

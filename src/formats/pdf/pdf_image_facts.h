@@ -16,9 +16,10 @@ struct ImageFacts {
   std::set<QPDFObjGen> masks;
   // "/DeviceGray", "/DeviceRGB", "/DeviceCMYK" where the document redefines them: a
   // /DefaultGray, /DefaultRGB or /DefaultCMYK in some resources' colour spaces (ISO 32000 8.6.5.6:
-  // images drawn there show through it), or an output intent whose profile does not read as
-  // sRGB (every CMYK one). Viewers that follow these and viewers that do not show such images
-  // differently, so none of them reads as the metric does for all.
+  // images drawn there show through it), or an output intent (the catalogue's, or from PDF 2.0
+  // a page's) whose profile does not read as sRGB (every CMYK one). Viewers that follow these
+  // and viewers that do not show such images differently, so none of them reads as the metric
+  // does for all.
   std::set<std::string> redefined_device_spaces;
   // False for a file written below PDF 1.3, which has no progressive DCT.
   bool progressive_allowed = true;
