@@ -57,6 +57,12 @@ class Context {
   // item's own gate assumes asks again with a raised floor (AVI frames as ffmpeg decodes them).
   virtual Outcome optimize_embedded_under(ByteView bytes, std::string_view name,
                                           const Policy& policy) = 0;
+  // The same for an item handed over before, asked again (a raised floor, a lossless retry):
+  // its bytes are not counted against the expansion budget a second time.
+  virtual Outcome optimize_embedded_again(ByteView bytes, std::string_view name,
+                                          const Policy& policy) {
+    return optimize_embedded_under(bytes, name, policy);
+  }
   // Checks an embedded item's output against its original with the verifier of its kind, as
   // the engine does for files on disk.
   Verdict verify_embedded(ByteView original, ByteView output) {

@@ -78,6 +78,16 @@ bool EngineContext::out_of_time() const { return Clock::now() > budget_->deadlin
 
 Outcome EngineContext::optimize_embedded_under(ByteView bytes, std::string_view name,
                                                const Policy& policy) {
+  return embedded(bytes, name, policy, true);
+}
+
+Outcome EngineContext::optimize_embedded_again(ByteView bytes, std::string_view name,
+                                               const Policy& policy) {
+  return embedded(bytes, name, policy, false);
+}
+
+Outcome EngineContext::embedded(ByteView bytes, std::string_view name, const Policy& policy,
+                                bool charge) {
   Outcome o;
   o.bytes_in = o.bytes_out = bytes.size();
   o.kind = sniff(bytes);
@@ -85,7 +95,8 @@ Outcome EngineContext::optimize_embedded_under(ByteView bytes, std::string_view 
     return keep(std::move(o), Reason::kLimitExceeded,
                 std::string(name) + ": nested deeper than --max-depth " +
                     std::to_string(policy_.limits.max_depth));
-  const uint64_t total = budget_->expanded_bytes.fetch_add(bytes.size()) + bytes.size();
+  const uint64_t charged = charge ? bytes.size() : 0;
+  const uint64_t total = budget_->expanded_bytes.fetch_add(charged) + charged;
   if (total > policy_.limits.max_expanded_bytes)
     return keep(std::move(o), Reason::kLimitExceeded,
                 std::string(name) + ": the container expands past its size budget");

@@ -32,6 +32,8 @@ class EngineContext final : public Context {
   bool out_of_time() const override;
   Outcome optimize_embedded_under(ByteView bytes, std::string_view name,
                                   const Policy& policy) override;
+  Outcome optimize_embedded_again(ByteView bytes, std::string_view name,
+                                  const Policy& policy) override;
   Verdict verify_embedded_under(ByteView original, ByteView output, const Policy& policy) override;
   void note_fingerprint(ByteView input, const DecodedFingerprint& what) override;
   std::optional<DecodedFingerprint> fingerprint(ByteView input) const override;
@@ -42,6 +44,9 @@ class EngineContext final : public Context {
   Outcome run(ByteView bytes);
 
  private:
+  // An embedded item's run; `charge`: its bytes count against the expansion budget.
+  Outcome embedded(ByteView bytes, std::string_view name, const Policy& policy, bool charge);
+
   const Policy& policy_;
   unsigned depth_;
   std::shared_ptr<SharedBudget> budget_;

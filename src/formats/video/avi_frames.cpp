@@ -27,9 +27,11 @@ struct FrameAttempt {
 // tables of the image it decoded before, where libjpeg assumes the K.3 tables: once an image was
 // rewritten with tables of its own, every later image kept as it was gets K.3 spelled out, or
 // those readers would decode it with the wrong codes.
+// `retry`: the images were handed over before, under another policy (not charged again against
+// the expansion budget).
 FrameAttempt attempt_frame(ByteView chunk, const std::vector<JpegImageSpan>& images,
                            Context& context, const Policy& policy, const std::string& name,
-                           bool rewritten) {
+                           bool rewritten, bool retry) {
   FrameAttempt a;
   a.rewritten = rewritten;
   size_t copied_to = 0;  // the chunk's bytes up to here are in `a.bytes` or stand for an image
@@ -50,7 +52,8 @@ FrameAttempt attempt_frame(ByteView chunk, const std::vector<JpegImageSpan>& ima
     // the one a second run, handed those spelled-out bytes, would make.
     const bool spelled_out_if_kept = !span.has_dht && a.rewritten;
     const size_t kept_size = spelled_out_if_kept ? completed.size() : original.size();
-    Outcome item = context.optimize_embedded_under(candidate, name, policy);
+    Outcome item = retry ? context.optimize_embedded_again(candidate, name, policy)
+                         : context.optimize_embedded_under(candidate, name, policy);
     if (item.replaced() && item.bytes.size() < kept_size) {
       a.scores.push_back(item.quality);
       a.requantised = a.requantised || !item.quality.pixels_identical;
@@ -114,14 +117,14 @@ FrameAttempt gate_frame(ByteView chunk, const std::vector<JpegImageSpan>& images
     if (round == kRaisedRounds || !std::isfinite(short_by)) break;
     raised.target_score = quality_floor(raised) + short_by + kRaiseSlack;
     if (raised.target_score > kHighestRaisedFloor) break;
-    a = attempt_frame(chunk, images, context, raised, name, tally.rewritten);
+    a = attempt_frame(chunk, images, context, raised, name, tally.rewritten, true);
     if (!a.requantised) return a;  // pixels kept: nothing left for the gate to judge
   }
   ++tally.lossless;
   Policy lossless = context.policy();
   lossless.mode = Mode::kLossless;
   lossless.target_score = 0;
-  return attempt_frame(chunk, images, context, lossless, name, tally.rewritten);
+  return attempt_frame(chunk, images, context, lossless, name, tally.rewritten, true);
 }
 
 }  // namespace
@@ -149,7 +152,7 @@ bool optimize_frame(ByteView chunk, size_t offset, Context& context, const std::
   start.jpeg_subsampling = SubsamplingPolicy::kKeep;
   if (gate && start.mode != Mode::kLossless)
     start.target_score = gate->first_floor(quality_floor(start));
-  FrameAttempt a = attempt_frame(chunk, images, context, start, name, tally.rewritten);
+  FrameAttempt a = attempt_frame(chunk, images, context, start, name, tally.rewritten, false);
   if (gate && a.requantised)
     a = gate_frame(chunk, images, context, name, *gate, tally, start, std::move(a));
   refuse_unwalked_fields(a.rewritten);
