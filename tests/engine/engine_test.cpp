@@ -113,6 +113,23 @@ TEST(EngineContext, ExpansionBudgetIsSharedAcrossItems) {
   EXPECT_EQ(root.optimize_embedded(jpeg, "c.jpg").reason, Reason::kLimitExceeded);
 }
 
+// An item asked again (an AVI frame under a raised floor) was charged when first handed over.
+TEST(EngineContext, RetriesAreNotChargedAgain) {
+  Policy p;
+  const auto jpeg = testing::make_jpeg({});
+  p.limits.max_expanded_bytes = jpeg.size() * 2 + 1;
+  auto budget = std::make_shared<SharedBudget>();
+  budget->deadline = std::chrono::steady_clock::now() + std::chrono::hours(1);
+  EngineContext root(p, 0, budget);
+  EXPECT_NE(root.optimize_embedded(jpeg, "a.jpg").reason, Reason::kLimitExceeded);
+  for (int i = 0; i < 3; ++i)
+    EXPECT_NE(root.optimize_embedded_again(jpeg, "a.jpg", p).reason, Reason::kLimitExceeded);
+  EXPECT_NE(root.optimize_embedded(jpeg, "b.jpg").reason, Reason::kLimitExceeded);
+  EXPECT_EQ(root.optimize_embedded(jpeg, "c.jpg").reason, Reason::kLimitExceeded);
+  // Once the budget is spent, a retry is refused too.
+  EXPECT_EQ(root.optimize_embedded_again(jpeg, "a.jpg", p).reason, Reason::kLimitExceeded);
+}
+
 TEST(EngineContext, DeadlineIsVisibleToOptimisers) {
   Policy p;
   auto budget = std::make_shared<SharedBudget>();
