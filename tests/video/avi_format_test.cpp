@@ -43,6 +43,15 @@ TEST(AviFormat, FramesWithoutHuffmanTablesGetTheStandardOnes) {
   expect_same_frames(in, o.bytes);
 }
 
+// The data of every MJPEG frame chunk of `avi`, in file order.
+std::vector<Bytes> frame_chunks(const Bytes& avi) {
+  const AviFile a = parse_avi(avi);
+  std::vector<Bytes> frames;
+  for (const RiffChunk& c : a.tree.chunks)
+    if (!c.is_list && a.is_mjpeg_frame(c)) frames.push_back(chunk_data(avi, c));
+  return frames;
+}
+
 // The frames of `avi` as libavcodec decodes the whole file, frame after frame.
 std::vector<SampleBuffer> decoded_frames(const Bytes& avi) {
   std::vector<SampleBuffer> frames;
@@ -96,6 +105,24 @@ TEST(AviFormat, FramesWithoutTablesAfterARewrittenOneGetTablesOfTheirOwn) {
   expect_same_pixels_everywhere(in, o.bytes, 4);
   const Outcome again = run(o.bytes);
   EXPECT_FALSE(again.replaced()) << again.detail;
+  Policy high;
+  high.mode = Mode::kHigh;
+  const Outcome requantised = optimize(in, high);
+  ASSERT_TRUE(requantised.replaced()) << requantised.message;
+  const Outcome requantised_again = optimize(requantised.bytes, high);
+  EXPECT_TRUE(!requantised_again.replaced() || requantised_again.quality.pixels_identical)
+      << requantised_again.detail;
+
+  // Frames before the first rewritten one need no tables: they stay as they were.
+  r.fine_frame = 2;
+  const Bytes later = make_avi(r);
+  const Outcome o2 = run(later);
+  ASSERT_TRUE(o2.replaced()) << o2.message;
+  const std::vector<Bytes> before = frame_chunks(later), after = frame_chunks(o2.bytes);
+  ASSERT_EQ(after.size(), 4u);
+  EXPECT_EQ(after[0], before[0]);
+  EXPECT_EQ(after[1], before[1]);
+  EXPECT_NE(after[2], before[2]);
 }
 
 // A frame the JPEG optimiser keeps (here: its gain is under --min-gain) gets the K.3 tables
@@ -115,6 +142,23 @@ TEST(AviFormat, KeptFramesAfterARewrittenOneCarryTheStandardTables) {
   EXPECT_NE(o.detail.find("3 kept images carry the standard tables"), std::string::npos)
       << o.detail;
   expect_same_pixels_everywhere(in, o.bytes, 4);
+}
+
+// ffmpeg stops at the EOI of a frame that is not interlaced: what follows in its chunk, an SOS
+// marker included, is never decoded, so it keeps no frame from being optimised.
+TEST(AviFormat, BytesAfterAWholeFrameAreNeverDecoded) {
+  AviRecipe r;
+  r.strip_dht = true;
+  r.frames = 3;
+  r.width = 160, r.height = 120;
+  r.fine_frame = 0;
+  r.frame_tail = {0xFF, 0xDA, 0x00, 0x04, 0x01, 0x02};
+  const Bytes in = make_avi(r);
+  const Outcome o = run(in);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  expect_same_pixels_everywhere(in, o.bytes, 3);
+  for (const Bytes& frame : frame_chunks(o.bytes))
+    EXPECT_TRUE(std::equal(r.frame_tail.rbegin(), r.frame_tail.rend(), frame.rbegin()));
 }
 
 // Interlaced frames may pad their first field with zero bytes: the second field, past the
@@ -146,6 +190,24 @@ TEST(AviFormat, FieldsAfterPaddingFollowTheTablesRule) {
     EXPECT_EQ(fields[1].begin - fields[0].end, r.field_padding);
     EXPECT_TRUE(fields[0].has_dht && fields[1].has_dht);
   }
+  // 0xFF padding is read the same way; padding changed in the output is refused.
+  r.padding_byte = 0xFF;
+  const Bytes ff_padded = make_avi(r);
+  const Outcome ff = run(ff_padded);
+  ASSERT_TRUE(ff.replaced()) << ff.message;
+  expect_same_pixels_everywhere(ff_padded, ff.bytes, 3);
+  Bytes changed = ff.bytes;
+  const AviFile c = parse_avi(changed);
+  for (const RiffChunk& chunk : c.tree.chunks) {
+    if (chunk.is_list || !c.is_mjpeg_frame(chunk)) continue;
+    const auto fields = split_mjpeg_chunk(chunk_data(changed, chunk));
+    changed[chunk.data_offset() + fields[0].end] = 0x00;
+    break;
+  }
+  testing::DirectContext context;
+  const Verdict v = verify_avi(ff_padded, changed, context);
+  EXPECT_FALSE(v.ok);
+  EXPECT_NE(v.problem.find("padding"), std::string::npos) << v.problem;
 }
 
 // Overwrites the padding between the fields of frame `which` with bytes that are not padding:
@@ -173,15 +235,25 @@ TEST(AviFormat, UnreadableFieldsAfterARewrittenImageKeepTheFile) {
   r.width = 160, r.height = 240;
   r.quality = 60;
   r.fine_frame = 1;
+  r.dht_kept_frame = 2;  // its own (unoptimised) tables: it shrinks too
   const Bytes padded = make_avi(r);
   const Bytes in = with_junk_between_fields(padded, 2);
   const Outcome o = run(in);
   EXPECT_FALSE(o.replaced());
   EXPECT_EQ(o.reason, Reason::kUnsupportedVariant);
   EXPECT_NE(o.message.find("outside the images lighten can read"), std::string::npos) << o.message;
-  // Before any image was rewritten such a frame is harmless.
-  const Outcome first = run(with_junk_between_fields(padded, 0));
-  EXPECT_TRUE(first.replaced()) << first.message;
+  // Before any image was rewritten such a frame is kept whole, even one whose own first field
+  // would shrink (frame 1 here), and the rest of the file is optimised.
+  for (size_t which : {0, 1}) {
+    const Bytes junk = with_junk_between_fields(padded, which);
+    const Outcome kept = run(junk);
+    ASSERT_TRUE(kept.replaced()) << kept.message;
+    EXPECT_EQ(frame_chunks(kept.bytes)[which], frame_chunks(junk)[which]);
+    ASSERT_FALSE(kept.warnings.empty());
+    EXPECT_NE(kept.warnings.back().find("kept whole"), std::string::npos);
+    testing::DirectContext check;
+    EXPECT_TRUE(verify_avi(junk, kept.bytes, check).ok);
+  }
 
   const Outcome good = run(padded);
   ASSERT_TRUE(good.replaced()) << good.message;

@@ -17,7 +17,9 @@ struct AviRecipe {
   int quality = 85;        // of the first frame; the next ones go up to 9 above it
   bool strip_dht = false;  // frames rely on the standard tables, as camera MJPEG does
   bool two_fields = false;
-  size_t field_padding = 0;  // with two_fields: zero bytes between the fields
+  size_t field_padding = 0;  // with two_fields: bytes between the fields
+  uint8_t padding_byte = 0x00;
+  std::vector<uint8_t> frame_tail;  // bytes after each frame's last image
   bool audio = true;
   bool idx1 = true;
   bool open_dml = false;  // indx super index in the video strl, ix00 at the end of movi
@@ -82,9 +84,10 @@ inline std::vector<uint8_t> make_frame(const AviRecipe& r, int index) {
   if (r.strip_dht && index != r.dht_kept_frame) one = without_dht(one);
   std::vector<uint8_t> frame = one;
   if (r.two_fields) {
-    frame.insert(frame.end(), r.field_padding, 0x00);
+    frame.insert(frame.end(), r.field_padding, r.padding_byte);
     frame.insert(frame.end(), one.begin(), one.end());
   }
+  frame.insert(frame.end(), r.frame_tail.begin(), r.frame_tail.end());
   return frame;
 }
 

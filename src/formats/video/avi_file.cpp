@@ -59,6 +59,11 @@ int AviFile::stream_of(const RiffChunk& c) const {
   return n < int(streams.size()) ? n : -1;
 }
 
+uint32_t AviFile::frame_height(const RiffChunk& c) const {
+  const int n = stream_of(c);
+  return n < 0 ? 0 : streams[size_t(n)].height;
+}
+
 bool AviFile::is_mjpeg_frame(const RiffChunk& c) const {
   const int n = stream_of(c);
   if (n < 0 || !streams[n].mjpeg) return false;

@@ -32,6 +32,8 @@ struct AviFile {
   int stream_of(const RiffChunk& chunk) const;
   // True for a data chunk of a Motion-JPEG video stream.
   bool is_mjpeg_frame(const RiffChunk& chunk) const;
+  // The frame height of the stream a data chunk belongs to; 0 when unknown.
+  uint32_t frame_height(const RiffChunk& chunk) const;
 };
 
 // Parses the RIFF tree and the AVI header lists. Throws FormatError for anything that is not a

@@ -90,9 +90,10 @@ class AviWriter {
       if (context_.out_of_time())
         throw FormatError(Reason::kLimitExceeded, c.offset, "the time budget ran out");
       ++tally_.frames;
-      const std::string name = "frame " + std::to_string(tally_.frames) + " (" + fourcc_text(c.id) +
-                               " at byte " + std::to_string(c.offset) + ")";
-      if (optimize_frame(data, c.offset, context_, name, reader_gate(c, data), tally_, frame_)) {
+      const FrameSite site{c.offset, avi_.frame_height(c),
+                           "frame " + std::to_string(tally_.frames) + " (" + fourcc_text(c.id) +
+                               " at byte " + std::to_string(c.offset) + ")"};
+      if (optimize_frame(data, site, context_, reader_gate(c, data), tally_, frame_)) {
         put32(c.id);
         put32(uint32_t(frame_.size()));
         out_.append(frame_);
@@ -246,7 +247,10 @@ Outcome optimize_avi(ByteView input, Context& context) {
     outcome.detail += fmt::format(
         "; {} frames optimised losslessly only (under the floor as ffmpeg decodes them)",
         tally.lossless);
-  if (tally.no_dht) outcome.detail += ", standard Huffman tables spelled out";
+  if (tally.no_dht)
+    outcome.detail += fmt::format(
+        ", {} image{} relied on the standard Huffman tables (each one written carries tables)",
+        tally.no_dht, tally.no_dht == 1 ? "" : "s");
   if (tally.tables_spelled_out)
     outcome.detail += fmt::format(
         ", {} kept image{} the standard tables (ffmpeg would decode {} "
@@ -258,6 +262,9 @@ Outcome optimize_avi(ByteView input, Context& context) {
   if (tally.not_jpeg)
     outcome.warnings.push_back(std::to_string(tally.not_jpeg) +
                                " video chunks are not well-formed JPEG and were kept as they are");
+  if (tally.unreadable_fields)
+    outcome.warnings.push_back(std::to_string(tally.unreadable_fields) +
+                               " frames hold a field lighten cannot read and were kept whole");
   for (const auto& [reason, n] : tally.kept)
     outcome.warnings.push_back(std::to_string(n) +
                                " frames kept: " + std::string(reason_name(reason)));
@@ -320,7 +327,8 @@ Verdict verify_avi(ByteView input, ByteView output, Context& context) {
                   "ffmpeg would decode it with the tables of the image before it",
               {}};
     };
-    if (rewritten && holds_unwalked_scan(after, to)) return unwalked_after_rewrite();
+    if (rewritten && holds_unwalked_scan(after, to, a.frame_height(p)))
+      return unwalked_after_rewrite();
     if (same_bytes(before, after)) continue;
     if (from.empty() || from.size() != to.size())
       return {false, where + ": the frame's JPEG images differ in number", {}};
@@ -343,7 +351,8 @@ Verdict verify_avi(ByteView input, ByteView output, Context& context) {
       if (item.quality.ssimulacra2)
         worst_score = std::min(worst_score.value_or(100.0), *item.quality.ssimulacra2);
     }
-    if (rewritten && holds_unwalked_scan(after, to)) return unwalked_after_rewrite();
+    if (rewritten && holds_unwalked_scan(after, to, a.frame_height(p)))
+      return unwalked_after_rewrite();
   }
   for (size_t s = 0; s < a.streams.size() && s < b.streams.size(); ++s)
     if (a.streams[s].mjpeg != b.streams[s].mjpeg) return {false, "a stream header changed", {}};

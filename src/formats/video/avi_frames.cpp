@@ -129,21 +129,23 @@ FrameAttempt gate_frame(ByteView chunk, const std::vector<JpegImageSpan>& images
 
 }  // namespace
 
-bool optimize_frame(ByteView chunk, size_t offset, Context& context, const std::string& name,
-                    ReaderGate* gate, FrameTally& tally, Bytes& out) {
+bool optimize_frame(ByteView chunk, const FrameSite& site, Context& context, ReaderGate* gate,
+                    FrameTally& tally, Bytes& out) {
+  const std::string& name = site.name;
   const std::vector<JpegImageSpan> images = split_mjpeg_chunk(chunk);
-  // A field lighten cannot walk to, kept as it is, would be decoded with the tables of the image
-  // before it.
-  auto refuse_unwalked_fields = [&](bool rewritten) {
-    if (rewritten && holds_unwalked_scan(chunk, images))
-      throw FormatError(Reason::kUnsupportedVariant, offset,
-                        name +
-                            " holds a JPEG scan outside the images lighten can read, after a "
-                            "rewritten image: ffmpeg would decode it with that image's tables");
-  };
+  // A field lighten cannot walk to would be decoded with the tables of the image before it.
+  const bool unwalked = holds_unwalked_scan(chunk, images, site.stream_height);
+  if (unwalked && tally.rewritten)
+    throw FormatError(Reason::kUnsupportedVariant, site.offset,
+                      name +
+                          " holds a JPEG scan outside the images lighten can read, after a "
+                          "rewritten image: ffmpeg would decode it with that image's tables");
   if (images.empty()) {
-    refuse_unwalked_fields(tally.rewritten);
     ++tally.not_jpeg;
+    return false;
+  }
+  if (unwalked) {  // kept whole, so that field keeps the tables it had
+    ++tally.unreadable_fields;
     return false;
   }
   Policy start = context.policy();
@@ -155,7 +157,6 @@ bool optimize_frame(ByteView chunk, size_t offset, Context& context, const std::
   FrameAttempt a = attempt_frame(chunk, images, context, start, name, tally.rewritten, false);
   if (gate && a.requantised)
     a = gate_frame(chunk, images, context, name, *gate, tally, start, std::move(a));
-  refuse_unwalked_fields(a.rewritten);
   tally.no_dht += a.no_dht;
   tally.tables_spelled_out += a.tables_spelled_out;
   for (const auto& [reason, n] : a.kept) tally.kept[reason] += n;

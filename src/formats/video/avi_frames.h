@@ -20,6 +20,7 @@ struct FrameTally {
   size_t changed = 0;             // frames with an image written smaller
   size_t no_dht = 0;              // images that relied on the standard tables
   size_t not_jpeg = 0;            // chunks that do not parse as JPEG images (kept as they are)
+  size_t unreadable_fields = 0;   // frames kept whole for a field lighten cannot read
   std::map<Reason, size_t> kept;  // images the JPEG optimiser left alone, by reason
   // Perceptual modes: the SSIMULACRA2 of every changed image, as its verification measured it.
   std::optional<double> worst_score;
@@ -37,10 +38,17 @@ struct FrameTally {
   size_t lossless = 0;  // frames that passed only with their pixels kept
 };
 
+// Where a frame chunk is, for messages and for the rule on fields ffmpeg reads.
+struct FrameSite {
+  size_t offset = 0;           // of the chunk in the file
+  uint32_t stream_height = 0;  // the video stream's frame height (0: unknown)
+  std::string name;            // "frame 12 (00dc at byte 4096)"
+};
+
 // Optimises the JPEG images of one frame chunk into `out`; returns true when `out` differs from
 // the chunk. `gate` (perceptual modes; nullptr otherwise) has taken this chunk as its reference.
 // Throws FormatError for a frame whose unreadable part would decode wrongly after a rewrite.
-bool optimize_frame(ByteView chunk, size_t offset, Context& context, const std::string& name,
-                    ReaderGate* gate, FrameTally& tally, Bytes& out);
+bool optimize_frame(ByteView chunk, const FrameSite& site, Context& context, ReaderGate* gate,
+                    FrameTally& tally, Bytes& out);
 
 }  // namespace lighten::video

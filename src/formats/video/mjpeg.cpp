@@ -37,6 +37,10 @@ constexpr std::array<uint8_t, 416> kStandardDht = {
     0xe4, 0xe5, 0xe6, 0xe7, 0xe8, 0xe9, 0xea, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0xf7, 0xf8, 0xf9, 0xfa};
 
 bool is_rst(uint8_t m) { return m >= 0xD0 && m <= 0xD7; }
+// SOF0-SOF15 but DHT, JPG and DAC.
+bool is_frame_header(uint8_t m) {
+  return m >= 0xC0 && m <= 0xCF && m != kDht && m != 0xC8 && m != 0xCC;
+}
 
 // Walks one JPEG image from `begin` (its SOI); fills `span` and returns true when it reaches a
 // well-formed EOI, false for anything else.
@@ -72,6 +76,8 @@ bool walk_image(ByteView in, size_t begin, JpegImageSpan& span) {
     const size_t len = size_t(in[pos + 2]) << 8 | in[pos + 3];
     if (len < 2 || in.size() - pos - 2 < len) return false;
     if (m == kDht && span.first_sos == 0) span.has_dht = true;
+    if (is_frame_header(m) && span.first_sos == 0 && len >= 7)
+      span.height = uint32_t(in[pos + 5]) << 8 | in[pos + 6];
     if (m == kSos) {
       if (span.first_sos == 0) span.first_sos = pos;
       in_scan_data = true;
@@ -106,7 +112,12 @@ std::vector<JpegImageSpan> split_mjpeg_chunk(ByteView chunk) {
   return images;
 }
 
-bool holds_unwalked_scan(ByteView chunk, const std::vector<JpegImageSpan>& images) {
+bool holds_unwalked_scan(ByteView chunk, const std::vector<JpegImageSpan>& images,
+                         uint32_t stream_height) {
+  if (!images.empty() && stream_height != 0) {
+    const bool interlaced = images.front().height < uint64_t(stream_height) * 3 / 4;
+    if (!interlaced || images.size() % 2 == 0) return false;  // the picture is complete
+  }
   // Padding between images holds no marker; what follows the last one may.
   for (size_t i = images.empty() ? 0 : images.back().end; i + 1 < chunk.size(); ++i)
     if (chunk[i] == 0xFF && chunk[i + 1] == kSos) return true;

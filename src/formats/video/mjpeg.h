@@ -14,6 +14,7 @@ struct JpegImageSpan {
   size_t end = 0;    // just past EOI
   size_t first_sos = 0;
   bool has_dht = false;  // a DHT segment comes before the first scan
+  uint32_t height = 0;   // the frame header's number of lines (0: none before the scan)
 };
 
 // The JPEG images a video chunk holds (interlaced MJPEG stores two fields), back to back or with
@@ -21,9 +22,12 @@ struct JpegImageSpan {
 // well-formed JPEG. Padding and the bytes after the last EOI are not part of any image.
 std::vector<JpegImageSpan> split_mjpeg_chunk(ByteView chunk);
 
-// Whether the chunk holds an SOS marker outside `images` (its split): a field lighten cannot walk,
-// which ffmpeg, skipping to markers, may still decode.
-bool holds_unwalked_scan(ByteView chunk, const std::vector<JpegImageSpan>& images);
+// Whether ffmpeg may decode an image from the chunk's bytes outside `images` (its split): an SOS
+// marker there, where ffmpeg goes on looking. It reads a chunk it cannot split from the start;
+// after a whole frame's EOI it stops, and so after the second field of an interlaced one, which
+// it knows by an image shorter than 3/4 of `stream_height` (0: unknown, every tail is read).
+bool holds_unwalked_scan(ByteView chunk, const std::vector<JpegImageSpan>& images,
+                         uint32_t stream_height);
 
 // The image with the standard tables of ITU T.81 K.3 inserted before its first scan: the tables
 // decoders assume when an MJPEG frame has no DHT (AVI1 / OpenDML MJPEG).
