@@ -20,6 +20,11 @@ struct AviRecipe {
   size_t field_padding = 0;  // with two_fields: bytes between the fields
   uint8_t padding_byte = 0x00;
   std::vector<uint8_t> frame_tail;  // bytes after each frame's last image
+  // Each image gets an APP0 "AVI1" recording its field's sizes (big-endian; FieldSize with the
+  // padding after it) as capture cards that pad fields write them; `field_sizes_off` writes
+  // sizes that fit no image.
+  bool field_sizes = false;
+  bool field_sizes_off = false;
   bool audio = true;
   bool idx1 = true;
   bool open_dml = false;  // indx super index in the video strl, ix00 at the end of movi
@@ -82,6 +87,27 @@ inline std::vector<uint8_t> make_frame(const AviRecipe& r, int index) {
   if (index == r.fine_frame) j.quality = 100;
   std::vector<uint8_t> one = make_jpeg(j);
   if (r.strip_dht && index != r.dht_kept_frame) one = without_dht(one);
+  auto with_field_sizes = [&](std::vector<uint8_t> image, size_t gap) {
+    std::vector<uint8_t> avi1 = {0xFF, 0xE0, 0, 16, 'A', 'V', 'I', '1', 1, 0};
+    const uint32_t less = uint32_t(image.size() + avi1.size() + 8);
+    const uint32_t full = r.field_sizes_off ? less / 2 : uint32_t(less + gap);
+    for (uint32_t v : {full, less})
+      for (int i = 3; i >= 0; --i) avi1.push_back(uint8_t(v >> (8 * i)));
+    image.insert(image.begin() + 2, avi1.begin(), avi1.end());
+    return image;
+  };
+  if (r.field_sizes) {
+    const size_t gap = r.two_fields ? r.field_padding : r.frame_tail.size();
+    std::vector<uint8_t> second = with_field_sizes(one, r.frame_tail.size());
+    one = with_field_sizes(one, gap);
+    if (r.two_fields) {
+      std::vector<uint8_t> frame = one;
+      frame.insert(frame.end(), r.field_padding, r.padding_byte);
+      frame.insert(frame.end(), second.begin(), second.end());
+      frame.insert(frame.end(), r.frame_tail.begin(), r.frame_tail.end());
+      return frame;
+    }
+  }
   std::vector<uint8_t> frame = one;
   if (r.two_fields) {
     frame.insert(frame.end(), r.field_padding, r.padding_byte);

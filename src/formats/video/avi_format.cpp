@@ -262,9 +262,10 @@ Outcome optimize_avi(ByteView input, Context& context) {
   if (tally.not_jpeg)
     outcome.warnings.push_back(std::to_string(tally.not_jpeg) +
                                " video chunks are not well-formed JPEG and were kept as they are");
-  if (tally.unreadable_fields)
-    outcome.warnings.push_back(std::to_string(tally.unreadable_fields) +
-                               " frames hold a field lighten cannot read and were kept whole");
+  if (tally.kept_whole)
+    outcome.warnings.push_back(std::to_string(tally.kept_whole) +
+                               " frames hold a field lighten cannot read, or record field sizes "
+                               "it cannot follow, and were kept whole");
   for (const auto& [reason, n] : tally.kept)
     outcome.warnings.push_back(std::to_string(n) +
                                " frames kept: " + std::string(reason_name(reason)));
@@ -334,6 +335,9 @@ Verdict verify_avi(ByteView input, ByteView output, Context& context) {
       return {false, where + ": the frame's JPEG images differ in number", {}};
     if (!same_bytes(before.subspan(from.back().end), after.subspan(to.back().end)))
       return {false, where + ": the bytes after the frame's last image changed", {}};
+    if (!recorded_field_sizes_hold(after, to))
+      return {
+          false, where + ": the field sizes its AVI1 segments record do not fit its images", {}};
     for (size_t k = 1; k < from.size(); ++k)
       if (!same_bytes(before.subspan(from[k - 1].end, from[k].begin - from[k - 1].end),
                       after.subspan(to[k - 1].end, to[k].begin - to[k - 1].end)))
@@ -345,7 +349,8 @@ Verdict verify_avi(ByteView input, ByteView output, Context& context) {
       rewritten = true;
       // Checked against the frame as stored: libjpeg supplies the K.3 tables itself when a
       // frame has none, so this does not rely on the tables the optimiser was handed.
-      const Verdict item = context.verify_embedded(u, v);
+      // Field sizes in AVI1 follow the image (checked above); the rest of its metadata stays.
+      const Verdict item = context.verify_embedded(u, with_original_field_sizes(u, v));
       if (!item.ok) return {false, where + ": " + item.problem, {}};
       pixels_identical = pixels_identical && item.quality.pixels_identical;
       if (item.quality.ssimulacra2)

@@ -35,7 +35,15 @@ FrameAttempt attempt_frame(ByteView chunk, const std::vector<JpegImageSpan>& ima
   FrameAttempt a;
   a.rewritten = rewritten;
   size_t copied_to = 0;  // the chunk's bytes up to here are in `a.bytes` or stand for an image
-  for (const JpegImageSpan& span : images) {
+  for (size_t k = 0; k < images.size(); ++k) {
+    const JpegImageSpan& span = images[k];
+    // An image written anew whose AVI1 records its field's sizes records its own.
+    const bool sized = records_field_sizes(chunk, span);
+    auto resize = [&](Bytes& image) {
+      if (sized && !carry_field_sizes(chunk, images, k, image))
+        throw FormatError(Reason::kUnsupportedVariant, 0,
+                          name + ": the field sizes its AVI1 segment records could not be carried");
+    };
     a.bytes.insert(a.bytes.end(), chunk.begin() + copied_to, chunk.begin() + span.begin);
     copied_to = span.end;
     const ByteView original = chunk.subspan(span.begin, span.end - span.begin);
@@ -55,6 +63,7 @@ FrameAttempt attempt_frame(ByteView chunk, const std::vector<JpegImageSpan>& ima
     Outcome item = retry ? context.optimize_embedded_again(candidate, name, policy)
                          : context.optimize_embedded_under(candidate, name, policy);
     if (item.replaced() && item.bytes.size() < kept_size) {
+      resize(item.bytes);
       a.scores.push_back(item.quality);
       a.requantised = a.requantised || !item.quality.pixels_identical;
       a.bytes.insert(a.bytes.end(), item.bytes.begin(), item.bytes.end());
@@ -63,6 +72,7 @@ FrameAttempt attempt_frame(ByteView chunk, const std::vector<JpegImageSpan>& ima
     }
     if (!item.replaced()) ++a.kept[item.reason];
     if (spelled_out_if_kept) {
+      resize(completed);
       a.bytes.insert(a.bytes.end(), completed.begin(), completed.end());
       ++a.tables_spelled_out;
       a.differs = true;
@@ -145,7 +155,18 @@ bool optimize_frame(ByteView chunk, const FrameSite& site, Context& context, Rea
     return false;
   }
   if (unwalked) {  // kept whole, so that field keeps the tables it had
-    ++tally.unreadable_fields;
+    ++tally.kept_whole;
+    return false;
+  }
+  // Field sizes recorded otherwise than lighten can follow stay right only in a frame kept whole.
+  if (!recorded_field_sizes_hold(chunk, images)) {
+    if (tally.rewritten && std::any_of(images.begin(), images.end(),
+                                       [](const JpegImageSpan& s) { return !s.has_dht; }))
+      throw FormatError(Reason::kUnsupportedVariant, site.offset,
+                        name +
+                            " records its fields' sizes in a way lighten cannot follow and relies "
+                            "on the standard tables after a rewritten image");
+    ++tally.kept_whole;
     return false;
   }
   Policy start = context.policy();

@@ -16,11 +16,12 @@ namespace lighten::video {
 
 // What the frames of one file came to, for the Outcome's detail and warnings.
 struct FrameTally {
-  size_t frames = 0;              // MJPEG data chunks seen
-  size_t changed = 0;             // frames with an image written smaller
-  size_t no_dht = 0;              // images that relied on the standard tables
-  size_t not_jpeg = 0;            // chunks that do not parse as JPEG images (kept as they are)
-  size_t unreadable_fields = 0;   // frames kept whole for a field lighten cannot read
+  size_t frames = 0;    // MJPEG data chunks seen
+  size_t changed = 0;   // frames with an image written smaller
+  size_t no_dht = 0;    // images that relied on the standard tables
+  size_t not_jpeg = 0;  // chunks that do not parse as JPEG images (kept as they are)
+  // Frames kept whole: a field lighten cannot read, or field sizes it cannot follow (AVI1).
+  size_t kept_whole = 0;
   std::map<Reason, size_t> kept;  // images the JPEG optimiser left alone, by reason
   // Perceptual modes: the SSIMULACRA2 of every changed image, as its verification measured it.
   std::optional<double> worst_score;

@@ -1,6 +1,8 @@
 #include "formats/video/mjpeg.h"
 
+#include <algorithm>
 #include <array>
+#include <optional>
 
 namespace lighten::video {
 namespace {
@@ -122,6 +124,91 @@ bool holds_unwalked_scan(ByteView chunk, const std::vector<JpegImageSpan>& image
   for (size_t i = images.empty() ? 0 : images.back().end; i + 1 < chunk.size(); ++i)
     if (chunk[i] == 0xFF && chunk[i + 1] == kSos) return true;
   return false;
+}
+
+namespace {
+
+// Where an image's AVI1 segment holds FieldSize (FieldSizeLessPadding follows), or 0.
+size_t field_sizes_offset(ByteView image) {
+  constexpr size_t kSizesInPayload = 6;  // after "AVI1", the polarity and a reserved byte
+  size_t pos = 2;
+  while (pos + 4 <= image.size() && image[pos] == 0xFF && image[pos + 1] != kSos) {
+    const size_t len = size_t(image[pos + 2]) << 8 | image[pos + 3];
+    if (len < 2 || image.size() - pos - 2 < len) return 0;
+    const ByteView payload = image.subspan(pos + 4, len - 2);
+    if (image[pos + 1] == 0xE0 && payload.size() >= kSizesInPayload + 8 &&
+        std::equal(payload.begin(), payload.begin() + 4, "AVI1"))
+      return pos + 4 + kSizesInPayload;
+    pos += 2 + len;
+  }
+  return 0;
+}
+
+uint32_t read32(ByteView b, size_t at, bool big_endian) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= uint32_t(b[at + (big_endian ? 3 - i : i)]) << (8 * i);
+  return v;
+}
+
+void write32(Bytes& b, size_t at, uint32_t v, bool big_endian) {
+  for (int i = 0; i < 4; ++i) b[at + (big_endian ? 3 - i : i)] = uint8_t(v >> (8 * i));
+}
+
+// The layout the original's sizes follow: byte order, and whether FieldSize counts the gap.
+struct SizesLayout {
+  bool big_endian = true;
+  bool counts_gap = false;
+};
+
+std::optional<SizesLayout> sizes_layout(ByteView chunk, const JpegImageSpan& image, size_t gap) {
+  const ByteView bytes = chunk.subspan(image.begin, image.end - image.begin);
+  const size_t at = field_sizes_offset(bytes);
+  if (at == 0) return std::nullopt;
+  for (bool big_endian : {true, false}) {
+    const uint64_t full = read32(bytes, at, big_endian), less = read32(bytes, at + 4, big_endian);
+    if (less != bytes.size()) continue;
+    if (full == bytes.size() + gap) return SizesLayout{big_endian, gap != 0};
+    if (full == bytes.size()) return SizesLayout{big_endian, false};
+  }
+  return std::nullopt;
+}
+
+size_t gap_after(ByteView chunk, const std::vector<JpegImageSpan>& images, size_t k) {
+  return (k + 1 < images.size() ? images[k + 1].begin : chunk.size()) - images[k].end;
+}
+
+}  // namespace
+
+bool records_field_sizes(ByteView chunk, const JpegImageSpan& image) {
+  const ByteView bytes = chunk.subspan(image.begin, image.end - image.begin);
+  const size_t at = field_sizes_offset(bytes);
+  return at != 0 && (read32(bytes, at, true) != 0 || read32(bytes, at + 4, true) != 0);
+}
+
+bool recorded_field_sizes_hold(ByteView chunk, const std::vector<JpegImageSpan>& images) {
+  for (size_t k = 0; k < images.size(); ++k)
+    if (records_field_sizes(chunk, images[k]) &&
+        !sizes_layout(chunk, images[k], gap_after(chunk, images, k)))
+      return false;
+  return true;
+}
+
+bool carry_field_sizes(ByteView chunk, const std::vector<JpegImageSpan>& images, size_t k,
+                       Bytes& image) {
+  const size_t gap = gap_after(chunk, images, k);
+  const std::optional<SizesLayout> layout = sizes_layout(chunk, images[k], gap);
+  const size_t at = field_sizes_offset(image);
+  if (!layout || at == 0) return false;
+  write32(image, at, uint32_t(image.size() + (layout->counts_gap ? gap : 0)), layout->big_endian);
+  write32(image, at + 4, uint32_t(image.size()), layout->big_endian);
+  return true;
+}
+
+Bytes with_original_field_sizes(ByteView original, ByteView image) {
+  Bytes out(image.begin(), image.end());
+  const size_t from = field_sizes_offset(original), to = field_sizes_offset(image);
+  if (from != 0 && to != 0) std::copy_n(original.begin() + from, 8, out.begin() + to);
+  return out;
 }
 
 Bytes with_standard_huffman_tables(ByteView image, const JpegImageSpan& span) {

@@ -29,6 +29,24 @@ std::vector<JpegImageSpan> split_mjpeg_chunk(ByteView chunk);
 bool holds_unwalked_scan(ByteView chunk, const std::vector<JpegImageSpan>& images,
                          uint32_t stream_height);
 
+// Capture cards that pad fields record each field's sizes in its APP0 "AVI1" segment: FieldSize
+// (the image and the padding after it) and FieldSizeLessPadding (the image), which a reader may
+// use to find the second field. `images[k]` records them when those are not zero.
+bool records_field_sizes(ByteView chunk, const JpegImageSpan& image);
+// Whether every image that records sizes records those of its place in the chunk, in either byte
+// order, FieldSize with or without the bytes up to the next image (or the chunk's end).
+bool recorded_field_sizes_hold(ByteView chunk, const std::vector<JpegImageSpan>& images);
+// Sets the sizes the AVI1 segment of `image`, written for `images[k]` of `chunk`, records to its
+// own size, as the original's did for the original. False when the original's did not follow
+// that layout or `image` has no such segment.
+bool carry_field_sizes(ByteView chunk, const std::vector<JpegImageSpan>& images, size_t k,
+                       Bytes& image);
+
+// `image` with the field sizes its AVI1 segment records set to those `original`'s records: what
+// the JPEG verifier compares (it holds metadata byte-identical); `image` itself when either has
+// none.
+Bytes with_original_field_sizes(ByteView original, ByteView image);
+
 // The image with the standard tables of ITU T.81 K.3 inserted before its first scan: the tables
 // decoders assume when an MJPEG frame has no DHT (AVI1 / OpenDML MJPEG).
 Bytes with_standard_huffman_tables(ByteView image, const JpegImageSpan& span);
