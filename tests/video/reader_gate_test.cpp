@@ -9,6 +9,7 @@
 #include "formats/media/mjpeg_decoder.h"
 #include "formats/video/avi_file.h"
 #include "formats/video/reader_gate.h"
+#include "lighten/lighten.h"
 #include "video/avi_checks.h"
 #include "video/avi_maker.h"
 
@@ -66,6 +67,38 @@ TEST(ReaderGate, DamagedChunksAreRefused) {
   EXPECT_THROW(gate.score(garbage), FormatError);
   const Bytes truncated(frame.begin(), frame.begin() + 40);
   EXPECT_THROW(gate.score(truncated), FormatError);
+}
+
+// A candidate the gate turned down leaves its tables in the candidates' decoder; the frame written
+// instead (here with optimal tables of its own) is what the readers decoded, and a next frame
+// without tables decodes with those.
+TEST(ReaderGate, TheFrameWrittenSetsTheTablesTheNextFrameDecodesWith) {
+  AviRecipe r;
+  r.frames = 1;
+  r.width = 160, r.height = 120;
+  const Bytes avi = make_avi(r);
+  const AviFile a = parse_avi(avi);
+  const Bytes standard = frame_chunks(avi)[0];  // libjpeg's K.3 tables
+  const Outcome optimal = optimize(standard, Policy{});
+  ASSERT_TRUE(optimal.replaced()) << optimal.message;
+  const Bytes tableless = testing::without_dht(optimal.bytes);
+  for (const bool noted : {true, false}) {
+    ReaderGate gate(a.streams[0]);
+    ASSERT_TRUE(gate.take_reference(optimal.bytes));
+    (void)gate.score(standard);  // turned down
+    if (noted) gate.note_written(optimal.bytes);
+    ASSERT_TRUE(gate.take_reference(tableless));
+    if (noted) {
+      EXPECT_DOUBLE_EQ(gate.score(tableless).score, 100.0);
+    } else {  // decoded with the turned-down candidate's tables
+      double score = 0;
+      try {
+        score = gate.score(tableless).score;
+      } catch (const FormatError&) {
+      }
+      EXPECT_LT(score, 100.0);
+    }
+  }
 }
 
 TEST(ReaderGate, TheGapRaisesTheNextFloor) {

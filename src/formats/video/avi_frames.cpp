@@ -128,13 +128,18 @@ FrameAttempt gate_frame(ByteView chunk, const std::vector<JpegImageSpan>& images
     raised.target_score = quality_floor(raised) + short_by + kRaiseSlack;
     if (raised.target_score > kHighestRaisedFloor) break;
     a = attempt_frame(chunk, images, context, raised, name, tally.rewritten, true);
-    if (!a.requantised) return a;  // pixels kept: nothing left for the gate to judge
+    if (!a.requantised) {  // pixels kept: nothing left for the gate to judge
+      gate.note_written(a.bytes);
+      return a;
+    }
   }
   ++tally.lossless;
   Policy lossless = context.policy();
   lossless.mode = Mode::kLossless;
   lossless.target_score = 0;
-  return attempt_frame(chunk, images, context, lossless, name, tally.rewritten, true);
+  FrameAttempt kept = attempt_frame(chunk, images, context, lossless, name, tally.rewritten, true);
+  gate.note_written(kept.bytes);
+  return kept;
 }
 
 }  // namespace

@@ -35,6 +35,15 @@ Ssimulacra2Result ReaderGate::score(ByteView candidate) {
   return floor_score(*reference_, image);
 }
 
+void ReaderGate::note_written(ByteView chunk) {
+  if (!reference_decoder_) return;
+  try {
+    (void)candidate_decoder_->decode(chunk);
+  } catch (const FormatError&) {
+    // The readers would not decode it either; the next frame's candidates are scored as they come.
+  }
+}
+
 double ReaderGate::first_floor(double floor) const {
   // The search lands a little above its floor, frame scores wander: a small margin over the gap.
   constexpr double kGapSlack = 0.3;

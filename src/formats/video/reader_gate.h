@@ -29,6 +29,10 @@ class ReaderGate {
   // SSIMULACRA2 of a candidate for the chunk last taken, as libavcodec decodes it. Throws
   // FormatError when it does not decode.
   Ssimulacra2Result score(ByteView candidate);
+  // The chunk written for the frame last taken, where it is not the candidate last scored (one
+  // the gate turned down): the candidates' decoder carries tables from frame to frame as the
+  // readers' does, so it decodes what the readers will have decoded before the next frame.
+  void note_written(ByteView chunk);
 
   // Frames of one stream are alike: how far the JPEG gate's libjpeg view of a passing frame
   // stood above the readers' view, noted so that the next frame's search starts at a floor
