@@ -205,7 +205,7 @@ TEST(HwpCorpus, PictureShapesNameDeclaredItems) {
         ++shapes;
         EXPECT_GE(look.bin_item, 1u);
         EXPECT_LE(look.bin_item, declared);
-        EXPECT_TRUE(look.effect <= 2 || look.effect == 4) << int(look.effect);
+        EXPECT_LE(look.effect, 3) << int(look.effect);
         EXPECT_LE(std::abs(int(look.brightness)), 100);
         EXPECT_LE(std::abs(int(look.contrast)), 100);
       }

@@ -263,6 +263,19 @@ TEST(HwpFormat, PicturesShownInBlackAndWhiteOrRaisedContrastStayLossless) {
   file.replace_stream("BodyText/Section0", stream(black_and_white, "BodyText/Section0"));
   EXPECT_TRUE(verify_hwp(with_shape(0, 0), requantised.bytes, context).ok);
   EXPECT_FALSE(verify_hwp(black_and_white, file.serialize(), context).ok);
+
+  // The scan's inflating of the sections is not charged to the document's expansion budget: a
+  // document that fits it with half a section to spare is still optimised.
+  const Bytes doc = with_shape(0, 2);
+  size_t inflated_total = 0;
+  for (const std::string& path : cfb::CompoundFile::parse(doc).stream_paths())
+    if (auto content = hwp::inflate_stream(stream(doc, path), 64u << 20))
+      inflated_total += content->content.size();
+  Policy tight = high;
+  tight.limits.max_expanded_bytes = inflated_total + inflated(doc, "BodyText/Section0").size() / 2;
+  DirectContext tight_context(tight);
+  const Outcome fits = optimize_hwp(doc, tight_context);
+  EXPECT_TRUE(fits.replaced()) << fits.message;
 }
 
 TEST(HwpFormat, PreviewImageIsOptimised) {

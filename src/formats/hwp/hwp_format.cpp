@@ -152,7 +152,9 @@ struct Document {
 // Whether a picture shape of the body shows its picture in black and white or with raised
 // contrast, as ZIP documents' HWPX BLACK_WHITE and <hp:img contrast>: changes within the floor
 // would show. Sections that do not inflate are left to the stream loop to judge.
-bool shows_pictures_through_effects(const Document& d, ExpansionBudget& budget) {
+// The scan has a budget of its own (a copy): the stream loop inflates the sections again, and a
+// document that fitted the budget before must still fit it.
+bool shows_pictures_through_effects(const Document& d, ExpansionBudget budget) {
   for (const StreamPlan& plan : d.plans) {
     if (plan.role != StreamRole::kRecords || !plan.path.starts_with("BodyText/")) continue;
     const Bytes raw = *d.file.read_stream(plan.path);

@@ -49,7 +49,7 @@ std::vector<BinDataItem> bin_data_items(ByteView doc_info);
 // How a picture shape shows its picture: the picture info of a HWPTAG_SHAPE_COMPONENT_PICTURE
 // record (after the border, the image and crop rectangles and the inner margins).
 struct PictureLook {
-  static constexpr uint8_t kBlackAndWhite = 2;  // effect: 0 as it is, 1 grey, 4 pattern
+  static constexpr uint8_t kBlackAndWhite = 2;  // effect: 0 as it is, 1 grey, 3 pattern
   int8_t brightness = 0;                        // -100 .. 100
   int8_t contrast = 0;                          // -100 .. 100
   uint8_t effect = 0;
