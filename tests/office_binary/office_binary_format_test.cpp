@@ -20,8 +20,6 @@ namespace {
 
 using testing::container;
 
-constexpr uint16_t kMsoDrawing = 0x00EC;  // a sheet's shapes
-
 // A JPEG with Huffman tables left unoptimised: the lossless optimiser can always shrink it.
 Bytes plain_jpeg(int width) {
   testing::JpegRecipe recipe;
@@ -82,7 +80,7 @@ Bytes make_xls(const Bytes& image, const Bytes& sheet_drawing = {}) {
   testing::append(s, testing::biff(xls::kEof, {}));
   officeart::put_u32le(s, sheet_field, uint32_t(s.size()));
   testing::append(s, testing::biff_bof(0x0010));
-  if (!sheet_drawing.empty()) testing::append(s, testing::biff(kMsoDrawing, sheet_drawing));
+  if (!sheet_drawing.empty()) testing::append(s, testing::biff(xls::kDrawing, sheet_drawing));
   testing::append(s, testing::biff(xls::kEof, {}));
   return testing::make_cfb({{"Workbook", s}, {"CompObj", Bytes(100, 5)}});
 }

@@ -29,7 +29,9 @@ bool table_shows_effect(ByteView stream, size_t pos) {
   if (stream.size() - pos < kHeaderSize) return false;
   const uint16_t version_instance = uint16_t(stream[pos] | stream[pos + 1] << 8);
   const uint16_t type = uint16_t(stream[pos + 2] | stream[pos + 3] << 8);
-  if ((type != kFopt && type != kTertiaryFopt) || (version_instance & 0xF) != 3) return false;
+  if ((type != kFopt && type != kSecondaryFopt && type != kTertiaryFopt) ||
+      (version_instance & 0xF) != 3)
+    return false;
   const size_t count = version_instance >> 4;
   const uint32_t length = get_u32le(stream, pos + 4);
   if (length < count * kPropertySize || stream.size() - pos - kHeaderSize < length) return false;
@@ -45,7 +47,7 @@ bool table_shows_effect(ByteView stream, size_t pos) {
 }  // namespace
 
 bool shows_pictures_through_effects(ByteView stream) {
-  // Record types are little-endian: 0xF00B and 0xF122 end in the byte 0xF0 or 0xF1.
+  // Record types are little-endian: 0xF00B, 0xF121 and 0xF122 end in the byte 0xF0 or 0xF1.
   for (size_t pos = 0; pos + kHeaderSize <= stream.size(); ++pos)
     if ((stream[pos + 3] == 0xF0 || stream[pos + 3] == 0xF1) && table_shows_effect(stream, pos))
       return true;

@@ -8,8 +8,9 @@
 
 namespace lighten::officeart {
 
-inline constexpr uint16_t kFopt = 0xF00B;          // OfficeArtFOPT: a shape's properties
-inline constexpr uint16_t kTertiaryFopt = 0xF122;  // OfficeArtTertiaryFOPT
+inline constexpr uint16_t kFopt = 0xF00B;           // OfficeArtFOPT: a shape's properties
+inline constexpr uint16_t kSecondaryFopt = 0xF121;  // OfficeArtSecondaryFOPT
+inline constexpr uint16_t kTertiaryFopt = 0xF122;   // OfficeArtTertiaryFOPT
 inline constexpr uint16_t kPictureTransparent = 0x0107;
 inline constexpr uint16_t kPictureContrast = 0x0108;
 inline constexpr uint16_t kBlipBooleans = 0x013F;
@@ -17,10 +18,10 @@ inline constexpr uint16_t kBlipBooleans = 0x013F;
 // True when a property table in `stream` keys a colour as transparent (pictureTransparent other
 // than 0xFFFFFFFF, "none"), turns a picture black and white (fPictureBiLevel, honoured only with
 // fUsefPictureBiLevel) or raises its contrast (pictureContrast above 0x10000, the neutral
-// value). The tables sit in slides' drawing containers or in sheets' MsoDrawing records; rather
-// than follow every container, every place where a well-formed FOPT header stands is read. A
-// stray match can only keep pictures lossless; a table that a workbook's CONTINUE record cuts is
-// read with that record's header inside it, which may hide an effect after the cut.
+// value). `stream`: the PowerPoint Document stream, or a workbook's sheet drawings joined
+// (xls::sheet_drawings, which leaves the pictures out). Rather than follow every container,
+// every place where a well-formed FOPT header stands is read; a stray match can only keep
+// pictures lossless.
 bool shows_pictures_through_effects(ByteView stream);
 
 }  // namespace lighten::officeart

@@ -75,6 +75,18 @@ std::vector<Record> read_workbook(ByteView workbook) {
   return records;
 }
 
+Bytes sheet_drawings(ByteView workbook) {
+  const std::vector<Record> records = read_workbook(workbook);
+  Bytes joined;
+  bool in_drawing = false;
+  for (const Record& r : records) {
+    in_drawing = r.type == kDrawing || (in_drawing && r.type == kContinue);
+    if (in_drawing)
+      joined.insert(joined.end(), workbook.begin() + r.offset + 4, workbook.begin() + r.end());
+  }
+  return joined;
+}
+
 std::optional<Chain> find_drawing_group(const std::vector<Record>& records) {
   std::optional<Chain> chain;
   for (size_t i = 0; i < records.size() && records[i].type != kEof; ++i) {

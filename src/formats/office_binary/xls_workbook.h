@@ -21,6 +21,7 @@ inline constexpr uint16_t kFilePass = 0x002F;
 inline constexpr uint16_t kContinue = 0x003C;
 inline constexpr uint16_t kBoundSheet = 0x0085;
 inline constexpr uint16_t kDrawingGroup = 0x00EB;
+inline constexpr uint16_t kDrawing = 0x00EC;  // MsoDrawing: a sheet's shapes
 inline constexpr uint16_t kExtSst = 0x00FF;
 inline constexpr uint16_t kIndex = 0x020B;
 inline constexpr uint16_t kBiff8 = 0x0600;
@@ -45,6 +46,10 @@ struct Chain {
   size_t last = 0;
 };
 std::optional<Chain> find_drawing_group(const std::vector<Record>& records);
+
+// The payloads of the sheets' MsoDrawing records, each with the CONTINUE records that follow it,
+// joined: the shapes' OfficeArt records, without the drawing group and its pictures.
+Bytes sheet_drawings(ByteView workbook);
 
 struct WorkbookRewrite {
   Bytes workbook;
