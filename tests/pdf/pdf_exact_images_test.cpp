@@ -155,17 +155,27 @@ TEST(PdfExactImages, DeviceSpacesTheDocumentRedefinesKeepTheirSamples) {
       after_high(photo, "", "", {profile_object(testing::adobe_rgb_profile())}, "", "", intent);
   ASSERT_FALSE(page_intent.im0.empty());
   EXPECT_EQ(quantisation_tables(page_intent.im0), quantisation_tables(photo));
-  // Past eight distinct profiles none is read, and every device space counts as redefined.
-  std::vector<std::string> srgb_profiles;
-  std::string many = "/OutputIntents [";
-  for (int i = 0; i < 9; ++i) {
-    srgb_profiles.push_back(profile_object(testing::saved_profile(cmsCreate_sRGBProfile())));
-    many +=
-        "<< /Type /OutputIntent /S /GTS_PDFX /OutputConditionIdentifier (x) "
-        "/DestOutputProfile " +
-        std::to_string(7 + i) + " 0 R >> ";
-  }
-  const Images too_many = after_high(photo, "", "", srgb_profiles, "", many + "]");
+  // Profiles count by their bytes: nine copies of the sRGB profile are one, which changes
+  // nothing (as after a run merges them); past eight distinct ones none is read, and every
+  // device space counts as redefined.
+  auto nine_intents = [&](bool distinct) {
+    std::vector<std::string> profiles;
+    std::string intents = "/OutputIntents [";
+    for (int i = 0; i < 9; ++i) {
+      cmsHPROFILE srgb = cmsCreate_sRGBProfile();
+      cmsSetHeaderFlags(srgb, distinct ? cmsUInt32Number(i) : 0);  // flags no viewer reads
+      profiles.push_back(profile_object(testing::saved_profile(srgb)));
+      intents +=
+          "<< /Type /OutputIntent /S /GTS_PDFX /OutputConditionIdentifier (x) "
+          "/DestOutputProfile " +
+          std::to_string(7 + i) + " 0 R >> ";
+    }
+    return after_high(photo, "", "", profiles, "", intents + "]");
+  };
+  const Images copies = nine_intents(false);
+  ASSERT_FALSE(copies.im0.empty());
+  EXPECT_NE(quantisation_tables(copies.im0), quantisation_tables(photo));
+  const Images too_many = nine_intents(true);
   ASSERT_FALSE(too_many.im0.empty());
   EXPECT_EQ(quantisation_tables(too_many.im0), quantisation_tables(photo));
   // A /DefaultRGB in an object nothing refers to (which the output drops) decides nothing.

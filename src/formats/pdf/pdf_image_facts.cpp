@@ -1,6 +1,9 @@
 #include "formats/pdf/pdf_image_facts.h"
 
+#include <xxhash.h>
+
 #include <exception>
+#include <utility>
 #include <vector>
 
 #include "codecs/deflate.h"
@@ -18,8 +21,12 @@ constexpr int kMaxDepth = 256;
 // claims, and PDF 2.0 pages may add their own; past this many, every device space counts as
 // redefined.
 constexpr size_t kMaxIntents = 8;
-// The largest output intent profile read (press profiles run to a few MB).
+// The largest output intent profile read (press profiles run to a few MB), and the most bytes
+// of profiles read from one document; past that every device space counts as redefined (a
+// document past it only by copies of one profile, which a run merges, is read whole by the next
+// run: bounded work comes first there).
 constexpr size_t kMaxProfileBytes = 32 << 20;
+constexpr size_t kMaxProfileBytesRead = 64 << 20;
 
 constexpr const char* kDefaults[][2] = {{"/DefaultGray", "/DeviceGray"},
                                         {"/DefaultRGB", "/DeviceRGB"},
@@ -92,14 +99,44 @@ Bytes intent_profile(QPDFObjectHandle profile) {
 
 // The device space an output intent's profile stands in for, unless it reads as sRGB (then
 // whether a viewer follows the intent makes no difference to what the metric scores).
-void collect_output_intent(QPDFObjectHandle profile, ImageFacts& facts) {
-  const Bytes icc = intent_profile(profile);
+void collect_output_intent(const Bytes& icc, ImageFacts& facts) {
   const std::string space = icc_header_data_space(icc).value_or("");  // "": none to follow
   if (space == "CMYK") facts.redefined_device_spaces.insert("/DeviceCMYK");
   if (space == "RGB " && !ProfileColour::shows_as_srgb(icc, 3))
     facts.redefined_device_spaces.insert("/DeviceRGB");
   if (space == "GRAY" && !ProfileColour::shows_as_srgb(icc, 1))
     facts.redefined_device_spaces.insert("/DeviceGray");
+}
+
+// Every output intent of the arrays found (the catalogue's, pages').
+void collect_output_intents(const std::vector<QPDFObjectHandle>& intent_arrays, ImageFacts& facts) {
+  // Pages tend to share one intent, or repeat one profile: each profile object is read once,
+  // and profiles are counted by their bytes, so that a second run, after identical streams were
+  // merged, counts what the first did.
+  std::set<QPDFObjGen> arrays_read, profiles_read;
+  std::set<std::pair<uint64_t, uint64_t>> distinct;  // XXH3-128 of each profile's bytes
+  size_t bytes_read = 0;
+  auto all_redefined = [&] {
+    for (const auto& [name, device] : kDefaults) facts.redefined_device_spaces.insert(device);
+  };
+  for (QPDFObjectHandle intents : intent_arrays) {
+    if (intents.isIndirect() && !arrays_read.insert(intents.getObjGen()).second) continue;
+    for (int i = 0; i < intents.getArrayNItems(); ++i) {
+      QPDFObjectHandle intent = intents.getArrayItem(i);
+      if (!intent.isDictionary()) continue;
+      QPDFObjectHandle profile = intent.getKey("/DestOutputProfile");
+      if (!profile.isStream() || !profiles_read.insert(profile.getObjGen()).second) continue;
+      const Bytes icc = intent_profile(profile);
+      bytes_read += icc.size();
+      const XXH128_hash_t h = XXH3_128bits(icc.data(), icc.size());
+      if (!distinct.insert({h.high64, h.low64}).second) continue;
+      if (distinct.size() > kMaxIntents || bytes_read > kMaxProfileBytesRead) {
+        all_redefined();
+        return;
+      }
+      collect_output_intent(icc, facts);
+    }
+  }
 }
 
 }  // namespace
@@ -113,23 +150,7 @@ ImageFacts image_facts(QPDF& pdf, bool written_as_15) {
   ImageFacts facts;
   std::vector<QPDFObjectHandle> intent_arrays;
   Walk(facts, intent_arrays).run(pdf.getTrailer());
-  // Pages tend to share one profile: each is read once, by its object number.
-  std::set<QPDFObjGen> read;
-  size_t direct_profiles = 0;
-  for (QPDFObjectHandle intents : intent_arrays) {
-    for (int i = 0; i < intents.getArrayNItems(); ++i) {
-      QPDFObjectHandle intent = intents.getArrayItem(i);
-      if (!intent.isDictionary()) continue;
-      QPDFObjectHandle profile = intent.getKey("/DestOutputProfile");
-      if (profile.isIndirect() && !read.insert(profile.getObjGen()).second) continue;
-      if (!profile.isIndirect()) ++direct_profiles;
-      if (read.size() + direct_profiles > kMaxIntents) {
-        for (const auto& [name, device] : kDefaults) facts.redefined_device_spaces.insert(device);
-        break;
-      }
-      collect_output_intent(profile, facts);
-    }
-  }
+  collect_output_intents(intent_arrays, facts);
   const std::string version = pdf.getPDFVersion();
   facts.progressive_allowed = written_as_15 || version.size() != 3 || version >= "1.3";
   return facts;
