@@ -213,75 +213,102 @@ TEST(AviFormat, FieldsAfterPaddingFollowTheTablesRule) {
 }
 
 // (FieldSize, FieldSizeLessPadding) of every image of a frame chunk that records them.
-std::vector<std::pair<uint32_t, uint32_t>> recorded_sizes(const Bytes& frame) {
+std::vector<std::pair<uint32_t, uint32_t>> recorded_sizes(const Bytes& frame, bool big_endian) {
   std::vector<std::pair<uint32_t, uint32_t>> sizes;
   for (const JpegImageSpan& s : split_mjpeg_chunk(frame)) {
     const auto at = std::search(frame.begin() + long(s.begin), frame.begin() + long(s.end),
                                 std::begin("AVI1"), std::end("AVI1") - 1);
     if (at == frame.begin() + long(s.end)) continue;
-    auto be32 = [&](long off) {
+    auto read32 = [&](long off) {
       uint32_t v = 0;
-      for (int i = 0; i < 4; ++i) v = v << 8 | at[off + i];
+      for (int i = 0; i < 4; ++i) v |= uint32_t(at[off + (big_endian ? 3 - i : i)]) << (8 * i);
       return v;
     };
-    sizes.emplace_back(be32(6), be32(10));
+    sizes.emplace_back(read32(6), read32(10));
   }
   return sizes;
 }
 
 // Capture cards that pad fields record each field's sizes in AVI1, and a reader may find the
-// second field by them: a field written anew records its own, in the layout the original used.
-// Sizes that fit no layout keep their frames whole; the verifier refuses stale sizes.
+// second field by them: a field written anew records its own, in the byte order and layout
+// (FieldSize with the padding or without) the original used. Sizes that fit no layout keep
+// their frames whole; the verifier refuses stale sizes, and sizes where there were none.
 TEST(AviFormat, FieldSizesRecordedInAvi1FollowTheImages) {
+  for (const bool little_endian : {false, true}) {
+    for (const bool count_padding : {true, false}) {
+      SCOPED_TRACE(std::to_string(little_endian) + std::to_string(count_padding));
+      AviRecipe r;
+      r.strip_dht = true;
+      r.two_fields = true;
+      r.field_padding = 4;
+      r.field_sizes = true;
+      r.field_sizes_little_endian = little_endian;
+      r.field_sizes_count_padding = count_padding;
+      r.frames = 3;
+      r.width = 160, r.height = 240;
+      r.fine_frame = 0;
+      const Bytes in = make_avi(r);
+      const Outcome o = run(in);
+      ASSERT_TRUE(o.replaced()) << o.message;
+      expect_same_pixels_everywhere(in, o.bytes, 3);
+      for (const Bytes& frame : frame_chunks(o.bytes)) {
+        const auto fields = split_mjpeg_chunk(frame);
+        const auto sizes = recorded_sizes(frame, !little_endian);
+        ASSERT_EQ(sizes.size(), 2u);
+        EXPECT_EQ(sizes[0].second, fields[0].end - fields[0].begin);
+        EXPECT_EQ(sizes[0].first,
+                  (count_padding ? fields[1].begin : fields[0].end) - fields[0].begin);
+        EXPECT_EQ(sizes[1].second, fields[1].end - fields[1].begin);
+        EXPECT_EQ(sizes[1].first, sizes[1].second);
+      }
+      // One field's FieldSizeLessPadding off by one: refused.
+      Bytes stale = o.bytes;
+      const AviFile b = parse_avi(stale);
+      for (const RiffChunk& c : b.tree.chunks) {
+        if (c.is_list || !b.is_mjpeg_frame(c)) continue;
+        const auto at = std::search(stale.begin() + long(c.data_offset()), stale.end(),
+                                    std::begin("AVI1"), std::end("AVI1") - 1);
+        at[little_endian ? 10 : 13] = uint8_t(at[little_endian ? 10 : 13] + 1);
+        break;
+      }
+      testing::DirectContext context;
+      const Verdict v = verify_avi(in, stale, context);
+      EXPECT_FALSE(v.ok);
+      EXPECT_NE(v.problem.find("field sizes"), std::string::npos) << v.problem;
+    }
+  }
+
   AviRecipe r;
   r.strip_dht = true;
   r.two_fields = true;
   r.field_padding = 4;
   r.field_sizes = true;
+  r.field_sizes_off = true;
   r.frames = 3;
   r.width = 160, r.height = 240;
   r.fine_frame = 0;
-  const Bytes in = make_avi(r);
-  for (const Bytes& frame : frame_chunks(in)) {
-    const auto fields = split_mjpeg_chunk(frame);
-    ASSERT_EQ(fields.size(), 2u);
-    const auto sizes = recorded_sizes(frame);
-    ASSERT_EQ(sizes.size(), 2u);
-    EXPECT_EQ(sizes[0].second, fields[0].end - fields[0].begin);
-    EXPECT_EQ(sizes[0].first, fields[1].begin - fields[0].begin);
-  }
-  const Outcome o = run(in);
-  ASSERT_TRUE(o.replaced()) << o.message;
-  expect_same_pixels_everywhere(in, o.bytes, 3);
-  for (const Bytes& frame : frame_chunks(o.bytes)) {
-    const auto fields = split_mjpeg_chunk(frame);
-    const auto sizes = recorded_sizes(frame);
-    ASSERT_EQ(sizes.size(), 2u);
-    for (size_t k = 0; k < 2; ++k) {
-      EXPECT_EQ(sizes[k].second, fields[k].end - fields[k].begin);
-      EXPECT_EQ(sizes[k].first, (k == 0 ? fields[1].begin : frame.size()) - fields[k].begin);
-    }
-  }
-  // The first field's sizes as they were in the input: refused.
-  Bytes stale = o.bytes;
-  const AviFile b = parse_avi(stale);
-  for (const RiffChunk& c : b.tree.chunks) {
-    if (c.is_list || !b.is_mjpeg_frame(c)) continue;
-    const auto at = std::search(stale.begin() + long(c.data_offset()), stale.end(),
-                                std::begin("AVI1"), std::end("AVI1") - 1);
-    at[13] = uint8_t(at[13] + 1);  // FieldSizeLessPadding's last byte
-    break;
-  }
-  testing::DirectContext context;
-  const Verdict v = verify_avi(in, stale, context);
-  EXPECT_FALSE(v.ok);
-  EXPECT_NE(v.problem.find("field sizes"), std::string::npos) << v.problem;
-
-  r.field_sizes_off = true;
-  const Bytes off = make_avi(r);
-  const Outcome kept = run(off);
+  const Outcome kept = run(make_avi(r));
   EXPECT_FALSE(kept.replaced()) << kept.detail;
   EXPECT_NE(kept.reason, Reason::kUnsupportedVariant) << kept.message;
+
+  // Sizes written into an AVI1 that recorded none: refused.
+  r.field_sizes_off = false;
+  const Bytes recorded = make_avi(r);
+  Bytes zeros = recorded;
+  for (auto at = zeros.begin();
+       (at = std::search(at, zeros.end(), std::begin("AVI1"), std::end("AVI1") - 1)) != zeros.end();
+       ++at)
+    std::fill(at + 6, at + 14, uint8_t(0));
+  const Outcome from_zeros = run(zeros);
+  ASSERT_TRUE(from_zeros.replaced()) << from_zeros.message;
+  testing::DirectContext context;
+  EXPECT_TRUE(verify_avi(zeros, from_zeros.bytes, context).ok);
+  const Outcome from_recorded = run(recorded);
+  ASSERT_TRUE(from_recorded.replaced());
+  ASSERT_EQ(from_recorded.bytes.size(), from_zeros.bytes.size());
+  const Verdict v = verify_avi(zeros, from_recorded.bytes, context);
+  EXPECT_FALSE(v.ok);
+  EXPECT_NE(v.problem.find("field sizes"), std::string::npos) << v.problem;
 }
 
 // Overwrites the padding between the fields of frame `which` with bytes that are not padding:

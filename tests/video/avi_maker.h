@@ -25,6 +25,8 @@ struct AviRecipe {
   // sizes that fit no image.
   bool field_sizes = false;
   bool field_sizes_off = false;
+  bool field_sizes_little_endian = false;
+  bool field_sizes_count_padding = true;
   bool audio = true;
   bool idx1 = true;
   bool open_dml = false;  // indx super index in the video strl, ix00 at the end of movi
@@ -90,9 +92,12 @@ inline std::vector<uint8_t> make_frame(const AviRecipe& r, int index) {
   auto with_field_sizes = [&](std::vector<uint8_t> image, size_t gap) {
     std::vector<uint8_t> avi1 = {0xFF, 0xE0, 0, 16, 'A', 'V', 'I', '1', 1, 0};
     const uint32_t less = uint32_t(image.size() + avi1.size() + 8);
-    const uint32_t full = r.field_sizes_off ? less / 2 : uint32_t(less + gap);
+    const uint32_t full = r.field_sizes_off             ? less / 2
+                          : r.field_sizes_count_padding ? uint32_t(less + gap)
+                                                        : less;
     for (uint32_t v : {full, less})
-      for (int i = 3; i >= 0; --i) avi1.push_back(uint8_t(v >> (8 * i)));
+      for (int i = 0; i < 4; ++i)
+        avi1.push_back(uint8_t(v >> (8 * (r.field_sizes_little_endian ? i : 3 - i))));
     image.insert(image.begin() + 2, avi1.begin(), avi1.end());
     return image;
   };

@@ -133,6 +133,10 @@ size_t field_sizes_offset(ByteView image) {
   constexpr size_t kSizesInPayload = 6;  // after "AVI1", the polarity and a reserved byte
   size_t pos = 2;
   while (pos + 4 <= image.size() && image[pos] == 0xFF && image[pos + 1] != kSos) {
+    if (image[pos + 1] == 0xFF) {  // a fill byte before the marker
+      ++pos;
+      continue;
+    }
     const size_t len = size_t(image[pos + 2]) << 8 | image[pos + 3];
     if (len < 2 || image.size() - pos - 2 < len) return 0;
     const ByteView payload = image.subspan(pos + 4, len - 2);
