@@ -101,13 +101,18 @@ TEST(EngineContext, NestingDeeperThanTheLimitIsRefused) {
   EXPECT_NE(level0.optimize_embedded(jpeg, "inner.jpg").reason, Reason::kLimitExceeded);
 }
 
+// A budget whose deadline is an hour away.
+std::shared_ptr<SharedBudget> hour_budget() {
+  auto budget = std::make_shared<SharedBudget>();
+  budget->deadline = std::chrono::steady_clock::now() + std::chrono::hours(1);
+  return budget;
+}
+
 TEST(EngineContext, ExpansionBudgetIsSharedAcrossItems) {
   Policy p;
   const auto jpeg = testing::make_jpeg({});
   p.limits.max_expanded_bytes = jpeg.size() * 2 + 1;
-  auto budget = std::make_shared<SharedBudget>();
-  budget->deadline = std::chrono::steady_clock::now() + std::chrono::hours(1);
-  EngineContext root(p, 0, budget);
+  EngineContext root(p, 0, hour_budget());
   EXPECT_NE(root.optimize_embedded(jpeg, "a.jpg").reason, Reason::kLimitExceeded);
   EXPECT_NE(root.optimize_embedded(jpeg, "b.jpg").reason, Reason::kLimitExceeded);
   EXPECT_EQ(root.optimize_embedded(jpeg, "c.jpg").reason, Reason::kLimitExceeded);
@@ -118,9 +123,7 @@ TEST(EngineContext, RetriesAreNotChargedAgain) {
   Policy p;
   const auto jpeg = testing::make_jpeg({});
   p.limits.max_expanded_bytes = jpeg.size() * 2 + 1;
-  auto budget = std::make_shared<SharedBudget>();
-  budget->deadline = std::chrono::steady_clock::now() + std::chrono::hours(1);
-  EngineContext root(p, 0, budget);
+  EngineContext root(p, 0, hour_budget());
   EXPECT_NE(root.optimize_embedded(jpeg, "a.jpg").reason, Reason::kLimitExceeded);
   for (int i = 0; i < 3; ++i)
     EXPECT_NE(root.optimize_embedded_again(jpeg, "a.jpg", p).reason, Reason::kLimitExceeded);

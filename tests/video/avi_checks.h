@@ -15,6 +15,15 @@ inline Bytes chunk_data(const Bytes& file, const RiffChunk& c) {
   return Bytes(file.begin() + long(c.data_offset()), file.begin() + long(c.data_offset() + c.size));
 }
 
+// The data of every MJPEG frame chunk of `avi`, in file order.
+inline std::vector<Bytes> frame_chunks(const Bytes& avi) {
+  const AviFile a = parse_avi(avi);
+  std::vector<Bytes> frames;
+  for (const RiffChunk& c : a.tree.chunks)
+    if (!c.is_list && a.is_mjpeg_frame(c)) frames.push_back(chunk_data(avi, c));
+  return frames;
+}
+
 // Every frame of `out` decodes to the pixels of the same frame of `in` (fields concatenated).
 inline void expect_same_frames(const Bytes& in, const Bytes& out) {
   const AviFile a = parse_avi(in), b = parse_avi(out);

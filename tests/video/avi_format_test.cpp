@@ -45,15 +45,6 @@ TEST(AviFormat, FramesWithoutHuffmanTablesGetTheStandardOnes) {
   expect_same_frames(in, o.bytes);
 }
 
-// The data of every MJPEG frame chunk of `avi`, in file order.
-std::vector<Bytes> frame_chunks(const Bytes& avi) {
-  const AviFile a = parse_avi(avi);
-  std::vector<Bytes> frames;
-  for (const RiffChunk& c : a.tree.chunks)
-    if (!c.is_list && a.is_mjpeg_frame(c)) frames.push_back(chunk_data(avi, c));
-  return frames;
-}
-
 // The frames of `avi` as libavcodec decodes the whole file, frame after frame.
 std::vector<SampleBuffer> decoded_frames(const Bytes& avi) {
   std::vector<SampleBuffer> frames;

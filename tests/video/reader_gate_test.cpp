@@ -20,14 +20,6 @@ using namespace video;
 using testing::AviRecipe;
 using testing::make_avi;
 
-std::vector<Bytes> frame_chunks(const Bytes& avi) {
-  const AviFile a = parse_avi(avi);
-  std::vector<Bytes> chunks;
-  for (const RiffChunk& c : a.tree.chunks)
-    if (!c.is_list && a.is_mjpeg_frame(c)) chunks.push_back(chunk_data(avi, c));
-  return chunks;
-}
-
 TEST(ReaderGate, ChunksDecodeAsTheWholeFileDoes) {
   for (const bool fields : {false, true}) {
     AviRecipe r;
