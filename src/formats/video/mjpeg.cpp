@@ -215,6 +215,12 @@ Bytes with_original_field_sizes(ByteView original, ByteView image) {
   return out;
 }
 
+bool same_field_sizes(ByteView original, ByteView image) {
+  const size_t from = field_sizes_offset(original), to = field_sizes_offset(image);
+  if (from == 0 || to == 0) return from == to;
+  return std::equal(original.begin() + from, original.begin() + from + 8, image.begin() + to);
+}
+
 Bytes with_standard_huffman_tables(ByteView image, const JpegImageSpan& span) {
   Bytes out;
   out.reserve(span.end - span.begin + 4 + kStandardDht.size());

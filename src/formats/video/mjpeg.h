@@ -46,6 +46,8 @@ bool carry_field_sizes(ByteView chunk, const std::vector<JpegImageSpan>& images,
 // the JPEG verifier compares (it holds metadata byte-identical); `image` itself when either has
 // none.
 Bytes with_original_field_sizes(ByteView original, ByteView image);
+// Whether `image` records the field sizes `original` records (both none counts as the same).
+bool same_field_sizes(ByteView original, ByteView image);
 
 // The image with the standard tables of ITU T.81 K.3 inserted before its first scan: the tables
 // decoders assume when an MJPEG frame has no DHT (AVI1 / OpenDML MJPEG).
