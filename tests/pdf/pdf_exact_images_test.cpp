@@ -41,6 +41,7 @@ std::vector<uint8_t> raw(QPDFObjectHandle stream) {
 // written, and Im0's /SMask when it has one.
 struct Images {
   std::vector<uint8_t> im0, im1, im0_mask;
+  std::vector<uint8_t> pdf;  // the whole output
 };
 Images after_high(const std::vector<uint8_t>& jpeg, const std::string& im0_entries,
                   const std::string& im1_entries, const std::vector<std::string>& extra = {},
@@ -72,7 +73,7 @@ Images after_high(const std::vector<uint8_t>& jpeg, const std::string& im0_entri
                                   .getObjectHandle()
                                   .getKey("/Resources")
                                   .getKey("/XObject");
-  Images out{raw(xobjects.getKey("/Im0")), raw(xobjects.getKey("/Im1")), {}};
+  Images out{raw(xobjects.getKey("/Im0")), raw(xobjects.getKey("/Im1")), {}, o.bytes};
   QPDFObjectHandle mask = xobjects.getKey("/Im0").getDict().getKey("/SMask");
   if (mask.isStream()) out.im0_mask = raw(mask);
   return out;
@@ -97,6 +98,70 @@ TEST(PdfExactImages, ColourKeyedImagesAndMasksKeepTheirSamples) {
   ASSERT_FALSE(masked.im0_mask.empty());
   EXPECT_EQ(quantisation_tables(masked.im0_mask), quantisation_tables(mask));
   EXPECT_NE(quantisation_tables(masked.im0), quantisation_tables(photo));
+}
+
+// A graphics state's soft mask draws its group, and under /S /Luminosity the samples of every
+// image drawn there become opacity: they keep their samples, however deep the group draws them
+// (a nested form, a tiling pattern). The same photo drawn on the page is requantised.
+TEST(PdfExactImages, ImagesASoftMaskGroupDrawsKeepTheirSamples) {
+  const auto photo = testing::make_jpeg({.width = 320, .height = 240, .quality = 97});
+  const auto shade =
+      testing::make_jpeg({.width = 320, .height = 240, .components = 1, .quality = 97});
+  const auto tile_shade =
+      testing::make_jpeg({.width = 320, .height = 240, .components = 1, .quality = 95});
+  const std::string gray_image =
+      "/Type /XObject /Subtype /Image /Width 320 /Height 240 /ColorSpace /DeviceGray "
+      "/BitsPerComponent 8 /Filter /DCTDecode";
+  for (const char* kind : {"/Luminosity", "/Alpha"}) {
+    SCOPED_TRACE(kind);
+    const Images out = after_high(
+        photo, "", "",
+        {stream_object("/Type /XObject /Subtype /Form /BBox [0 0 640 240] /Group << /S "
+                       "/Transparency /CS /DeviceGray >> /Resources << /XObject << /Fm0 8 0 R "
+                       ">> /Pattern << /P0 10 0 R >> >>",
+                       "/Fm0 Do /Pattern cs /P0 scn 0 0 640 240 re f"),
+         stream_object("/Type /XObject /Subtype /Form /BBox [0 0 640 240] /Resources << "
+                       "/XObject << /Shade 9 0 R >> >>",
+                       "q 320 0 0 240 0 0 cm /Shade Do Q"),
+         stream_object(gray_image, as_string(shade)),
+         stream_object("/Type /Pattern /PatternType 1 /PaintType 1 /TilingType 1 /BBox [0 0 "
+                       "320 240] /XStep 320 /YStep 240 /Resources << /XObject << /Tile 11 0 R "
+                       ">> >>",
+                       "q 320 0 0 240 0 0 cm /Tile Do Q"),
+         stream_object(gray_image, as_string(tile_shade))},
+        std::string("/ExtGState << /GS0 << /Type /ExtGState /SMask << /Type /Mask /S ") + kind +
+            " /G 7 0 R >> >> >>");
+    ASSERT_FALSE(out.pdf.empty());
+    QPDF q;
+    q.processMemoryFile("out", reinterpret_cast<const char*>(out.pdf.data()), out.pdf.size());
+    QPDFObjectHandle group = QPDFPageDocumentHelper(q)
+                                 .getAllPages()[0]
+                                 .getObjectHandle()
+                                 .getKey("/Resources")
+                                 .getKey("/ExtGState")
+                                 .getKey("/GS0")
+                                 .getKey("/SMask")
+                                 .getKey("/G")
+                                 .getDict()
+                                 .getKey("/Resources");
+    QPDFObjectHandle nested = group.getKey("/XObject")
+                                  .getKey("/Fm0")
+                                  .getDict()
+                                  .getKey("/Resources")
+                                  .getKey("/XObject")
+                                  .getKey("/Shade");
+    QPDFObjectHandle tile = group.getKey("/Pattern")
+                                .getKey("/P0")
+                                .getDict()
+                                .getKey("/Resources")
+                                .getKey("/XObject")
+                                .getKey("/Tile");
+    ASSERT_TRUE(nested.isStream());
+    ASSERT_TRUE(tile.isStream());
+    EXPECT_EQ(quantisation_tables(raw(nested)), quantisation_tables(shade));
+    EXPECT_EQ(quantisation_tables(raw(tile)), quantisation_tables(tile_shade));
+    EXPECT_NE(quantisation_tables(out.im0), quantisation_tables(photo));
+  }
 }
 
 // Three planes numbered 'R', 'G', 'B' with no JFIF or Adobe segment: libjpeg (and so the metric)

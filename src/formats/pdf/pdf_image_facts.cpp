@@ -35,8 +35,9 @@ constexpr const char* kDefaults[][2] = {{"/DefaultGray", "/DeviceGray"},
 // Every object reachable from the trailer, each once, its direct parts walked for the facts.
 class Walk {
  public:
-  Walk(ImageFacts& facts, std::vector<QPDFObjectHandle>& intent_arrays)
-      : facts_(facts), intent_arrays_(intent_arrays) {}
+  Walk(ImageFacts& facts, std::vector<QPDFObjectHandle>& intent_arrays,
+       std::vector<QPDFObjectHandle>& soft_mask_groups)
+      : facts_(facts), intent_arrays_(intent_arrays), soft_mask_groups_(soft_mask_groups) {}
 
   void run(QPDFObjectHandle trailer) {
     visit(trailer, 0);
@@ -59,6 +60,9 @@ class Walk {
     for (const std::string& key : h.getKeys()) {
       QPDFObjectHandle v = h.getKey(key);
       if ((key == "/SMask" || key == "/Mask") && v.isStream()) facts_.masks.insert(v.getObjGen());
+      // A graphics state's soft mask: a dictionary whose group /G draws the mask.
+      if (key == "/SMask" && v.isDictionary() && v.getKey("/G").isStream())
+        soft_mask_groups_.push_back(v.getKey("/G"));
       // The catalogue's, and from PDF 2.0 a page's.
       if (key == "/OutputIntents" && v.isArray()) intent_arrays_.push_back(v);
       // A resources dictionary's colour spaces (an image's own /ColorSpace is a name or array).
@@ -77,6 +81,7 @@ class Walk {
 
   ImageFacts& facts_;
   std::vector<QPDFObjectHandle>& intent_arrays_;
+  std::vector<QPDFObjectHandle>& soft_mask_groups_;
   std::set<QPDFObjGen> seen_;
   std::vector<QPDFObjectHandle> pending_;
 };
@@ -139,6 +144,34 @@ void collect_output_intents(const std::vector<QPDFObjectHandle>& intent_arrays, 
   }
 }
 
+// Images a soft mask's group draws (ISO 32000 11.6.5.2): under /S /Luminosity their samples
+// become opacity, so they keep their exact values as /SMask images do (and under /S /Alpha their
+// samples show nowhere). Drawn through the group's resources: its images, and those of its nested
+// forms, tiling patterns and Type 3 glyphs, however deep.
+void collect_soft_mask_images(std::vector<QPDFObjectHandle> pending, ImageFacts& facts) {
+  std::set<QPDFObjGen> seen;
+  while (!pending.empty()) {
+    QPDFObjectHandle drawn = pending.back();
+    pending.pop_back();
+    if (drawn.isIndirect() && !seen.insert(drawn.getObjGen()).second) continue;
+    QPDFObjectHandle dict = drawn.isStream() ? drawn.getDict() : drawn;
+    if (!dict.isDictionary()) continue;
+    QPDFObjectHandle resources = dict.getKey("/Resources");
+    if (!resources.isDictionary()) continue;
+    for (const char* category : {"/XObject", "/Pattern", "/Font"}) {
+      QPDFObjectHandle named = resources.getKey(category);
+      if (!named.isDictionary()) continue;
+      for (const std::string& name : named.getKeys()) {
+        QPDFObjectHandle item = named.getKey(name);
+        if (item.isStream() && item.getDict().getKey("/Subtype").isNameAndEquals("/Image"))
+          facts.masks.insert(item.getObjGen());
+        else
+          pending.push_back(item);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 bool ImageFacts::in_redefined_space(QPDFObjectHandle image) const {
@@ -148,9 +181,10 @@ bool ImageFacts::in_redefined_space(QPDFObjectHandle image) const {
 
 ImageFacts image_facts(QPDF& pdf, bool written_as_15) {
   ImageFacts facts;
-  std::vector<QPDFObjectHandle> intent_arrays;
-  Walk(facts, intent_arrays).run(pdf.getTrailer());
+  std::vector<QPDFObjectHandle> intent_arrays, soft_mask_groups;
+  Walk(facts, intent_arrays, soft_mask_groups).run(pdf.getTrailer());
   collect_output_intents(intent_arrays, facts);
+  collect_soft_mask_images(std::move(soft_mask_groups), facts);
   const std::string version = pdf.getPDFVersion();
   facts.progressive_allowed = written_as_15 || version.size() != 3 || version >= "1.3";
   return facts;
