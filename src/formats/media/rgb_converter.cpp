@@ -1,6 +1,7 @@
 #include "formats/media/rgb_converter.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "core/errors.h"
 #include "formats/media/av_enums.h"
@@ -19,17 +20,24 @@ ImageRgb8 RgbConverter::convert(const AVFrame* frame) {
     throw FormatError(Reason::kUnsupportedVariant, 0,
                       "libswscale cannot convert the frames to RGB");
   use_frame_colours(frame);
-  ImageRgb8 image;
-  image.width = uint32_t(frame->width);
-  image.height = uint32_t(frame->height);
-  // libswscale's vector paths write past the last row (seen with yuvj422p at 640x480):
-  // give them a spare row.
-  const size_t size = size_t(image.width) * image.height * 3;
-  image.samples.resize(size + size_t(image.width) * 3 + kScalePadding);
-  uint8_t* planes[4] = {image.samples.data(), nullptr, nullptr, nullptr};
-  int strides[4] = {int(image.width * 3), 0, 0, 0};
+  // libswscale's vector paths convert whole groups of 8 pixels: where the destination's stride
+  // has no room for the last group they leave the row's last pixels unwritten (322 pixels wide:
+  // 2 columns), and they write past the last row (seen with yuvj422p at 640x480). Readers
+  // convert into frames whose rows are padded; so does this, into a scratch buffer, then packs
+  // the rows.
+  const size_t width = size_t(frame->width), height = size_t(frame->height);
+  const size_t row = width * 3;
+  const size_t stride = ((width + 31) & ~size_t(31)) * 3;
+  scratch_.resize(stride * (height + 1) + kScalePadding);
+  uint8_t* planes[4] = {scratch_.data(), nullptr, nullptr, nullptr};
+  int strides[4] = {int(stride), 0, 0, 0};
   sws_scale(scale_.get(), frame->data, frame->linesize, 0, frame->height, planes, strides);
-  image.samples.resize(size);
+  ImageRgb8 image;
+  image.width = uint32_t(width);
+  image.height = uint32_t(height);
+  image.samples.resize(row * height);
+  for (size_t y = 0; y < height; ++y)
+    std::memcpy(image.samples.data() + y * row, scratch_.data() + y * stride, row);
   return image;
 }
 

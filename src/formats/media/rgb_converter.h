@@ -4,6 +4,8 @@
 
 #include <memory>
 
+#include "core/bytes.h"
+
 #include "formats/media/av_io.h"
 #include "quality/image.h"
 
@@ -19,6 +21,7 @@ class RgbConverter {
 
   static constexpr size_t kScalePadding = 64;
   std::unique_ptr<SwsContext, ScaleDeleter> scale_;
+  Bytes scratch_;  // libswscale's output, rows padded
 };
 
 }  // namespace lighten::media
