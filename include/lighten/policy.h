@@ -41,7 +41,8 @@ enum class SubsamplingPolicy : uint8_t {
 
 enum class QualityMarker : uint8_t {
   kWrite,  // perceptual outputs carry a small APP15 "lighten" segment: re-runs stay lossless
-  kOmit,   // no marker; re-runs rely on the tables alone (see src/formats/jpeg/perceptual.h)
+  kOmit,   // no marker; re-runs rely on the tables alone (see src/formats/jpeg/perceptual.h),
+           // and video, which has no such proof, is not re-encoded
 };
 
 enum class VerifyLevel : uint8_t {

@@ -101,6 +101,26 @@ TEST_F(MediaFormat, LosslessModeLeavesLossyVideoAlone) {
   EXPECT_NE(o.message.find("lossless mode does not re-encode"), std::string::npos) << o.message;
 }
 
+// Only the marker tells a later run that a video was re-encoded: a container whose muxer drops
+// the tag (3GP writes only its asset tags), and a run asked for no marker, leave the video as it
+// is rather than let every run re-encode the last one's output.
+TEST_F(MediaFormat, VideoIsReencodedOnlyWhereItsMarkerIsKept) {
+  const Bytes phone_3gp = phone_clip("phone.3gp");
+  ASSERT_FALSE(phone_3gp.empty());
+  EXPECT_EQ(sniff(phone_3gp), Kind::kMp4);
+  const Outcome dropped = optimize(phone_3gp, mode(Mode::kCompact));
+  EXPECT_FALSE(dropped.replaced());
+  EXPECT_EQ(dropped.reason, Reason::kUnsupportedVariant);
+  EXPECT_NE(dropped.message.find("would not carry lighten's marker"), std::string::npos)
+      << dropped.message;
+  Policy omit = mode(Mode::kCompact);
+  omit.quality_marker = QualityMarker::kOmit;
+  const Outcome unmarked = optimize(phone_clip("phone.mp4"), omit);
+  EXPECT_FALSE(unmarked.replaced());
+  EXPECT_EQ(unmarked.reason, Reason::kUnsupportedVariant);
+  EXPECT_NE(unmarked.message.find("--quality-marker write"), std::string::npos) << unmarked.message;
+}
+
 TEST_F(MediaFormat, MotionJpegInMovIsLeftAloneWithAReason) {
   const fs::path out = dir_ / "mjpeg.mov";
   ASSERT_EQ(std::system(("ffmpeg -nostdin -v error -y -f lavfi -i testsrc2=size=160x120:rate=10 "

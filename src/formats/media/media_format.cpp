@@ -23,6 +23,9 @@ constexpr uint32_t kSearchSamples = 12;
 constexpr uint32_t kEveryFrame = 0;
 // A frame's worst 256-pixel tile may sit this far under the floor (as for JPEG photos).
 constexpr double kTileMargin = 10.0;
+constexpr const char* kMarkerDropped =
+    "the re-encoded file would not carry lighten's marker (the muxer drops the tag), so a later "
+    "run could not tell it was re-encoded and would lose quality again";
 // The least the container's duration may move by (a muxer rounds to its time scale).
 constexpr double kDurationTolerance_s = 0.002;
 
@@ -128,6 +131,12 @@ VideoFrames checked_probe(ByteView input, const Policy& policy,
                           "): a second re-encode would lose quality again");
   if (!encoder_for(probe.codec, to_h264(policy), 0))
     throw FormatError(Reason::kUnsupportedVariant, 0, not_reencoded(probe));
+  // Nothing else tells a later run that a video was re-encoded (a JPEG's tables can): without the
+  // marker, every run would re-encode the last one's output and lose quality again.
+  if (policy.quality_marker != QualityMarker::kWrite)
+    throw FormatError(Reason::kUnsupportedVariant, 0,
+                      "video is re-encoded only with the quality marker (--quality-marker write): "
+                      "without it a later run could not tell and would lose quality again");
   return probe;
 }
 
@@ -165,6 +174,8 @@ Outcome optimize_media(ByteView input, Context& context) {
     c.bytes = as_the_input_was(input, layout, reencode_video(input, choice, &context));
     // Readers would show other colours: no setting of this encoder can do better.
     const VideoFrames written = probe_video(c.bytes);
+    // The 3GP muxer writes only the 3GPP asset tags: the marker would be lost with the rest.
+    if (written.marker.empty()) throw FormatError(Reason::kUnsupportedVariant, 0, kMarkerDropped);
     // Nor would any setting keep what the muxer drops or describes otherwise.
     std::optional<std::string> lost = copied_stream_changed(probe, written);
     if (!lost) lost = tag_lost(probe, written);
@@ -264,6 +275,7 @@ Verdict verify_media(ByteView input, ByteView output, Context& context) {
   if (a.full_range != b.full_range) return {false, "the colour range changed", {}};
   if (auto why = copied_stream_changed(a, b)) return {false, *why, {}};
   if (auto why = tag_lost(a, b)) return {false, *why, {}};
+  if (b.marker.empty()) return {false, kMarkerDropped, {}};
   if (!is_avi(input)) {
     const Mp4Layout layout = read_mp4_layout(input);
     if (auto why = remux_obstacle(input, layout))
