@@ -35,6 +35,17 @@ std::vector<uint8_t> raw(QPDFObjectHandle stream) {
   return {buffer->getBuffer(), buffer->getBuffer() + buffer->getSize()};
 }
 
+// The first page's resources of `pdf`, read into `q`.
+QPDFObjectHandle first_page_resources(QPDF& q, const std::vector<uint8_t>& pdf) {
+  q.processMemoryFile("out", reinterpret_cast<const char*>(pdf.data()), pdf.size());
+  return QPDFPageDocumentHelper(q).getAllPages()[0].getObjectHandle().getKey("/Resources");
+}
+
+// The resources of a form XObject or pattern stream.
+QPDFObjectHandle resources_of(QPDFObjectHandle stream) {
+  return stream.getDict().getKey("/Resources");
+}
+
 // A page drawing two 320x240 JPEG images (/Im0 object 4 with `im0_entries` added to its
 // dictionary, /Im1 object 5 with `im1_entries`), `extra` objects numbered from 7 on, entries
 // added to the page's resources, the catalog and the page, optimised in `high`: the two images as
@@ -67,12 +78,7 @@ Images after_high(const std::vector<uint8_t>& jpeg, const std::string& im0_entri
   EXPECT_TRUE(o.replaced()) << o.message;
   if (!o.replaced()) return {};
   QPDF q;
-  q.processMemoryFile("out", reinterpret_cast<const char*>(o.bytes.data()), o.bytes.size());
-  QPDFObjectHandle xobjects = QPDFPageDocumentHelper(q)
-                                  .getAllPages()[0]
-                                  .getObjectHandle()
-                                  .getKey("/Resources")
-                                  .getKey("/XObject");
+  QPDFObjectHandle xobjects = first_page_resources(q, o.bytes).getKey("/XObject");
   Images out{raw(xobjects.getKey("/Im0")), raw(xobjects.getKey("/Im1")), {}, o.bytes};
   QPDFObjectHandle mask = xobjects.getKey("/Im0").getDict().getKey("/SMask");
   if (mask.isStream()) out.im0_mask = raw(mask);
@@ -133,29 +139,15 @@ TEST(PdfExactImages, ImagesASoftMaskGroupDrawsKeepTheirSamples) {
             " /G 7 0 R >> >> >>");
     ASSERT_FALSE(out.pdf.empty());
     QPDF q;
-    q.processMemoryFile("out", reinterpret_cast<const char*>(out.pdf.data()), out.pdf.size());
-    QPDFObjectHandle group = QPDFPageDocumentHelper(q)
-                                 .getAllPages()[0]
-                                 .getObjectHandle()
-                                 .getKey("/Resources")
-                                 .getKey("/ExtGState")
-                                 .getKey("/GS0")
-                                 .getKey("/SMask")
-                                 .getKey("/G")
-                                 .getDict()
-                                 .getKey("/Resources");
-    QPDFObjectHandle nested = group.getKey("/XObject")
-                                  .getKey("/Fm0")
-                                  .getDict()
-                                  .getKey("/Resources")
-                                  .getKey("/XObject")
-                                  .getKey("/Shade");
-    QPDFObjectHandle tile = group.getKey("/Pattern")
-                                .getKey("/P0")
-                                .getDict()
-                                .getKey("/Resources")
-                                .getKey("/XObject")
-                                .getKey("/Tile");
+    QPDFObjectHandle group = resources_of(first_page_resources(q, out.pdf)
+                                              .getKey("/ExtGState")
+                                              .getKey("/GS0")
+                                              .getKey("/SMask")
+                                              .getKey("/G"));
+    QPDFObjectHandle nested =
+        resources_of(group.getKey("/XObject").getKey("/Fm0")).getKey("/XObject").getKey("/Shade");
+    QPDFObjectHandle tile =
+        resources_of(group.getKey("/Pattern").getKey("/P0")).getKey("/XObject").getKey("/Tile");
     ASSERT_TRUE(nested.isStream());
     ASSERT_TRUE(tile.isStream());
     EXPECT_EQ(quantisation_tables(raw(nested)), quantisation_tables(shade));

@@ -35,6 +35,8 @@ struct AviRecipe {
   // frames that at ordinary qualities gain less than the tables cost.
   int fine_frame = -1;
   int dht_kept_frame = -1;  // with strip_dht: this frame keeps its tables
+  // Where one is given (not empty), frame i's chunk holds exactly these bytes.
+  std::vector<std::vector<uint8_t>> given_frames;
 };
 
 class RiffBuilder {
@@ -82,6 +84,8 @@ inline std::vector<uint8_t> without_dht(const std::vector<uint8_t>& jpeg) {
 }
 
 inline std::vector<uint8_t> make_frame(const AviRecipe& r, int index) {
+  if (size_t(index) < r.given_frames.size() && !r.given_frames[size_t(index)].empty())
+    return r.given_frames[size_t(index)];
   JpegRecipe j;
   j.width = r.width;
   j.height = r.two_fields ? r.height / 2 : r.height;

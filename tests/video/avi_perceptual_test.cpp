@@ -103,6 +103,34 @@ TEST(AviPerceptual, ASecondRunDoesNoFurtherLossyWork) {
   }
 }
 
+// An earlier run left some frames of a file it requantised as they were (under the floor as
+// ffmpeg decodes them, say): each frame's search depends on the frames before it, so a second run
+// could find another answer for them. Once any frame carries the marker, none is requantised.
+TEST(AviPerceptual, FramesAnEarlierRunLeftUnrequantisedStayAsTheyAre) {
+  const Policy policy = perceptual(Mode::kHigh);
+  AviRecipe r = camera_clip();
+  r.strip_dht = false;  // every frame decodes with its own tables, in any order
+  const Bytes in = make_avi(r);
+  const Outcome first = optimize(in, policy);
+  ASSERT_TRUE(first.replaced()) << first.message;
+  std::vector<Bytes> frames = frame_chunks(first.bytes);
+  const std::vector<Bytes> original = frame_chunks(in);
+  ASSERT_EQ(frames.size(), original.size());
+  // The first run requantised frame 2 (it carries the marker); put back as it was, the frame
+  // stands for one a run left alone.
+  ASSERT_TRUE(carries_quality_marker(frames[2]));
+  ASSERT_FALSE(carries_quality_marker(original[2]));
+  frames[2] = original[2];
+  r.given_frames = frames;
+  const Outcome second = optimize(make_avi(r), policy);
+  ASSERT_TRUE(second.replaced() || second.reason == Reason::kNoGain) << second.message;
+  if (second.replaced()) {
+    EXPECT_TRUE(second.quality.pixels_identical) << second.detail;
+    EXPECT_NE(second.detail.find("requantised frames of this file before"), std::string::npos)
+        << second.detail;
+  }
+}
+
 // A stream header that says XVID over Motion-JPEG frames: libav cannot re-encode what it reads,
 // and the file is left alone with libav's reason (AVIs with real Xvid: avi_libav_test.cpp).
 TEST(AviPerceptual, AStreamThatLiesAboutItsCodecIsLeftAloneWithAReason) {

@@ -51,7 +51,16 @@ class AviWriter {
     offset_.resize(avi.tree.chunks.size());
     size_.resize(avi.tree.chunks.size());
     for (const RiffChunk& c : avi.tree.chunks) frames_total_ += !c.is_list && avi.is_mjpeg_frame(c);
+    if (context.policy().mode != Mode::kLossless)
+      requantised_before_ =
+          std::any_of(avi.tree.chunks.begin(), avi.tree.chunks.end(), [&](const RiffChunk& c) {
+            return !c.is_list && avi.is_mjpeg_frame(c) &&
+                   carries_quality_marker(in.subspan(c.data_offset(), c.size));
+          });
   }
+
+  // An earlier perceptual run requantised frames of this file.
+  bool requantised_before() const { return requantised_before_; }
 
   void write() {
     const auto& chunks = avi_.tree.chunks;
@@ -92,7 +101,8 @@ class AviWriter {
       ++tally_.frames;
       const FrameSite site{c.offset, avi_.frame_height(c),
                            "frame " + std::to_string(tally_.frames) + " (" + fourcc_text(c.id) +
-                               " at byte " + std::to_string(c.offset) + ")"};
+                               " at byte " + std::to_string(c.offset) + ")",
+                           requantised_before_};
       if (optimize_frame(data, site, context_, reader_gate(c, data), tally_, frame_)) {
         put32(c.id);
         put32(uint32_t(frame_.size()));
@@ -109,7 +119,7 @@ class AviWriter {
   // Perceptual modes: the stream's gate, having taken this chunk as its reference; nullptr in
   // lossless mode.
   ReaderGate* reader_gate(const RiffChunk& c, ByteView data) {
-    if (context_.policy().mode == Mode::kLossless) return nullptr;
+    if (context_.policy().mode == Mode::kLossless || requantised_before_) return nullptr;
     const int stream = avi_.stream_of(c);
     auto [it, added] = gates_.try_emplace(stream);
     if (added) it->second = std::make_unique<ReaderGate>(avi_.streams[size_t(stream)]);
@@ -148,6 +158,7 @@ class AviWriter {
   OutputSink& out_;
   Clock::time_point start_;
   size_t frames_total_ = 0;
+  bool requantised_before_ = false;
   Bytes frame_;  // reused for every frame
   std::vector<uint64_t> offset_;
   std::vector<uint32_t> size_;
@@ -215,11 +226,16 @@ Outcome optimize_avi(ByteView input, Context& context) {
   AviWriter writer(input, avi, context, sink);
   writer.write();
   const FrameTally& tally = writer.tally();
+  const std::string before =
+      writer.requantised_before()
+          ? "; lighten requantised frames of this file before: the others are optimised "
+            "losslessly only"
+          : "";
   if (tally.changed == 0) {
     outcome.action = Action::kKept;
     outcome.reason = Reason::kNoGain;
-    outcome.message =
-        "no Motion-JPEG frame could be made smaller (" + std::to_string(tally.frames) + " frames)";
+    outcome.message = "no Motion-JPEG frame could be made smaller (" +
+                      std::to_string(tally.frames) + " frames)" + before;
     return outcome;
   }
   for (const ResolvedIndex& index : indexes) patch_index(avi, index, writer.moves(), sink.span());
@@ -259,6 +275,7 @@ Outcome optimize_avi(ByteView input, Context& context) {
         tally.tables_spelled_out == 1 ? "it" : "them");
   if (!indexes.empty())
     outcome.detail.append(", ").append(std::to_string(indexes.size())).append(" indexes rewritten");
+  outcome.detail += before;
   if (tally.not_jpeg)
     outcome.warnings.push_back(std::to_string(tally.not_jpeg) +
                                " video chunks are not well-formed JPEG and were kept as they are");

@@ -178,6 +178,10 @@ bool optimize_frame(ByteView chunk, const FrameSite& site, Context& context, Rea
   // Frames keep their sampling: a stream whose frames changed theirs one by one would make
   // decoders reconfigure mid-stream.
   start.jpeg_subsampling = SubsamplingPolicy::kKeep;
+  if (site.lossless_only) {
+    start.mode = Mode::kLossless;
+    start.target_score = 0;
+  }
   if (gate && start.mode != Mode::kLossless)
     start.target_score = gate->first_floor(quality_floor(start));
   FrameAttempt a = attempt_frame(chunk, images, context, start, name, tally.rewritten, false);

@@ -44,6 +44,9 @@ struct FrameSite {
   size_t offset = 0;           // of the chunk in the file
   uint32_t stream_height = 0;  // the video stream's frame height (0: unknown)
   std::string name;            // "frame 12 (00dc at byte 4096)"
+  // An earlier perceptual run requantised frames of this file: the rest were left as they are
+  // on purpose (a frame's search depends on the frames before it), and get lossless treatment.
+  bool lossless_only = false;
 };
 
 // Optimises the JPEG images of one frame chunk into `out`; returns true when `out` differs from

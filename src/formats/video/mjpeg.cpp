@@ -4,6 +4,8 @@
 #include <array>
 #include <optional>
 
+#include "formats/jpeg/metadata.h"
+
 namespace lighten::video {
 namespace {
 
@@ -112,6 +114,29 @@ std::vector<JpegImageSpan> split_mjpeg_chunk(ByteView chunk) {
   }
   if (images.empty() || (pos < chunk.size() && images.size() == 8)) return {};
   return images;
+}
+
+bool carries_quality_marker(ByteView chunk) {
+  if (chunk.size() < 2 || chunk[0] != 0xFF || chunk[1] != kSoi) return false;
+  size_t pos = 2;
+  while (chunk.size() - pos >= 4) {
+    if (chunk[pos] != 0xFF) return false;
+    const uint8_t m = chunk[pos + 1];
+    if (m == 0xFF) {  // fill byte
+      ++pos;
+      continue;
+    }
+    if (m == kSos || m == kEoi) return false;
+    const size_t len = size_t(chunk[pos + 2]) << 8 | chunk[pos + 3];
+    if (len < 2 || chunk.size() - pos - 2 < len) return false;
+    const ByteView payload = chunk.subspan(pos + 4, len - 2);
+    if (m == 0xEF && payload.size() >= jpeg::kQualityMarkerId.size() &&
+        std::equal(jpeg::kQualityMarkerId.begin(), jpeg::kQualityMarkerId.end(), payload.begin(),
+                   [](char a, uint8_t b) { return uint8_t(a) == b; }))
+      return true;
+    pos += 2 + len;
+  }
+  return false;
 }
 
 bool holds_unwalked_scan(ByteView chunk, const std::vector<JpegImageSpan>& images,

@@ -22,6 +22,10 @@ struct JpegImageSpan {
 // well-formed JPEG. Padding and the bytes after the last EOI are not part of any image.
 std::vector<JpegImageSpan> split_mjpeg_chunk(ByteView chunk);
 
+// Whether the chunk's first image carries lighten's quality marker (APP15 "LIGHTEN\0") before
+// its first scan: an earlier perceptual run requantised it.
+bool carries_quality_marker(ByteView chunk);
+
 // Whether ffmpeg may decode an image from the chunk's bytes outside `images` (its split): an SOS
 // marker there, where ffmpeg goes on looking. It reads a chunk it cannot split from the start;
 // after a whole frame's EOI it stops, and so after the second field of an interlaced one, which
