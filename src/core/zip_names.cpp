@@ -1,6 +1,7 @@
 #include "core/zip_names.h"
 
 #include <algorithm>
+#include <string_view>
 
 namespace lighten {
 namespace {
@@ -9,12 +10,23 @@ constexpr size_t kMaxNames = 4096;
 constexpr size_t kEocdSize = 22;
 constexpr size_t kMaxCommentSize = 0xFFFF;
 
+constexpr std::string_view kLocalHeader{"PK\x03\x04", 4};
+constexpr std::string_view kDescriptor{"PK\x07\x08", 4};
+
+// Where the next local header starts at or after `from` (the file's size when none does).
+size_t next_local_header(ByteView bytes, size_t from) {
+  const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  const size_t at = text.find(kLocalHeader, std::min(from, text.size()));
+  return at == std::string_view::npos ? bytes.size() : at;
+}
+
 // The first entry of ODF, EPUB and HWPX archives is a stored "mimetype" file.
 std::string read_mimetype(ByteView bytes) {
   try {
     ByteReader r(bytes);
     if (r.u32le() != 0x04034b50) return {};
-    r.skip(4);  // version, flags
+    r.skip(2);  // version
+    const uint16_t flags = r.u16le();
     const uint16_t method = r.u16le();
     r.skip(8);  // time, date, crc
     const uint32_t compressed = r.u32le();
@@ -24,6 +36,15 @@ std::string read_mimetype(ByteView bytes) {
     ByteView name = r.take(name_len);
     r.skip(extra_len);
     if (method != 0 || !starts_with(name, "mimetype") || name.size() != 8) return {};
+    if (flags & 0x08) {
+      // Its size is in a data descriptor after it (a writer that streamed the archive): the
+      // content runs to the descriptor's signature or the next entry, neither of which a media
+      // type contains.
+      const std::string_view rest(reinterpret_cast<const char*>(bytes.data()) + r.offset(),
+                                  std::min<size_t>(r.remaining(), 256));
+      const size_t end = std::min(rest.find(kDescriptor), rest.find(kLocalHeader));
+      return end == std::string_view::npos ? std::string() : std::string(rest.substr(0, end));
+    }
     ByteView content = r.take(std::min<size_t>(compressed, 256));
     return std::string(content.begin(), content.end());
   } catch (const FormatError&) {
@@ -46,9 +67,14 @@ void read_local_names(ByteView bytes, std::vector<std::string>& names) {
       const uint16_t extra_len = r.u16le();
       ByteView name = r.take(name_len);
       names.emplace_back(name.begin(), name.end());
-      // Sizes in a data descriptor after the data: where the next header starts is unknown.
-      if (flags & 0x08) break;
-      r.skip(size_t(extra_len) + compressed);
+      r.skip(extra_len);
+      // Sizes in a data descriptor after the data (LibreOffice writes every deflated entry so):
+      // the next header is found by its signature, which compressed data seldom holds (a false
+      // one adds a name that only this guess reads).
+      if (flags & 0x08)
+        r.seek(next_local_header(bytes, r.offset()));
+      else
+        r.skip(compressed);
     }
   } catch (const FormatError&) {
     // Truncated: the names read so far stand.

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "lighten/kind.h"
+#include "lighten/lighten.h"
 #include "support/corpus.h"
 #include "support/zip_maker.h"
 
@@ -72,6 +73,38 @@ TEST(Sniff, TruncatedZipDirectoryDoesNotThrow) {
   auto zip = tiny_zip({{"[Content_Types].xml", "<x/>"}, {"word/document.xml", ""}});
   zip.resize(zip.size() - 30);
   EXPECT_NO_THROW(sniff(zip));
+}
+
+// LibreOffice writes every deflated entry with a data descriptor, and [Content_Types].xml well
+// after the first entry: an archive cut before its directory is still told by its local headers.
+TEST(Sniff, TruncatedDocumentsWithDataDescriptorsAreTold) {
+  std::vector<testing::ZipItem> items;
+  for (const char* name : {"_rels/.rels", "word/document.xml", "docProps/app.xml",
+                           "[Content_Types].xml", "word/media/image1.png"})
+    items.push_back({.name = name,
+                     .content = testing::text_bytes(std::string(300, 'x') + name),
+                     .data_descriptor = true});
+  std::vector<uint8_t> zip = testing::make_zip(items);
+  EXPECT_EQ(sniff(zip), Kind::kDocx);
+  const std::string text(zip.begin(), zip.end());
+  const size_t last = text.rfind("word/media/image1.png", text.find("PK\x01\x02"));
+  ASSERT_NE(last, std::string::npos);
+  zip.resize(last + 40);  // into the last entry's data: no central directory
+  EXPECT_EQ(sniff(zip), Kind::kDocx);
+  const Outcome o = optimize(zip, Policy{});
+  EXPECT_FALSE(o.replaced());
+  EXPECT_EQ(o.reason, Reason::kTruncated) << o.message;
+}
+
+// A mimetype entry written to a stream has its size in a data descriptor after it.
+TEST(Sniff, MimetypeWithADataDescriptorIsRead) {
+  const std::vector<uint8_t> odt = testing::make_zip(
+      {{.name = "mimetype",
+        .content = testing::text_bytes("application/vnd.oasis.opendocument.text"),
+        .deflate = false,
+        .data_descriptor = true},
+       {.name = "content.xml", .content = testing::text_bytes("<x/>"), .data_descriptor = true}});
+  EXPECT_EQ(sniff(odt), Kind::kOdt);
 }
 
 TEST(Sniff, NamesRoundTrip) {
