@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "formats/cfb/cfb_format.h"
 #include "formats/hwp/hwp_format.h"
 #include "formats/jpeg/jpeg_format.h"
 #include "formats/media/media_format.h"
@@ -54,6 +55,7 @@ std::span<const FormatEntry> format_registry() {
       FormatEntry{Kind::kPpt, &optimize_ppt, &verify_ppt, &describe_ppt},
       FormatEntry{Kind::kXls, &optimize_xls, &verify_xls, &describe_xls},
       FormatEntry{Kind::kDoc, &optimize_doc, &verify_doc, &describe_doc},
+      FormatEntry{Kind::kCfb, &optimize_cfb, &verify_cfb, &describe_cfb},
   };
   // clang-format on
   return kEntries;

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "cfb/cfb_maker.h"
+#include "lighten/lighten.h"
 #include "support/corpus.h"
 
 namespace lighten::cfb {
@@ -201,6 +202,25 @@ TEST(CfbCompoundFile, RejectsTruncation) {
     const Reason r = reason_of(Bytes(file.begin(), file.begin() + keep));
     EXPECT_TRUE(r == Reason::kTruncated || r == Reason::kCorrupt) << keep;
   }
+}
+
+// A compound file of no kind lighten optimises is left alone as such, naming what it holds; cut
+// short (as a PPT or XLS cut before its directory, which no longer tells its kind), it is left
+// alone with what is wrong with it.
+TEST(CfbFormat, OtherCompoundFilesAreLeftAloneWithAReason) {
+  const Bytes file = make_cfb(
+      {{"__substg1.0_0037001F", pattern(3000, 1)}, {"\x05SummaryInformation", pattern(700, 2)}});
+  ASSERT_EQ(sniff(file), Kind::kCfb);
+  const Outcome intact = optimize(file, Policy{});
+  EXPECT_FALSE(intact.replaced());
+  EXPECT_EQ(intact.reason, Reason::kUnsupportedKind);
+  EXPECT_NE(intact.message.find("SummaryInformation"), std::string::npos) << intact.message;
+  const Bytes cut(file.begin(), file.begin() + ptrdiff_t(file.size() / 2));
+  ASSERT_EQ(sniff(cut), Kind::kCfb);
+  const Outcome truncated = optimize(cut, Policy{});
+  EXPECT_FALSE(truncated.replaced());
+  EXPECT_TRUE(truncated.reason == Reason::kTruncated || truncated.reason == Reason::kCorrupt)
+      << reason_name(truncated.reason) << ": " << truncated.message;
 }
 
 TEST(CfbCompoundFile, EverySingleByteCorruptionIsHandled) {
