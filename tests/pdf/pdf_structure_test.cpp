@@ -335,6 +335,7 @@ TEST(PdfStructure, ReconstructedFilesAreWrittenOnlyWithRepair) {
   const Outcome refused = optimize(input, Policy{});
   EXPECT_FALSE(refused.replaced());
   EXPECT_EQ(refused.reason, Reason::kCorrupt) << refused.message;
+  EXPECT_NE(refused.message.find("--repair"), std::string::npos) << refused.message;
 
   Policy repair;
   repair.repair = true;

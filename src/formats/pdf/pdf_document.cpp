@@ -146,7 +146,7 @@ void refuse_warnings(QPDF& pdf, const char* when) {
       Reason::kCorrupt,
       warnings.empty() ? 0 : size_t(std::max<qpdf_offset_t>(0, warnings.front().getFilePosition())),
       std::string("qpdf had to repair the file ") + when + " (" + first +
-          "); a repaired structure is not ours to write");
+          "); a repaired structure is written only with --repair");
 }
 
 ByteView data_after_eof(ByteView bytes) {

@@ -123,7 +123,14 @@ std::string describe_work(const pdf::StreamTally& t, int merged, bool object_str
 
 Outcome optimize_pdf(ByteView input, Context& context) {
   const Policy& policy = context.policy();
-  std::unique_ptr<QPDF> doc = pdf::open_pdf(input, "input", policy.repair);
+  std::unique_ptr<QPDF> doc;
+  try {
+    doc = pdf::open_pdf(input, "input", policy.repair);
+  } catch (const FormatError& e) {
+    if (policy.repair || e.reason() != Reason::kCorrupt) throw;
+    throw FormatError(e.reason(), e.offset(),
+                      std::string(e.what()) + "; --repair lets qpdf try to reconstruct it");
+  }
   return pdf::guard_qpdf([&] {
     QPDF& pdf = *doc;
     // What qpdf had to reconstruct while opening; only reachable with `repair`.
