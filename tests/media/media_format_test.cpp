@@ -121,6 +121,24 @@ TEST_F(MediaFormat, VideoIsReencodedOnlyWhereItsMarkerIsKept) {
   EXPECT_NE(unmarked.message.find("--quality-marker write"), std::string::npos) << unmarked.message;
 }
 
+// libavformat's MP4 muxer does not write an attached picture back: the file is left alone, and
+// the reason names the picture the output would lack.
+TEST_F(MediaFormat, CoverArtTheRemuxWouldDropIsNamed) {
+  ASSERT_FALSE(phone_clip("plain.mp4").empty());
+  const fs::path cover = dir_ / "cover.png", out = dir_ / "covered.mp4";
+  ASSERT_EQ(
+      std::system(("ffmpeg -nostdin -v error -y -f lavfi -i color=red:size=64x64 -frames:v 1 " +
+                   cover.string() + " && ffmpeg -nostdin -v error -y -i " +
+                   (dir_ / "plain.mp4").string() + " -i " + cover.string() +
+                   " -map 0 -map 1 -c copy -disposition:v:1 attached_pic " + out.string())
+                      .c_str()),
+      0);
+  const Outcome o = optimize(testing::read_file(out), mode(Mode::kCompact));
+  EXPECT_FALSE(o.replaced());
+  EXPECT_EQ(o.reason, Reason::kUnsupportedVariant);
+  EXPECT_NE(o.message.find("png 64x64 (cover art)"), std::string::npos) << o.message;
+}
+
 TEST_F(MediaFormat, MotionJpegInMovIsLeftAloneWithAReason) {
   const fs::path out = dir_ / "mjpeg.mov";
   ASSERT_EQ(std::system(("ffmpeg -nostdin -v error -y -f lavfi -i testsrc2=size=160x120:rate=10 "

@@ -47,6 +47,7 @@ void describe(const Demuxer& demuxer, VideoFrames& out) {
           .append(std::to_string(q->width))
           .append("x")
           .append(std::to_string(q->height));
+    if (s->disposition & AV_DISPOSITION_ATTACHED_PIC) text.append(" (cover art)");
     out.streams.push_back(text);
     out.lengths.push_back(
         {s->duration != AV_NOPTS_VALUE ? double(s->duration) * av_q2d(s->time_base) : -1.0, 0});

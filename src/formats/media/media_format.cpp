@@ -43,7 +43,9 @@ bool is_avi(ByteView file) { return starts_with(file, "RIFF"); }
 // another length for (the AVI muxer would write a VBR MP3 stream's header as if it were CBR, its
 // length then unknown to readers).
 std::optional<std::string> copied_stream_changed(const VideoFrames& a, const VideoFrames& b) {
-  if (a.lengths.size() != b.lengths.size()) return "the stream count changed";
+  if (a.lengths.size() != b.lengths.size())
+    return fmt::format("the streams would be {} where they are {}", fmt::join(b.streams, ", "),
+                       fmt::join(a.streams, ", "));
   for (size_t i = 0; i < a.lengths.size(); ++i) {
     if (int(i) == a.video_stream) continue;
     const VideoFrames::StreamLength &x = a.lengths[i], &y = b.lengths[i];
