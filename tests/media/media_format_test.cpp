@@ -11,6 +11,7 @@
 
 #include "core/bytes.h"
 #include "formats/media/frame_gate.h"
+#include "formats/media/mp4_boxes.h"
 #include "lighten/lighten.h"
 #include "support/corpus.h"
 
@@ -101,18 +102,20 @@ TEST_F(MediaFormat, LosslessModeLeavesLossyVideoAlone) {
   EXPECT_NE(o.message.find("lossless mode does not re-encode"), std::string::npos) << o.message;
 }
 
-// Only the marker tells a later run that a video was re-encoded: a container whose muxer drops
-// the tag (3GP writes only its asset tags), and a run asked for no marker, leave the video as it
-// is rather than let every run re-encode the last one's output.
-TEST_F(MediaFormat, VideoIsReencodedOnlyWhereItsMarkerIsKept) {
+// Only the marker tells a later run that a video was re-encoded. The 3GP muxer drops the tag
+// (it writes only the 3GPP asset tags), so a 3GP output carries it in a box of its own, and a
+// second run leaves it alone; a run asked for no marker leaves every video as it is rather than
+// let each run re-encode the last one's output.
+TEST_F(MediaFormat, EveryReencodedVideoCarriesTheMarker) {
   const Bytes phone_3gp = phone_clip("phone.3gp");
   ASSERT_FALSE(phone_3gp.empty());
   EXPECT_EQ(sniff(phone_3gp), Kind::kMp4);
-  const Outcome dropped = optimize(phone_3gp, mode(Mode::kCompact));
-  EXPECT_FALSE(dropped.replaced());
-  EXPECT_EQ(dropped.reason, Reason::kUnsupportedVariant);
-  EXPECT_NE(dropped.message.find("would not carry lighten's marker"), std::string::npos)
-      << dropped.message;
+  const Outcome first = optimize(phone_3gp, mode(Mode::kCompact));
+  ASSERT_TRUE(first.replaced()) << first.message;
+  EXPECT_FALSE(media::marker_box(first.bytes).empty());
+  const Outcome second = optimize(first.bytes, mode(Mode::kCompact));
+  EXPECT_FALSE(second.replaced());
+  EXPECT_EQ(second.reason, Reason::kAlreadyOptimized) << second.message;
   Policy omit = mode(Mode::kCompact);
   omit.quality_marker = QualityMarker::kOmit;
   const Outcome unmarked = optimize(phone_clip("phone.mp4"), omit);
@@ -121,8 +124,6 @@ TEST_F(MediaFormat, VideoIsReencodedOnlyWhereItsMarkerIsKept) {
   EXPECT_NE(unmarked.message.find("--quality-marker write"), std::string::npos) << unmarked.message;
 }
 
-// libavformat's MP4 muxer does not write an attached picture back: the file is left alone, and
-// the reason names the picture the output would lack.
 TEST_F(MediaFormat, CoverArtTheRemuxWouldDropIsNamed) {
   ASSERT_FALSE(phone_clip("plain.mp4").empty());
   const fs::path cover = dir_ / "cover.png", out = dir_ / "covered.mp4";

@@ -11,6 +11,7 @@ extern "C" {
 #include "core/context.h"
 #include "formats/media/av_enums.h"
 #include "formats/media/av_io.h"
+#include "formats/media/mp4_boxes.h"
 
 namespace lighten::media {
 namespace {
@@ -303,6 +304,9 @@ Bytes reencode_video(ByteView input, const EncoderChoice& choice, const Context*
   decode_and_encode(nullptr);
   write_encoded(nullptr);
   check(av_write_trailer(out), "finishing the container");
+  const std::string format = out->oformat->name;
+  if (!choice.marker.empty() && (format == "3gp" || format == "3g2"))
+    return with_marker_box(std::move(sink.bytes), choice.marker);
   return std::move(sink.bytes);
 }
 

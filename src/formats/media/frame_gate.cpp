@@ -22,6 +22,7 @@ extern "C" {
 #include "core/policy_names.h"
 #include "formats/media/av_enums.h"
 #include "formats/media/av_io.h"
+#include "formats/media/mp4_boxes.h"
 #include "formats/media/rgb_converter.h"
 #include "quality/floor_score.h"
 
@@ -81,6 +82,14 @@ VideoFrames probe_video(ByteView file) {
   Demuxer demuxer(file);
   VideoFrames out;
   describe(demuxer, out);
+  // A 3GP file carries the marker in a box of its own (with_marker_box).
+  if (out.marker.empty() && !starts_with(file, "RIFF")) {
+    try {
+      out.marker = marker_box(file);
+    } catch (const FormatError&) {
+      // Boxes libavformat read past: no marker there; the optimiser names what is wrong.
+    }
+  }
   std::unique_ptr<AVPacket, PacketDeleter> packet(av_packet_alloc());
   if (!packet) throw std::bad_alloc();
   while (av_read_frame(demuxer.format(), packet.get()) >= 0) {

@@ -40,7 +40,7 @@ struct VideoFrames {
   std::vector<std::pair<std::string, std::string>> tags;
   double duration_s = 0;   // of the file, as the container states it
   bool encrypted = false;  // a stream carries encryption (CENC) information
-  std::string marker;      // the container tag "lighten" of an earlier re-encode, if any
+  std::string marker;      // an earlier re-encode's container tag "lighten" (or 3GP box), if any
   // decode_frames only: every decoded frame's presentation time in seconds, in output order.
   std::vector<double> times;
 };

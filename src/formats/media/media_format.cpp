@@ -176,7 +176,7 @@ Outcome optimize_media(ByteView input, Context& context) {
     c.bytes = as_the_input_was(input, layout, reencode_video(input, choice, &context));
     // Readers would show other colours: no setting of this encoder can do better.
     const VideoFrames written = probe_video(c.bytes);
-    // The 3GP muxer writes only the 3GPP asset tags: the marker would be lost with the rest.
+    // A muxer that dropped the tag without lighten knowing (3GP's is put in a box of its own).
     if (written.marker.empty()) throw FormatError(Reason::kUnsupportedVariant, 0, kMarkerDropped);
     // Nor would any setting keep what the muxer drops or describes otherwise.
     std::optional<std::string> lost = copied_stream_changed(probe, written);

@@ -310,6 +310,29 @@ Bytes with_user_data_of(ByteView input, Bytes output) {
   return output;
 }
 
+Bytes with_marker_box(Bytes file, std::string_view marker) {
+  const Mp4Layout layout = read_mp4_layout(file);
+  if (layout.boxes.empty() || layout.boxes.back().type != "moov" || layout.trailing != file.size())
+    throw FormatError(Reason::kUnsupportedVariant, 0,
+                      "the muxer's moov is not its last box: lighten's marker cannot be added");
+  Bytes box(8);
+  put_be32(box.data(), uint32_t(8 + marker.size()));
+  std::memcpy(box.data() + 4, kMarkerBox.data(), 4);
+  box.insert(box.end(), marker.begin(), marker.end());
+  const Mp4Box& moov = layout.boxes.back();
+  const size_t inserted = append_user_data(file, moov, std::move(box));
+  resize_box(file, moov, moov.end - moov.begin + inserted);
+  return file;
+}
+
+std::string marker_box(ByteView file) {
+  const std::vector<Mp4Box> top = read_mp4_layout(file).boxes;
+  for (const Mp4Box& item : user_data_in(file, find_box(top, "moov")))
+    if (item.type == kMarkerBox)
+      return std::string(file.begin() + ptrdiff_t(item.body), file.begin() + ptrdiff_t(item.end));
+  return {};
+}
+
 Bytes with_moov_first(ByteView file) {
   const Mp4Layout layout = read_mp4_layout(file);
   const auto& boxes = layout.boxes;

@@ -53,6 +53,14 @@ std::vector<std::string> user_data_lost(ByteView input, ByteView output);
 // where the moov is not the last box or a box would outgrow its size field.
 Bytes with_user_data_of(ByteView input, Bytes output);
 
+// lighten's marker in a user data box of its own, for muxers that drop the 'lighten' tag (the
+// 3GP muxer writes only the 3GPP asset tags): the box's type, `file` (a muxer's output, its moov
+// the last box) with the box appended to the moov's user data, and the marker such a box holds
+// ("" where there is none). Readers skip user data boxes they do not know.
+inline constexpr std::string_view kMarkerBox = "lgtn";
+Bytes with_marker_box(Bytes file, std::string_view marker);
+std::string marker_box(ByteView file);
+
 // `file` (a muxer's output: ftyp, then mdat, then moov) with its moov moved before the first
 // mdat and every chunk offset (stco, co64) moved with the media data. Throws FormatError when a
 // 32-bit chunk offset would overflow.
