@@ -106,37 +106,42 @@ TEST(PdfExactImages, ColourKeyedImagesAndMasksKeepTheirSamples) {
   EXPECT_NE(quantisation_tables(masked.im0), quantisation_tables(photo));
 }
 
-// A graphics state's soft mask draws its group, and under /S /Luminosity the samples of every
-// image drawn there become opacity: they keep their samples, however deep the group draws them
-// (a nested form, a tiling pattern). The same photo drawn on the page is requantised.
-TEST(PdfExactImages, ImagesASoftMaskGroupDrawsKeepTheirSamples) {
+// A graphics state's luminosity soft mask draws its group, and the samples of every image drawn
+// there become opacity: they keep their samples, however deep the group draws them (a nested
+// form, a tiling pattern, a Type 3 glyph). Under /S /Alpha only their shapes count, and they are
+// requantised as the same photo drawn on the page is.
+TEST(PdfExactImages, ImagesALuminositySoftMaskDrawsKeepTheirSamples) {
   const auto photo = testing::make_jpeg({.width = 320, .height = 240, .quality = 97});
-  const auto shade =
-      testing::make_jpeg({.width = 320, .height = 240, .components = 1, .quality = 97});
-  const auto tile_shade =
-      testing::make_jpeg({.width = 320, .height = 240, .components = 1, .quality = 95});
+  auto shade = [](int quality) {
+    return testing::make_jpeg({.width = 320, .height = 240, .components = 1, .quality = quality});
+  };
   const std::string gray_image =
       "/Type /XObject /Subtype /Image /Width 320 /Height 240 /ColorSpace /DeviceGray "
       "/BitsPerComponent 8 /Filter /DCTDecode";
-  for (const char* kind : {"/Luminosity", "/Alpha"}) {
-    SCOPED_TRACE(kind);
+  for (const bool luminosity : {true, false}) {
+    SCOPED_TRACE(luminosity ? "luminosity" : "alpha");
     const Images out = after_high(
         photo, "", "",
         {stream_object("/Type /XObject /Subtype /Form /BBox [0 0 640 240] /Group << /S "
                        "/Transparency /CS /DeviceGray >> /Resources << /XObject << /Fm0 8 0 R "
-                       ">> /Pattern << /P0 10 0 R >> >>",
-                       "/Fm0 Do /Pattern cs /P0 scn 0 0 640 240 re f"),
+                       ">> /Pattern << /P0 10 0 R >> /Font << /T3 12 0 R >> >>",
+                       "/Fm0 Do /Pattern cs /P0 scn 0 0 640 240 re f BT /T3 1 Tf (a) Tj ET"),
          stream_object("/Type /XObject /Subtype /Form /BBox [0 0 640 240] /Resources << "
                        "/XObject << /Shade 9 0 R >> >>",
                        "q 320 0 0 240 0 0 cm /Shade Do Q"),
-         stream_object(gray_image, as_string(shade)),
+         stream_object(gray_image, as_string(shade(97))),
          stream_object("/Type /Pattern /PatternType 1 /PaintType 1 /TilingType 1 /BBox [0 0 "
                        "320 240] /XStep 320 /YStep 240 /Resources << /XObject << /Tile 11 0 R "
                        ">> >>",
                        "q 320 0 0 240 0 0 cm /Tile Do Q"),
-         stream_object(gray_image, as_string(tile_shade))},
-        std::string("/ExtGState << /GS0 << /Type /ExtGState /SMask << /Type /Mask /S ") + kind +
-            " /G 7 0 R >> >> >>");
+         stream_object(gray_image, as_string(shade(95))),
+         "<< /Type /Font /Subtype /Type3 /FontBBox [0 0 320 240] /FontMatrix [1 0 0 1 0 0] "
+         "/CharProcs << /a 13 0 R >> /Encoding << /Differences [97 /a] >> /FirstChar 97 "
+         "/LastChar 97 /Widths [320] /Resources << /XObject << /Glyph 14 0 R >> >> >>",
+         stream_object("", "320 0 0 0 320 240 d1 q 320 0 0 240 0 0 cm /Glyph Do Q"),
+         stream_object(gray_image, as_string(shade(93)))},
+        std::string("/ExtGState << /GS0 << /Type /ExtGState /SMask << /Type /Mask /S ") +
+            (luminosity ? "/Luminosity" : "/Alpha") + " /G 7 0 R >> >> >>");
     ASSERT_FALSE(out.pdf.empty());
     QPDF q;
     QPDFObjectHandle group = resources_of(first_page_resources(q, out.pdf)
@@ -144,14 +149,21 @@ TEST(PdfExactImages, ImagesASoftMaskGroupDrawsKeepTheirSamples) {
                                               .getKey("/GS0")
                                               .getKey("/SMask")
                                               .getKey("/G"));
-    QPDFObjectHandle nested =
-        resources_of(group.getKey("/XObject").getKey("/Fm0")).getKey("/XObject").getKey("/Shade");
-    QPDFObjectHandle tile =
-        resources_of(group.getKey("/Pattern").getKey("/P0")).getKey("/XObject").getKey("/Tile");
-    ASSERT_TRUE(nested.isStream());
-    ASSERT_TRUE(tile.isStream());
-    EXPECT_EQ(quantisation_tables(raw(nested)), quantisation_tables(shade));
-    EXPECT_EQ(quantisation_tables(raw(tile)), quantisation_tables(tile_shade));
+    QPDFObjectHandle drawn[] = {
+        resources_of(group.getKey("/XObject").getKey("/Fm0")).getKey("/XObject").getKey("/Shade"),
+        resources_of(group.getKey("/Pattern").getKey("/P0")).getKey("/XObject").getKey("/Tile"),
+        group.getKey("/Font")
+            .getKey("/T3")
+            .getKey("/Resources")
+            .getKey("/XObject")
+            .getKey("/Glyph")};
+    const int qualities[] = {97, 95, 93};
+    for (int k = 0; k < 3; ++k) {
+      ASSERT_TRUE(drawn[k].isStream()) << k;
+      EXPECT_EQ(quantisation_tables(raw(drawn[k])) == quantisation_tables(shade(qualities[k])),
+                luminosity)
+          << k;
+    }
     EXPECT_NE(quantisation_tables(out.im0), quantisation_tables(photo));
   }
 }

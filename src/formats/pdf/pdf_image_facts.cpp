@@ -61,7 +61,8 @@ class Walk {
       QPDFObjectHandle v = h.getKey(key);
       if ((key == "/SMask" || key == "/Mask") && v.isStream()) facts_.masks.insert(v.getObjGen());
       // A graphics state's soft mask: a dictionary whose group /G draws the mask.
-      if (key == "/SMask" && v.isDictionary() && v.getKey("/G").isStream())
+      if (key == "/SMask" && v.isDictionary() && v.getKey("/S").isNameAndEquals("/Luminosity") &&
+          v.getKey("/G").isStream())
         soft_mask_groups_.push_back(v.getKey("/G"));
       // The catalogue's, and from PDF 2.0 a page's.
       if (key == "/OutputIntents" && v.isArray()) intent_arrays_.push_back(v);
@@ -144,28 +145,32 @@ void collect_output_intents(const std::vector<QPDFObjectHandle>& intent_arrays, 
   }
 }
 
-// Images a soft mask's group draws (ISO 32000 11.6.5.2): under /S /Luminosity their samples
-// become opacity, so they keep their exact values as /SMask images do (and under /S /Alpha their
-// samples show nowhere). Drawn through the group's resources: its images, and those of its nested
-// forms, tiling patterns and Type 3 glyphs, however deep.
+// Images a luminosity soft mask's group draws (ISO 32000 11.6.5.2): their samples become
+// opacity, so they keep their exact values as /SMask images do (under /S /Alpha only their shapes
+// count). Drawn through the group's resources: its images, and those of its nested forms, tiling
+// patterns and Type 3 glyphs, however deep. Each object and each resources dictionary is walked
+// once, so shared resources cost their size, not their size per user.
 void collect_soft_mask_images(std::vector<QPDFObjectHandle> pending, ImageFacts& facts) {
   std::set<QPDFObjGen> seen;
+  auto first_time = [&](QPDFObjectHandle h) {
+    return !h.isIndirect() || seen.insert(h.getObjGen()).second;
+  };
+  for (QPDFObjectHandle g : pending) first_time(g);
   while (!pending.empty()) {
     QPDFObjectHandle drawn = pending.back();
     pending.pop_back();
-    if (drawn.isIndirect() && !seen.insert(drawn.getObjGen()).second) continue;
     QPDFObjectHandle dict = drawn.isStream() ? drawn.getDict() : drawn;
     if (!dict.isDictionary()) continue;
     QPDFObjectHandle resources = dict.getKey("/Resources");
-    if (!resources.isDictionary()) continue;
+    if (!resources.isDictionary() || !first_time(resources)) continue;
     for (const char* category : {"/XObject", "/Pattern", "/Font"}) {
       QPDFObjectHandle named = resources.getKey(category);
-      if (!named.isDictionary()) continue;
+      if (!named.isDictionary() || !first_time(named)) continue;
       for (const std::string& name : named.getKeys()) {
         QPDFObjectHandle item = named.getKey(name);
         if (item.isStream() && item.getDict().getKey("/Subtype").isNameAndEquals("/Image"))
           facts.masks.insert(item.getObjGen());
-        else
+        else if (first_time(item))
           pending.push_back(item);
       }
     }

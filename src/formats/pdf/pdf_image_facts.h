@@ -12,8 +12,8 @@
 namespace lighten::pdf {
 
 struct ImageFacts {
-  // Images other objects name as /SMask or /Mask, and images a graphics state's soft mask
-  // draws in its group: their exact values are what masking uses.
+  // Images other objects name as /SMask or /Mask, and images a graphics state's luminosity soft
+  // mask draws in its group: their exact values are what masking uses.
   std::set<QPDFObjGen> masks;
   // "/DeviceGray", "/DeviceRGB", "/DeviceCMYK" where the document redefines them: a
   // /DefaultGray, /DefaultRGB or /DefaultCMYK in some resources' colour spaces (ISO 32000 8.6.5.6:
