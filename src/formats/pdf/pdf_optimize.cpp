@@ -128,8 +128,14 @@ Outcome optimize_pdf(ByteView input, Context& context) {
     doc = pdf::open_pdf(input, "input", policy.repair);
   } catch (const FormatError& e) {
     if (policy.repair || e.reason() != Reason::kCorrupt) throw;
+    // Said only where qpdf does reconstruct it (a broken cross-reference table, say).
+    try {
+      (void)pdf::open_pdf(input, "input", true);
+    } catch (const FormatError&) {
+      throw e;
+    }
     throw FormatError(e.reason(), e.offset(),
-                      std::string(e.what()) + "; --repair lets qpdf try to reconstruct it");
+                      std::string(e.what()) + "; qpdf can reconstruct it: --repair writes it so");
   }
   return pdf::guard_qpdf([&] {
     QPDF& pdf = *doc;
