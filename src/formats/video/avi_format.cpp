@@ -43,24 +43,32 @@ class OutputSink {
   FileBackedBuffer* file_ = nullptr;
 };
 
+// Thrown by the writer where a frame carries lighten's quality marker after this run requantised
+// an earlier frame: the file is written again with every frame optimised losslessly only.
+struct MarkedAfterRequantising {};
+
 // Copies the tree into `out`, frames optimised, sizes of lists recomputed; fills the moves.
+// A file with any frame that carries lighten's quality marker was requantised by an earlier run,
+// which left its other frames as they are on purpose (a frame's search depends on the frames
+// before it): from the first marked frame on, frames are optimised losslessly only, and a marked
+// frame found after this run requantised one throws MarkedAfterRequantising. Found as the frames
+// are read, so a first run reads nothing twice.
 class AviWriter {
  public:
-  AviWriter(ByteView in, const AviFile& avi, Context& context, OutputSink& out)
-      : in_(in), avi_(avi), context_(context), out_(out), start_(Clock::now()) {
+  AviWriter(ByteView in, const AviFile& avi, Context& context, OutputSink& out, bool lossless_only)
+      : in_(in),
+        avi_(avi),
+        context_(context),
+        out_(out),
+        start_(Clock::now()),
+        lossless_only_(lossless_only) {
     offset_.resize(avi.tree.chunks.size());
     size_.resize(avi.tree.chunks.size());
     for (const RiffChunk& c : avi.tree.chunks) frames_total_ += !c.is_list && avi.is_mjpeg_frame(c);
-    if (context.policy().mode != Mode::kLossless)
-      requantised_before_ =
-          std::any_of(avi.tree.chunks.begin(), avi.tree.chunks.end(), [&](const RiffChunk& c) {
-            return !c.is_list && avi.is_mjpeg_frame(c) &&
-                   carries_quality_marker(in.subspan(c.data_offset(), c.size));
-          });
   }
 
   // An earlier perceptual run requantised frames of this file.
-  bool requantised_before() const { return requantised_before_; }
+  bool requantised_before() const { return lossless_only_; }
 
   void write() {
     const auto& chunks = avi_.tree.chunks;
@@ -99,10 +107,15 @@ class AviWriter {
       if (context_.out_of_time())
         throw FormatError(Reason::kLimitExceeded, c.offset, "the time budget ran out");
       ++tally_.frames;
+      if (!lossless_only_ && context_.policy().mode != Mode::kLossless &&
+          carries_quality_marker(data)) {
+        if (tally_.scored > 0) throw MarkedAfterRequantising{};
+        lossless_only_ = true;
+      }
       const FrameSite site{c.offset, avi_.frame_height(c),
                            "frame " + std::to_string(tally_.frames) + " (" + fourcc_text(c.id) +
                                " at byte " + std::to_string(c.offset) + ")",
-                           requantised_before_};
+                           lossless_only_};
       if (optimize_frame(data, site, context_, reader_gate(c, data), tally_, frame_)) {
         put32(c.id);
         put32(uint32_t(frame_.size()));
@@ -119,7 +132,7 @@ class AviWriter {
   // Perceptual modes: the stream's gate, having taken this chunk as its reference; nullptr in
   // lossless mode.
   ReaderGate* reader_gate(const RiffChunk& c, ByteView data) {
-    if (context_.policy().mode == Mode::kLossless || requantised_before_) return nullptr;
+    if (context_.policy().mode == Mode::kLossless || lossless_only_) return nullptr;
     const int stream = avi_.stream_of(c);
     auto [it, added] = gates_.try_emplace(stream);
     if (added) it->second = std::make_unique<ReaderGate>(avi_.streams[size_t(stream)]);
@@ -158,7 +171,7 @@ class AviWriter {
   OutputSink& out_;
   Clock::time_point start_;
   size_t frames_total_ = 0;
-  bool requantised_before_ = false;
+  bool lossless_only_;
   Bytes frame_;  // reused for every frame
   std::vector<uint64_t> offset_;
   std::vector<uint32_t> size_;
@@ -219,15 +232,29 @@ Outcome optimize_avi(ByteView input, Context& context) {
   // (containers read their items' `bytes`).
   Bytes out;
   std::shared_ptr<FileBackedBuffer> large;
-  if (context.depth() == 0 && input.size() > context.policy().limits.large_output_bytes)
-    large = std::make_shared<FileBackedBuffer>(input.size() + input.size() / 16);
-  OutputSink sink = large ? OutputSink(*large) : OutputSink(out);
-  if (!large) out.reserve(input.size());
-  AviWriter writer(input, avi, context, sink);
-  writer.write();
-  const FrameTally& tally = writer.tally();
+  std::optional<OutputSink> sink;
+  std::optional<AviWriter> writer;
+  for (bool lossless_only = false;; lossless_only = true) {
+    out = Bytes();
+    if (context.depth() == 0 && input.size() > context.policy().limits.large_output_bytes)
+      large = std::make_shared<FileBackedBuffer>(input.size() + input.size() / 16);
+    if (large) {
+      sink.emplace(*large);
+    } else {
+      out.reserve(input.size());
+      sink.emplace(out);
+    }
+    writer.emplace(input, avi, context, *sink, lossless_only);
+    try {
+      writer->write();
+      break;
+    } catch (const MarkedAfterRequantising&) {
+      // Written again from the start, every frame lossless (which never throws this).
+    }
+  }
+  const FrameTally& tally = writer->tally();
   const std::string before =
-      writer.requantised_before()
+      writer->requantised_before()
           ? "; lighten requantised frames of this file before: the others are optimised "
             "losslessly only"
           : "";
@@ -238,8 +265,8 @@ Outcome optimize_avi(ByteView input, Context& context) {
                       std::to_string(tally.frames) + " frames)" + before;
     return outcome;
   }
-  for (const ResolvedIndex& index : indexes) patch_index(avi, index, writer.moves(), sink.span());
-  outcome.bytes_out = sink.size();
+  for (const ResolvedIndex& index : indexes) patch_index(avi, index, writer->moves(), sink->span());
+  outcome.bytes_out = sink->size();
   if (large)
     outcome.large_output = std::move(large);
   else
