@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/bytes.h"
+#include "core/cfb_names.h"
 #include "core/zip_names.h"
 #include "lighten/kind.h"
 
@@ -45,67 +46,6 @@ bool contains_utf16(ByteView bytes, std::string_view ascii) {
     if (k == ascii.size()) return true;
   }
   return false;
-}
-
-uint32_t le32_at(ByteView bytes, size_t at) {
-  return uint32_t(bytes[at]) | uint32_t(bytes[at + 1]) << 8 | uint32_t(bytes[at + 2]) << 16 |
-         uint32_t(bytes[at + 3]) << 24;
-}
-
-// Names (ASCII only) of the entries directly below a compound file's root, read from its
-// directory: the header, the FAT (through the DIFAT in large files), the directory chain.
-// Bounded and forgiving; empty when the directory cannot be walked.
-std::vector<std::string> cfb_root_names(ByteView bytes) {
-  if (bytes.size() < 512) return {};
-  const uint16_t shift = uint16_t(bytes[30] | bytes[31] << 8);
-  if (shift != 9 && shift != 12) return {};
-  const size_t sector = size_t(1) << shift;
-  auto sector_at = [&](uint32_t id) -> size_t {  // offset, or 0 when outside the file
-    const size_t at = (size_t(id) + 1) * sector;
-    return id < 0xFFFFFFFA && at <= bytes.size() && bytes.size() - at >= sector ? at : 0;
-  };
-  // The FAT sector holding entry `index`: the header lists the first 109, DIFAT sectors the rest.
-  auto fat_sector = [&](size_t index) -> size_t {
-    if (index < 109) return sector_at(le32_at(bytes, 76 + 4 * index));
-    const size_t per_difat = sector / 4 - 1;
-    size_t hops = (index - 109) / per_difat;
-    if (hops > 4096) return 0;
-    size_t difat = sector_at(le32_at(bytes, 68));
-    for (; difat && hops > 0; --hops) difat = sector_at(le32_at(bytes, difat + 4 * per_difat));
-    return difat ? sector_at(le32_at(bytes, difat + 4 * ((index - 109) % per_difat))) : 0;
-  };
-  std::vector<size_t> entries;  // offsets of directory entries
-  uint32_t id = le32_at(bytes, 48);
-  // The root's children come first in every writer we know; 256 sectors are plenty.
-  for (int n = 0; id != 0xFFFFFFFE && n < 256; ++n) {
-    const size_t at = sector_at(id);
-    if (!at) return {};  // the scan in sniff_cfb decides instead
-    for (size_t e = 0; e < sector; e += 128) entries.push_back(at + e);
-    const size_t fat = fat_sector(id / (sector / 4));
-    if (!fat) return {};
-    id = le32_at(bytes, fat + 4 * (id % (sector / 4)));
-  }
-  if (entries.empty()) return {};
-  std::vector<std::string> names;
-  std::vector<uint32_t> stack{le32_at(bytes, entries[0] + 76)};
-  std::vector<uint8_t> seen(entries.size(), 0);
-  while (!stack.empty() && names.size() < 4096) {
-    const uint32_t e = stack.back();
-    stack.pop_back();
-    if (e >= entries.size() || seen[e]) continue;
-    seen[e] = 1;
-    const size_t at = entries[e];
-    const size_t units = std::min<size_t>(32, bytes[at + 64] / 2);
-    std::string name;
-    for (size_t k = 0; k + 1 < units; ++k) {
-      const uint16_t c = uint16_t(bytes[at + 2 * k] | bytes[at + 2 * k + 1] << 8);
-      name += c < 0x80 ? char(c) : '?';
-    }
-    names.push_back(std::move(name));
-    stack.push_back(le32_at(bytes, at + 68));
-    stack.push_back(le32_at(bytes, at + 72));
-  }
-  return names;
 }
 
 Kind sniff_cfb(ByteView bytes) {

@@ -206,7 +206,7 @@ TEST(CfbCompoundFile, RejectsTruncation) {
 
 // A compound file of no kind lighten optimises is left alone as such, naming what it holds; cut
 // short (as a PPT or XLS cut before its directory, which no longer tells its kind), it is left
-// alone with what is wrong with it.
+// alone with what is wrong with it; a password-protected OOXML document is named encrypted.
 TEST(CfbFormat, OtherCompoundFilesAreLeftAloneWithAReason) {
   const Bytes file = make_cfb(
       {{"__substg1.0_0037001F", pattern(3000, 1)}, {"\x05SummaryInformation", pattern(700, 2)}});
@@ -221,6 +221,13 @@ TEST(CfbFormat, OtherCompoundFilesAreLeftAloneWithAReason) {
   EXPECT_FALSE(truncated.replaced());
   EXPECT_TRUE(truncated.reason == Reason::kTruncated || truncated.reason == Reason::kCorrupt)
       << reason_name(truncated.reason) << ": " << truncated.message;
+  // Office's password protection wraps the OOXML package in a compound file.
+  const Bytes encrypted =
+      make_cfb({{"EncryptionInfo", pattern(600, 3)}, {"EncryptedPackage", pattern(9000, 4)}});
+  ASSERT_EQ(sniff(encrypted), Kind::kCfb);
+  const Outcome locked = optimize(encrypted, Policy{});
+  EXPECT_FALSE(locked.replaced());
+  EXPECT_EQ(locked.reason, Reason::kEncrypted) << locked.message;
 }
 
 TEST(CfbCompoundFile, EverySingleByteCorruptionIsHandled) {

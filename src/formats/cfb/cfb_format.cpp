@@ -2,40 +2,79 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
+#include "core/cfb_names.h"
 #include "core/errors.h"
-#include "formats/cfb/compound_file.h"
 
 namespace lighten {
 namespace {
 
-// The names below the root, for the reason: "Contents, SummaryInformation, ...".
-std::string root_names(const cfb::CompoundFile& file) {
-  std::string names;
-  size_t listed = 0;
-  for (const cfb::DirectoryEntry& e : file.entries()) {
-    if (e.type == cfb::EntryType::kRoot || e.type == cfb::EntryType::kEmpty ||
-        e.path.find('/') != std::string::npos)
-      continue;
-    if (++listed > 6) return names + ", ...";
-    if (!names.empty()) names += ", ";
-    // Some names start with control characters (\x05SummaryInformation): shown without them.
-    for (char c : e.path)
-      if (static_cast<unsigned char>(c) >= 0x20) names += c;
+constexpr size_t kHeaderSize = 512;
+constexpr uint32_t kLastRegularSector = 0xFFFFFFF9;  // larger ids are markers, not sectors
+constexpr size_t kHeaderFatEntries = 109;
+
+uint32_t le32(ByteView b, size_t at) {
+  return uint32_t(b[at]) | uint32_t(b[at + 1]) << 8 | uint32_t(b[at + 2]) << 16 |
+         uint32_t(b[at + 3]) << 24;
+}
+
+// What the header says that the file cannot hold: a directory or allocation-table sector past
+// its end, as in a document cut short (writers put the directory near the end). Only the header
+// is read: a file that passes is not parsed whole just to be refused.
+void check_header(ByteView in) {
+  if (in.size() < kHeaderSize)
+    throw FormatError(Reason::kTruncated, 0, "shorter than a compound file's header");
+  const uint16_t shift = uint16_t(in[30] | in[31] << 8);
+  if (shift != 9 && shift != 12)
+    throw FormatError(Reason::kCorrupt, 30, "a compound file's sector size is 512 or 4096 bytes");
+  const size_t sector = size_t(1) << shift;
+  auto past_the_end = [&](uint32_t id) {
+    return id <= kLastRegularSector && (uint64_t(id) + 2) * sector > in.size();
+  };
+  if (past_the_end(le32(in, 48)))
+    throw FormatError(Reason::kTruncated, 48,
+                      "the compound file's directory lies past its end: the file is cut short");
+  const size_t fat_sectors = std::min<size_t>(le32(in, 44), kHeaderFatEntries);
+  for (size_t k = 0; k < fat_sectors; ++k)
+    if (past_the_end(le32(in, 76 + 4 * k)))
+      throw FormatError(Reason::kTruncated, 76 + 4 * k,
+                        "the compound file's allocation table lies past its end: the file is "
+                        "cut short");
+}
+
+bool has(const std::vector<std::string>& names, std::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// "Contents, SummaryInformation, ..." (control characters some names start with left out).
+std::string listed(const std::vector<std::string>& names) {
+  std::string text;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i == 6) return text + ", ...";
+    if (i > 0) text += ", ";
+    for (char c : names[i])
+      if (static_cast<unsigned char>(c) >= 0x20) text += c;
   }
-  return names;
+  return text;
 }
 
 }  // namespace
 
 Outcome optimize_cfb(ByteView input, Context& context) {
   (void)context;
-  // A damaged file (a document cut short before its directory, say) throws its reason here.
-  const cfb::CompoundFile file = cfb::CompoundFile::parse(input);
-  const std::string names = root_names(file);
+  check_header(input);
+  const std::vector<std::string> names = cfb_root_names(input);
+  if (names.empty())
+    throw FormatError(Reason::kCorrupt, 0, "the compound file's directory cannot be read");
+  // Office's password protection wraps the OOXML package in a compound file.
+  if (has(names, "EncryptedPackage") && has(names, "EncryptionInfo"))
+    throw FormatError(Reason::kEncrypted, 0,
+                      "a password-protected Office document (an encrypted OOXML package)");
   throw FormatError(Reason::kUnsupportedKind, 0,
-                    "a compound file of no kind lighten optimises (not HWP, PPT, XLS or DOC" +
-                        (names.empty() ? std::string(")") : "; it holds " + names + ")"));
+                    "a compound file of no kind lighten optimises (not HWP, PPT, XLS or DOC; it "
+                    "holds " +
+                        listed(names) + ")");
 }
 
 Verdict verify_cfb(ByteView input, ByteView output, Context& context) {
@@ -45,9 +84,9 @@ Verdict verify_cfb(ByteView input, ByteView output, Context& context) {
 }
 
 void describe_cfb(ByteView input, FileInfo& info) {
-  const cfb::CompoundFile file = cfb::CompoundFile::parse(input);
-  info.properties.emplace_back("streams", std::to_string(file.stream_paths().size()));
-  info.properties.emplace_back("below the root", root_names(file));
+  check_header(input);
+  const std::vector<std::string> names = cfb_root_names(input);
+  info.properties.emplace_back("below the root", names.empty() ? "unreadable" : listed(names));
 }
 
 }  // namespace lighten

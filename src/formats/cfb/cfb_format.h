@@ -1,6 +1,6 @@
-// Compound files lighten cannot tell as HWP, PPT, XLS or DOC (MSI, Outlook messages, Visio and
-// the like, or one of those kinds cut short before its directory): read far enough to say what
-// is wrong with a damaged one, and left alone with a reason.
+// Compound files lighten cannot tell as HWP, PPT, XLS or DOC (MSI, Outlook messages, Visio,
+// password-protected OOXML, or one of those kinds cut short before its directory): their header
+// and directory are read far enough to give the reason they are left alone.
 #pragma once
 
 #include "core/format.h"
