@@ -66,7 +66,8 @@ Outcome optimize_cfb(ByteView input, Context& context) {
   check_header(input);
   const std::vector<std::string> names = cfb_root_names(input);
   if (names.empty())
-    throw FormatError(Reason::kCorrupt, 0, "the compound file's directory cannot be read");
+    throw FormatError(Reason::kUnsupportedKind, 0,
+                      "a compound file whose directory names nothing lighten can read");
   // Office's password protection wraps the OOXML package in a compound file.
   if (has(names, "EncryptedPackage") && has(names, "EncryptionInfo"))
     throw FormatError(Reason::kEncrypted, 0,

@@ -150,12 +150,14 @@ void collect_output_intents(const std::vector<QPDFObjectHandle>& intent_arrays, 
 // count). Drawn through the group's resources: its images, and those of its nested forms, tiling
 // patterns and Type 3 glyphs, however deep. Each object and each resources dictionary is walked
 // once, so shared resources cost their size, not their size per user.
-void collect_soft_mask_images(std::vector<QPDFObjectHandle> pending, ImageFacts& facts) {
+void collect_soft_mask_images(const std::vector<QPDFObjectHandle>& groups, ImageFacts& facts) {
   std::set<QPDFObjGen> seen;
   auto first_time = [&](QPDFObjectHandle h) {
     return !h.isIndirect() || seen.insert(h.getObjGen()).second;
   };
-  for (QPDFObjectHandle g : pending) first_time(g);
+  std::vector<QPDFObjectHandle> pending;  // many graphics states may name one group
+  for (QPDFObjectHandle g : groups)
+    if (first_time(g)) pending.push_back(g);
   while (!pending.empty()) {
     QPDFObjectHandle drawn = pending.back();
     pending.pop_back();
@@ -189,7 +191,7 @@ ImageFacts image_facts(QPDF& pdf, bool written_as_15) {
   std::vector<QPDFObjectHandle> intent_arrays, soft_mask_groups;
   Walk(facts, intent_arrays, soft_mask_groups).run(pdf.getTrailer());
   collect_output_intents(intent_arrays, facts);
-  collect_soft_mask_images(std::move(soft_mask_groups), facts);
+  collect_soft_mask_images(soft_mask_groups, facts);
   const std::string version = pdf.getPDFVersion();
   facts.progressive_allowed = written_as_15 || version.size() != 3 || version >= "1.3";
   return facts;

@@ -131,7 +131,7 @@ Outcome optimize_pdf(ByteView input, Context& context) {
     // Said only where qpdf does reconstruct it (a broken cross-reference table, say).
     try {
       (void)pdf::open_pdf(input, "input", true);
-    } catch (const FormatError&) {
+    } catch (...) {
       throw e;
     }
     throw FormatError(e.reason(), e.offset(),

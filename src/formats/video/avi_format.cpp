@@ -45,7 +45,9 @@ class OutputSink {
 
 // Thrown by the writer where a frame carries lighten's quality marker after this run requantised
 // an earlier frame: the file is written again with every frame optimised losslessly only.
-struct MarkedAfterRequantising {};
+struct MarkedAfterRequantising {
+  size_t frames_handed_over;  // frames before the marked one, their images already charged
+};
 
 // Copies the tree into `out`, frames optimised, sizes of lists recomputed; fills the moves.
 // A file with any frame that carries lighten's quality marker was requantised by an earlier run,
@@ -55,13 +57,15 @@ struct MarkedAfterRequantising {};
 // are read, so a first run reads nothing twice.
 class AviWriter {
  public:
-  AviWriter(ByteView in, const AviFile& avi, Context& context, OutputSink& out, bool lossless_only)
+  // `handed_over`: frames an earlier attempt handed over (lossless_only follows from that).
+  AviWriter(ByteView in, const AviFile& avi, Context& context, OutputSink& out, size_t handed_over)
       : in_(in),
         avi_(avi),
         context_(context),
         out_(out),
         start_(Clock::now()),
-        lossless_only_(lossless_only) {
+        lossless_only_(handed_over > 0),
+        handed_over_(handed_over) {
     offset_.resize(avi.tree.chunks.size());
     size_.resize(avi.tree.chunks.size());
     for (const RiffChunk& c : avi.tree.chunks) frames_total_ += !c.is_list && avi.is_mjpeg_frame(c);
@@ -109,13 +113,13 @@ class AviWriter {
       ++tally_.frames;
       if (!lossless_only_ && context_.policy().mode != Mode::kLossless &&
           carries_quality_marker(data)) {
-        if (tally_.scored > 0) throw MarkedAfterRequantising{};
+        if (tally_.scored > 0) throw MarkedAfterRequantising{tally_.frames - 1};
         lossless_only_ = true;
       }
       const FrameSite site{c.offset, avi_.frame_height(c),
                            "frame " + std::to_string(tally_.frames) + " (" + fourcc_text(c.id) +
                                " at byte " + std::to_string(c.offset) + ")",
-                           lossless_only_};
+                           lossless_only_, tally_.frames <= handed_over_};
       if (optimize_frame(data, site, context_, reader_gate(c, data), tally_, frame_)) {
         put32(c.id);
         put32(uint32_t(frame_.size()));
@@ -172,6 +176,7 @@ class AviWriter {
   Clock::time_point start_;
   size_t frames_total_ = 0;
   bool lossless_only_;
+  size_t handed_over_;
   Bytes frame_;  // reused for every frame
   std::vector<uint64_t> offset_;
   std::vector<uint32_t> size_;
@@ -234,7 +239,11 @@ Outcome optimize_avi(ByteView input, Context& context) {
   std::shared_ptr<FileBackedBuffer> large;
   std::optional<OutputSink> sink;
   std::optional<AviWriter> writer;
-  for (bool lossless_only = false;; lossless_only = true) {
+  for (size_t handed_over = 0;;) {
+    // The first attempt's buffers go before the next one's are made (a long video's are files).
+    writer.reset();
+    sink.reset();
+    large.reset();
     out = Bytes();
     if (context.depth() == 0 && input.size() > context.policy().limits.large_output_bytes)
       large = std::make_shared<FileBackedBuffer>(input.size() + input.size() / 16);
@@ -244,12 +253,13 @@ Outcome optimize_avi(ByteView input, Context& context) {
       out.reserve(input.size());
       sink.emplace(out);
     }
-    writer.emplace(input, avi, context, *sink, lossless_only);
+    writer.emplace(input, avi, context, *sink, handed_over);
     try {
       writer->write();
       break;
-    } catch (const MarkedAfterRequantising&) {
+    } catch (const MarkedAfterRequantising& marked) {
       // Written again from the start, every frame lossless (which never throws this).
+      handed_over = std::max<size_t>(marked.frames_handed_over, 1);
     }
   }
   const FrameTally& tally = writer->tally();

@@ -184,7 +184,8 @@ bool optimize_frame(ByteView chunk, const FrameSite& site, Context& context, Rea
   }
   if (gate && start.mode != Mode::kLossless)
     start.target_score = gate->first_floor(quality_floor(start));
-  FrameAttempt a = attempt_frame(chunk, images, context, start, name, tally.rewritten, false);
+  FrameAttempt a =
+      attempt_frame(chunk, images, context, start, name, tally.rewritten, site.handed_over_before);
   if (gate && a.requantised)
     a = gate_frame(chunk, images, context, name, *gate, tally, start, std::move(a));
   tally.no_dht += a.no_dht;

@@ -47,6 +47,9 @@ struct FrameSite {
   // An earlier perceptual run requantised frames of this file: the rest were left as they are
   // on purpose (a frame's search depends on the frames before it), and get lossless treatment.
   bool lossless_only = false;
+  // An earlier attempt at this file handed the frame's images over already (charged against the
+  // expansion budget then).
+  bool handed_over_before = false;
 };
 
 // Optimises the JPEG images of one frame chunk into `out`; returns true when `out` differs from
