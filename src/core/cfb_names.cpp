@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/errors.h"
+
 namespace lighten {
 namespace {
 
@@ -10,16 +12,20 @@ uint32_t le32_at(ByteView bytes, size_t at) {
          uint32_t(bytes[at + 3]) << 24;
 }
 
+constexpr size_t kHeaderSize = 512;
+constexpr uint32_t kLastRegularSector = 0xFFFFFFF9;  // larger ids are markers, not sectors
+constexpr size_t kHeaderFatEntries = 109;
+
 }  // namespace
 
 std::vector<std::string> cfb_root_names(ByteView bytes) {
-  if (bytes.size() < 512) return {};
+  if (bytes.size() < kHeaderSize) return {};
   const uint16_t shift = uint16_t(bytes[30] | bytes[31] << 8);
   if (shift != 9 && shift != 12) return {};
   const size_t sector = size_t(1) << shift;
   auto sector_at = [&](uint32_t id) -> size_t {  // offset, or 0 when outside the file
     const size_t at = (size_t(id) + 1) * sector;
-    return id < 0xFFFFFFFA && at <= bytes.size() && bytes.size() - at >= sector ? at : 0;
+    return id <= kLastRegularSector && at <= bytes.size() && bytes.size() - at >= sector ? at : 0;
   };
   // The FAT sector holding entry `index`: the header lists the first 109, DIFAT sectors the rest.
   auto fat_sector = [&](size_t index) -> size_t {
@@ -63,6 +69,27 @@ std::vector<std::string> cfb_root_names(ByteView bytes) {
     stack.push_back(le32_at(bytes, at + 72));
   }
   return names;
+}
+
+void check_cfb_header(ByteView in) {
+  if (in.size() < kHeaderSize)
+    throw FormatError(Reason::kTruncated, 0, "shorter than a compound file's header");
+  const uint16_t shift = uint16_t(in[30] | in[31] << 8);
+  if (shift != 9 && shift != 12)
+    throw FormatError(Reason::kCorrupt, 30, "a compound file's sector size is 512 or 4096 bytes");
+  const size_t sector = size_t(1) << shift;
+  auto past_the_end = [&](uint32_t id) {
+    return id <= kLastRegularSector && (uint64_t(id) + 2) * sector > in.size();
+  };
+  if (past_the_end(le32_at(in, 48)))
+    throw FormatError(Reason::kTruncated, 48,
+                      "the compound file's directory lies past its end: the file is cut short");
+  const size_t fat_sectors = std::min<size_t>(le32_at(in, 44), kHeaderFatEntries);
+  for (size_t k = 0; k < fat_sectors; ++k)
+    if (past_the_end(le32_at(in, 76 + 4 * k)))
+      throw FormatError(Reason::kTruncated, 76 + 4 * k,
+                        "the compound file's allocation table lies past its end: the file is "
+                        "cut short");
 }
 
 }  // namespace lighten

@@ -1,5 +1,5 @@
-// Names below a compound file's root, read from its directory for kind sniffing and for the
-// reasons given about compound files of other kinds.
+// What a compound file's header and directory say, read without parsing the file: the names
+// below its root (for kind sniffing and for the reasons given about other kinds) and damage.
 #pragma once
 
 #include <string>
@@ -13,5 +13,11 @@ namespace lighten {
 // directory: the header, the FAT (through the DIFAT in large files), the directory chain.
 // Bounded and forgiving, never throws; empty when the directory cannot be walked.
 std::vector<std::string> cfb_root_names(ByteView bytes);
+
+// Throws FormatError for what the header says the file cannot hold: a header cut short
+// (truncated), a sector size other than 512 or 4096 bytes (corrupt), or a directory or
+// allocation-table sector past the end, as in a document cut short (truncated). Only the header
+// is read, so a file that passes is not parsed whole just to be refused.
+void check_cfb_header(ByteView bytes);
 
 }  // namespace lighten
