@@ -121,6 +121,33 @@ TEST(Perceptual, APageOfTextKeepsTheHeavierTrellisWeight) {
   EXPECT_EQ(fast.detail.find("(weight"), std::string::npos) << fast.detail;
 }
 
+// An image too small for a row sample races the weights only where the user asks for the smallest
+// files (effort 8 on): each weight gets a search of the whole image, and the smaller pick stays.
+TEST(Perceptual, ASmallPageOfTextRacesTheWeightsOnTheWholeImageFromEffort8) {
+  const int width = 1024, height = 768;
+  const auto jpeg = testing::make_jpeg(
+      {.width = width,
+       .height = height,
+       .quality = 95,
+       .markers = {},
+       .pixels = text_page_pixels(width, height, [](int y) { return y >= 32 && y < 736; })});
+  ASSERT_FALSE(jpeg.empty());
+  Policy p;
+  p.mode = Mode::kHigh;
+  p.effort = 8;
+  const Outcome raced = optimize(jpeg, p);
+  ASSERT_TRUE(raced.replaced()) << raced.message;
+  EXPECT_NE(raced.detail.find("(weight 2: "), std::string::npos) << raced.detail;
+  EXPECT_NE(raced.detail.find("on the whole image)"), std::string::npos) << raced.detail;
+  EXPECT_GE(compare_images(jpeg, raced.bytes, false).floor_score, quality_floor(p)) << raced.detail;
+  p.effort = 7;
+  const Outcome alone = optimize(jpeg, p);
+  ASSERT_TRUE(alone.replaced()) << alone.message;
+  EXPECT_EQ(alone.detail.find("(weight 2"), std::string::npos) << alone.detail;
+  EXPECT_LT(double(raced.bytes.size()), 0.95 * double(alone.bytes.size()))
+      << raced.bytes.size() << " " << alone.bytes.size();
+}
+
 // A screenshot of text (640x480 unless said) saved at `quality`.
 std::vector<uint8_t> screenshot_jpeg(int quality, int width = 640, int height = 480) {
   return testing::make_jpeg({.width = width,
