@@ -1,10 +1,12 @@
 // Optimising trees of files: walk, schedule, write atomically, journal, resume.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,15 @@ struct BatchOptions {
   UnchangedFiles unchanged = UnchangedFiles::kCopy;
   Shard shard;
   Policy policy;
+  // Set (by the caller's SIGINT handler, say): no file starts after it; those running finish
+  // and are journaled, so that the next run resumes after them.
+  const std::atomic<bool>* stop = nullptr;
+};
+
+// What run_batch throws when the options cannot make a run (an output directory and in place,
+// a mirror whose inputs would overlap or land on one path): the caller's mistake, no file's.
+struct BatchOptionError : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 // Where the journal lives when none is given: OUT/.lighten-journal.sqlite in mirror mode,
@@ -67,6 +78,8 @@ struct BatchSummary {
   std::map<Kind, KindTotals> by_kind;
   KindTotals total;
   uint64_t io_errors = 0;      // files whose read or write failed
+  uint64_t failures = 0;       // outputs that failed verification, internal errors
+  uint64_t not_started = 0;    // files left for a later run by `stop`
   uint64_t from_journal = 0;   // skipped because an earlier run finished them
   uint64_t cleaned_temps = 0;  // stray temporary files from killed runs removed
   double seconds = 0;

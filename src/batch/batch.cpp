@@ -12,6 +12,7 @@
 #include <mutex>
 #include <random>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "batch/journal.h"
 #include "batch/memory_estimate.h"
@@ -72,6 +73,39 @@ bool same_file(const std::string& a, const std::string& b) {
   return std::filesystem::equivalent(a, b, ec) && !ec;
 }
 
+std::filesystem::path absolute_path(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path p = std::filesystem::weakly_canonical(path, ec);
+  return (ec ? std::filesystem::absolute(path) : p).lexically_normal();
+}
+
+// An input inside another would reach the mirror twice (once under each) and keep only one of
+// them: the mirror of the outer one would lack it.
+void refuse_nested_inputs(const std::vector<std::string>& inputs) {
+  for (size_t i = 0; i < inputs.size(); ++i)
+    for (size_t j = 0; j < inputs.size(); ++j) {
+      if (i == j) continue;
+      const auto inner = absolute_path(inputs[i]), outer = absolute_path(inputs[j]);
+      const auto [end, _] = std::mismatch(outer.begin(), outer.end(), inner.begin(), inner.end());
+      if (end == outer.end() && inner != outer)
+        throw BatchOptionError(inputs[i] + " lies inside " + inputs[j] + ": give " + inputs[j] +
+                               " alone, or mirror them separately");
+    }
+}
+
+// Of several inputs each is mirrored under its own name: two of one name (a/x.jpg and b/x.jpg,
+// or two folders called photos) would land on one path, the second overwriting the first.
+void refuse_colliding_names(const std::vector<std::string>& inputs, const std::string& out) {
+  if (inputs.size() < 2) return;
+  std::unordered_map<std::string, const std::string*> seen;
+  for (const auto& input : inputs)
+    if (auto [it, fresh] = seen.emplace(batch::input_name(input), &input);
+        !fresh && !same_file(*it->second, input))
+      throw BatchOptionError(*it->second + " and " + input + " would both be written to " +
+                             batch::mirror_path(out, it->first) +
+                             ": give the folder that holds both, or mirror them separately");
+}
+
 // Serialises the progress sink and the summary: workers report from many threads.
 class Collector {
  public:
@@ -81,6 +115,8 @@ class Collector {
     add(summary_.by_kind[r.kind], r);
     add(summary_.total, r);
     if (r.reason == Reason::kIoError) ++summary_.io_errors;
+    if (r.reason == Reason::kVerifyFailed || r.reason == Reason::kInternalError)
+      ++summary_.failures;
     if (r.from_journal) ++summary_.from_journal;
     sink_.on_file(r);
   }
@@ -122,11 +158,11 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
   auto start = std::chrono::steady_clock::now();
   bool mirror = !options.in_place && !options.output_dir.empty();
   if (options.in_place && !options.output_dir.empty())
-    throw std::runtime_error("choose either an output directory or in-place, not both");
+    throw BatchOptionError("choose either an output directory or in-place, not both");
   if (!options.in_place && options.output_dir.empty() && !options.dry_run)
-    throw std::runtime_error("no output: give an output directory, in-place, or a dry run");
+    throw BatchOptionError("no output: give an output directory, in-place, or a dry run");
   if (options.shard.count == 0 || options.shard.index >= options.shard.count)
-    throw std::runtime_error("invalid shard");
+    throw BatchOptionError("invalid shard");
 
   auto store = batch::make_local_store();
   BatchSummary summary;
@@ -135,8 +171,10 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
   if (mirror) {
     for (const auto& input : options.inputs)
       if (same_file(input, options.output_dir))
-        throw std::runtime_error("the output directory " + options.output_dir +
-                                 " is also an input; use in-place instead");
+        throw BatchOptionError("the output directory " + options.output_dir +
+                               " is also an input; use in-place instead");
+    refuse_nested_inputs(options.inputs);
+    refuse_colliding_names(options.inputs, options.output_dir);
     if (!options.dry_run)
       if (auto s = store->make_dirs(options.output_dir); !s.ok())
         throw std::runtime_error("cannot use the output directory: " + s.message +
@@ -216,8 +254,11 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
       return batch::memory_estimate(file.stat.size, {}, options.policy);
     }
   };
-  scheduler.run(files.size(), estimate,
-                [&](size_t i) { collector.file(batch::process_file(context, files[i])); });
+  const batch::SchedulerStats stats = scheduler.run(
+      files.size(), estimate,
+      [&](size_t i) { collector.file(batch::process_file(context, files[i])); },
+      [&] { return options.stop && options.stop->load(); });
+  summary.not_started = files.size() - stats.started;
 
   if (journal) journal->flush();
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

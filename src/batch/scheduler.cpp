@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -25,7 +26,8 @@ Scheduler::Scheduler(unsigned jobs, uint64_t budget)
       budget_(budget ? budget : default_memory_budget()) {}
 
 SchedulerStats Scheduler::run(size_t count, const std::function<uint64_t(size_t)>& estimate,
-                              const std::function<void(size_t)>& work) {
+                              const std::function<void(size_t)>& work,
+                              const std::function<bool()>& stop) {
   std::mutex mutex;
   std::condition_variable changed;
   size_t next = 0;
@@ -44,13 +46,16 @@ SchedulerStats Scheduler::run(size_t count, const std::function<uint64_t(size_t)
     for (;;) {
       // Strict index order: a big file waits at the head until memory frees up, rather than
       // being overtaken forever by small ones.
-      changed.wait(lock, [&]() {
-        if (next >= count) return true;
+      // Stopping is polled: the flag is set from a signal handler, which cannot notify.
+      auto stopping = [&] { return stop && stop(); };
+      const auto ready = [&]() {
+        if (next >= count || stopping()) return true;
         if (!known[next]) return !estimating;
         const uint64_t need = needs[next];
         return running == 0 || (need <= budget_ && in_flight + need <= budget_);
-      });
-      if (next >= count) return;
+      };
+      while (!ready()) changed.wait_for(lock, std::chrono::milliseconds(100));
+      if (next >= count || stopping()) return;
       if (!known[next]) {
         const size_t head = next;
         estimating = true;
@@ -64,6 +69,7 @@ SchedulerStats Scheduler::run(size_t count, const std::function<uint64_t(size_t)
         continue;
       }
       size_t index = next++;
+      ++stats.started;
       uint64_t need = needs[index];
       in_flight += need;
       ++running;

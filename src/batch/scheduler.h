@@ -10,6 +10,7 @@ namespace lighten::batch {
 struct SchedulerStats {
   uint64_t peak_in_flight = 0;  // largest sum of estimates running at once
   size_t peak_running = 0;      // most tasks running at once
+  size_t started = 0;           // tasks started (all of them unless `stop` said so)
 };
 
 class Scheduler {
@@ -20,9 +21,11 @@ class Scheduler {
   // Runs work(i) for i in [0, count), starting tasks in index order. A task starts only while
   // the estimates in flight plus its own stay within the budget; a task larger than the whole
   // budget runs alone. estimate(i) is called once per task, in index order, outside the
-  // scheduler's lock (it may read the file). Returns when all are done. Neither may throw.
+  // scheduler's lock (it may read the file). Once `stop` (when given) returns true, no further
+  // task starts. Returns when all started are done. None may throw.
   SchedulerStats run(size_t count, const std::function<uint64_t(size_t)>& estimate,
-                     const std::function<void(size_t)>& work);
+                     const std::function<void(size_t)>& work,
+                     const std::function<bool()>& stop = {});
 
   unsigned jobs() const { return jobs_; }
   uint64_t budget() const { return budget_; }

@@ -15,12 +15,16 @@ std::string join(const std::string& dir, const std::string& name) {
   return dir + "/" + name;
 }
 
-std::string base_name(const std::string& path) {
+}  // namespace
+
+std::string input_name(const std::string& path) {
   auto p = std::filesystem::path(path).lexically_normal();
   auto name = p.filename().string();
   if (name.empty()) name = p.parent_path().filename().string();  // "dir/" -> "dir"
   return name.empty() || name == "." || name == ".." ? std::string("input") : name;
 }
+
+namespace {
 
 class Walker {
  public:
@@ -140,7 +144,7 @@ WalkResult walk(Store& store, const std::vector<std::string>& inputs, const Walk
     if (store.stat(input, true, st).ok() && st.is_directory()) ++directories;
   }
   bool single_directory = inputs.size() == 1 && directories == 1;
-  for (const auto& input : inputs) walker.input(input, single_directory ? "" : base_name(input));
+  for (const auto& input : inputs) walker.input(input, single_directory ? "" : input_name(input));
   return result;
 }
 

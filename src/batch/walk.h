@@ -38,6 +38,10 @@ struct WalkResult {
   uint64_t cleaned_temps = 0;
 };
 
+// The name an input is mirrored under when there are several: its last component ("dir/" gives
+// "dir", "." and ".." give "input").
+std::string input_name(const std::string& path);
+
 // Walks `inputs` (files and directories). Entries come in input order, and inside a directory
 // depth-first in byte order of names. `relative` is the path below the input directory when
 // there is one input directory, and starts with each input's base name otherwise.

@@ -1,6 +1,10 @@
 // `lighten optimize PATH... (-o OUT | --in-place)`: the batch over files and directories.
 #include <fmt/format.h>
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <ctime>
 #include <iostream>
 #include <memory>
@@ -57,6 +61,52 @@ class RunSink final : public ProgressSink {
   ReportAggregator* report_;
 };
 
+// The first SIGINT or SIGTERM asks the batch to start no further file; the files running finish
+// and are journaled. The handler then gives the signal back its default, so a second one ends
+// the process at once (writes are atomic: a later run removes the temporary files).
+class StopOnInterrupt {
+ public:
+  StopOnInterrupt() {
+    flag().store(false);
+    signal_number() = 0;
+    struct sigaction action {};
+    action.sa_handler = &StopOnInterrupt::handle;
+    action.sa_flags = SA_RESETHAND;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &old_int_);
+    sigaction(SIGTERM, &action, &old_term_);
+  }
+  ~StopOnInterrupt() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopOnInterrupt(const StopOnInterrupt&) = delete;
+  StopOnInterrupt& operator=(const StopOnInterrupt&) = delete;
+  const std::atomic<bool>& requested() const { return flag(); }
+  // 128 + the signal, as shells report a process it ended.
+  int exit_code() const { return 128 + signal_number(); }
+
+ private:
+  static std::atomic<bool>& flag() {
+    static std::atomic<bool> stop{false};
+    return stop;
+  }
+  static volatile sig_atomic_t& signal_number() {
+    static volatile sig_atomic_t number = 0;
+    return number;
+  }
+  static void handle(int number) {
+    signal_number() = number;
+    flag().store(true);
+    constexpr char kMessage[] =
+        "\nlighten: stopping after the files in progress (again to stop at once)\n";
+    (void)!::write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
+  }
+  struct sigaction old_int_ {
+  }, old_term_{};
+};
+static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler stores the flag");
+
 std::string utc_now() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -94,6 +144,12 @@ int run_optimize(OptimizeArgs& args) {
     fmt::print(stderr, "lighten optimize: {}\n", e.what());
     return kExitUsage;
   }
+  if (batch.in_place && !batch.output_dir.empty()) {
+    fmt::print(stderr,
+               "lighten optimize: -o OUT (a mirror) and --in-place (replace the originals) "
+               "exclude each other: give one\n");
+    return kExitUsage;
+  }
   if (!batch.dry_run && batch.in_place == !batch.output_dir.empty()) {
     fmt::print(stderr,
                "lighten optimize: say where results go: -o OUT (a mirror) or --in-place "
@@ -110,8 +166,13 @@ int run_optimize(OptimizeArgs& args) {
   RunSink sink(view, args.report_html.empty() ? nullptr : &aggregator);
   const std::string started = utc_now();
   BatchSummary summary;
+  const StopOnInterrupt stop_on_interrupt;
+  batch.stop = &stop_on_interrupt.requested();
   try {
     summary = run_batch(batch, sink);
+  } catch (const BatchOptionError& e) {
+    fmt::print(stderr, "lighten optimize: {}\n", e.what());
+    return kExitUsage;
   } catch (const std::exception& e) {
     fmt::print(stderr, "lighten optimize: {}\n", e.what());
     return kExitFailures;
@@ -134,7 +195,14 @@ int run_optimize(OptimizeArgs& args) {
       return kExitFailures;
     }
   }
-  return summary.io_errors > 0 ? kExitFailures : kExitOk;
+  if (summary.not_started > 0) {
+    fmt::print(stderr,
+               "lighten optimize: interrupted; {} files not started. The journal holds every "
+               "finished one: the same command goes on from there\n",
+               summary.not_started);
+    return stop_on_interrupt.exit_code();
+  }
+  return summary.io_errors + summary.failures > 0 ? kExitFailures : kExitOk;
 }
 
 }  // namespace

@@ -126,6 +126,43 @@ TEST_F(Cli, SurvivesKillNineAtAnyMoment) {
             << " runs killed\n";
 }
 
+// Ctrl-C: the files running finish, none starts after them, the journal keeps the finished
+// ones (rows are otherwise committed a second apart), and the exit status says SIGINT; the same
+// command then goes on where it stopped.
+TEST_F(Cli, InterruptFinishesTheRunningFilesAndTheNextRunGoesOn) {
+  auto tree = dir_ / "photos";
+  auto photos = crash_corpus(0);
+  photos.resize(std::min<size_t>(photos.size(), 4));
+  copy_into(photos, tree);
+  const auto journal = (dir_ / "journal.sqlite").string();
+  const std::vector<std::string> args = {"optimize", tree.string(), "-o",   (dir_ / "out").string(),
+                                         "--jobs",   "1",           "-v",   "--mode",
+                                         "compact",  "--journal",   journal};
+  const pid_t pid = start_cli(args, "", log_);
+  // A line per file with -v: interrupt once the first is done (the handler is in place then).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+  auto log_text = [&] {
+    std::ifstream in(log_);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  while (log_text().find(" -> ") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ::kill(pid, SIGINT);
+  ASSERT_EQ(wait_cli(pid), 128 + SIGINT);
+  EXPECT_NE(log_text().find("interrupted;"), std::string::npos);
+  const int64_t finished = rows_written_after(journal, 0);
+  EXPECT_GE(finished, 1);
+  EXPECT_LT(finished, int64_t(snapshot(tree).size()));
+  ASSERT_EQ(run_cli({"optimize", tree.string(), "-o", (dir_ / "out").string(), "--jobs", "2",
+                     "--mode", "compact", "--journal", journal},
+                    "", log_),
+            0);
+  EXPECT_NE(log_text().find(std::to_string(finished) + " files already done by an earlier run"),
+            std::string::npos);
+  EXPECT_EQ(snapshot(dir_ / "out").size(), snapshot(tree).size());
+}
+
 // A file lighten may not replace, and a write cut by `ulimit -f`: reasons, exit 1, originals kept.
 TEST_F(Cli, UnwritableAndFileSizeLimitEndAsIoErrors) {
   auto tree = dir_ / "tree";

@@ -1,6 +1,7 @@
 // run_batch through the library API: modes, journal resume, limits, progress.
 #include <sys/stat.h>
 
+#include <atomic>
 #include <mutex>
 #include <set>
 
@@ -231,14 +232,78 @@ TEST_F(RunBatch, ShardsCoverEveryFileOnceAndTheirJournalsMerge) {
   EXPECT_EQ(merge_journals(journals, (dir_ / "merged.sqlite").string()), files.size());
 }
 
+// Once the stop flag is set (by a SIGINT handler in the CLI), no file starts: those finished
+// are journaled, and the next run goes on after them.
+TEST_F(RunBatch, AStoppedRunJournalsWhatItFinishedAndTheNextGoesOn) {
+  struct StopAfterFirst : Recorder {
+    std::atomic<bool> stop{false};
+    void on_file(const FileResult& r) override {
+      Recorder::on_file(r);
+      stop = true;
+    }
+  };
+  auto o = options();
+  o.jobs = 1;
+  o.output_dir = (dir_ / "out").string();
+  StopAfterFirst rec;
+  o.stop = &rec.stop;
+  const auto files = snapshot(dir_ / "in").size();
+  const BatchSummary first = run_batch(o, rec);
+  EXPECT_EQ(first.total.files, 1u);
+  EXPECT_EQ(first.not_started, files - 1);
+  EXPECT_EQ(rec.finished, 1u);
+  const std::atomic<bool> go_on{false};
+  o.stop = &go_on;
+  Recorder again;
+  const BatchSummary second = run_batch(o, again);
+  EXPECT_EQ(second.not_started, 0u);
+  EXPECT_EQ(second.total.files, files);
+  EXPECT_EQ(second.from_journal, 1u);
+}
+
+// Several inputs are mirrored under their own names: two of one name would land on one path
+// (the second overwriting the first), and an input inside another would be mirrored under the
+// inner one's name only. Both are refused before anything is written.
+TEST_F(RunBatch, MirrorsRefuseInputsThatWouldLandOnOnePath) {
+  copy_into({dir_ / "in" / "testorig.jpg"}, dir_ / "other");
+  auto o = options();
+  o.output_dir = (dir_ / "out").string();
+  Recorder rec;
+  o.inputs = {(dir_ / "in" / "testorig.jpg").string(), (dir_ / "other" / "testorig.jpg").string()};
+  try {
+    run_batch(o, rec);
+    ADD_FAILURE() << "two inputs named testorig.jpg were mirrored";
+  } catch (const BatchOptionError& e) {
+    EXPECT_NE(std::string(e.what()).find("would both be written to"), std::string::npos)
+        << e.what();
+  }
+  o.inputs = {(dir_ / "in" / "sub").string(), (dir_ / "in").string()};
+  try {
+    run_batch(o, rec);
+    ADD_FAILURE() << "an input inside another was mirrored";
+  } catch (const BatchOptionError& e) {
+    EXPECT_NE(std::string(e.what()).find("lies inside"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(rec.results.empty());
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+  // The same file twice is one input; in place, nested inputs are walked once each.
+  o.inputs = {(dir_ / "in" / "gray.jpg").string(), (dir_ / "in" / "gray.jpg").string()};
+  EXPECT_EQ(run_batch(o, rec).total.files, 1u);
+  o.output_dir.clear();
+  o.in_place = true;
+  o.inputs = {(dir_ / "in" / "sub").string(), (dir_ / "in").string()};
+  Recorder in_place;
+  EXPECT_EQ(run_batch(o, in_place).total.files, snapshot(dir_ / "in").size());
+}
+
 TEST(RunBatchErrors, BadOptionsThrow) {
   Recorder rec;
   BatchOptions o;
   o.inputs = {"/nonexistent"};
-  EXPECT_THROW(run_batch(o, rec), std::runtime_error);  // neither output nor in-place
+  EXPECT_THROW(run_batch(o, rec), BatchOptionError);  // neither output nor in-place
   o.in_place = true;
   o.output_dir = "/tmp/x";
-  EXPECT_THROW(run_batch(o, rec), std::runtime_error);
+  EXPECT_THROW(run_batch(o, rec), BatchOptionError);
 }
 
 }  // namespace
