@@ -27,10 +27,34 @@ using Statement = std::unique_ptr<sqlite3_stmt, FinalizeStatement>;
   throw std::runtime_error("journal " + path + ": " + what);
 }
 
+// `path` as an SQLite URI that opens the file as immutable: nothing beside it is created.
+std::string immutable_uri(const std::string& path) {
+  std::string uri = "file:";
+  for (const char c : path) {
+    if (c == '%' || c == '?' || c == '#')
+      uri += fmt::format("%{:02x}", static_cast<unsigned char>(c));
+    else
+      uri += c;
+  }
+  return uri + "?immutable=1";
+}
+
 Db open_read_only(const std::string& path) {
   sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+  int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
   Db db(raw);
+  // A WAL journal is read through a -shm file beside it, which a read-only folder (an archive,
+  // another user's run) cannot hold: such a journal, which no run is writing, is read as it lies.
+  if (rc == SQLITE_OK &&
+      sqlite3_exec(db.get(), "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr) !=
+          SQLITE_OK &&
+      (sqlite3_errcode(db.get()) == SQLITE_READONLY ||
+       sqlite3_errcode(db.get()) == SQLITE_CANTOPEN)) {
+    raw = nullptr;
+    rc = sqlite3_open_v2(immutable_uri(path).c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
+                         nullptr);
+    db.reset(raw);
+  }
   if (rc != SQLITE_OK)
     fail(path, std::string("cannot open: ") + (raw ? sqlite3_errmsg(raw) : "out of memory") +
                    "; pass the journal `lighten optimize` wrote (OUT/.lighten-journal.sqlite, "

@@ -252,6 +252,30 @@ TEST_F(Cli, ReadOnlyDirectoryForAnOrdinaryUser) {
   EXPECT_EQ(io_errors, 2);
 }
 
+// A journal in a folder its reader may not write (an archive, another user's run): SQLite reads
+// a WAL database through a -shm file beside it, so `report` reads such a journal as it lies.
+TEST_F(Cli, ReportReadsAJournalInAReadOnlyFolder) {
+  constexpr int kNobody = 65534;
+  const int as_uid = ::geteuid() == 0 ? kNobody : -1;
+  copy_into({corpus("testorig.jpg"), corpus("gray.jpg")}, dir_ / "in");
+  const fs::path folder = dir_ / "journal";
+  fs::create_directories(folder);
+  const std::string journal = (folder / "j.sqlite").string();
+  ASSERT_EQ(lighten({(dir_ / "in").string(), "-o", (dir_ / "out").string(), "--journal", journal}),
+            0);
+  ::chmod(dir_.path().c_str(), 0755);
+  ::chmod(journal.c_str(), 0644);
+  ::chmod(folder.c_str(), 0555);
+  const int rc = run_cli({"report", journal, "--csv", "-"}, "", log_, as_uid);
+  ::chmod(folder.c_str(), 0755);
+  if (rc == 126) GTEST_SKIP() << "cannot switch to uid " << kNobody;
+  EXPECT_EQ(rc, 0);
+  std::ifstream in(log_);
+  const std::string log((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(log.find("lighten report: 2 files"), std::string::npos);
+  EXPECT_EQ(std::distance(fs::directory_iterator(folder), fs::directory_iterator()), 1);
+}
+
 TEST_F(Cli, SecondRunChangesNoByte) {
   auto tree = dir_ / "tree";
   copy_into(
