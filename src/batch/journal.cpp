@@ -242,7 +242,42 @@ std::vector<FileResult> read_journal(const std::string& journal_path, const std:
   return out;
 }
 
+namespace {
+
+// Throws, naming `path`, unless it is a journal lighten wrote (its runs and files tables, with
+// every column the merge copies); read only, so a bad input changes nothing.
+void check_is_journal(const std::string& path) {
+  sqlite3* db = nullptr;
+  std::string problem;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    problem = db ? sqlite3_errmsg(db) : "out of memory";
+  } else {
+    sqlite3_busy_timeout(db, 30'000);
+    for (const std::string& sql :
+         {std::string("SELECT * FROM runs LIMIT 0"),
+          std::string("SELECT ") + batch::kColumns + " FROM files LIMIT 0"}) {
+      sqlite3_stmt* s = nullptr;
+      const bool ok = sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) == SQLITE_OK;
+      if (!ok) problem = sqlite3_errmsg(db);
+      sqlite3_finalize(s);
+      if (!ok) break;
+    }
+  }
+  sqlite3_close(db);
+  if (!problem.empty())
+    throw std::runtime_error("journal " + path + ": not a journal lighten wrote (" + problem +
+                             "); nothing was merged");
+}
+
+}  // namespace
+
 uint64_t merge_journals(const std::vector<std::string>& inputs, const std::string& output) {
+  for (const auto& input : inputs) {
+    struct stat st;
+    if (::stat(input.c_str(), &st) != 0)  // ATTACH would create an empty one
+      throw std::runtime_error("journal " + input + ": no such file; nothing was merged");
+    check_is_journal(input);
+  }
   batch::Journal merged(output);
   sqlite3* db = nullptr;
   // A second connection for ATTACH; the Journal above made the schema.
@@ -261,11 +296,6 @@ uint64_t merge_journals(const std::vector<std::string>& inputs, const std::strin
     }
   };
   for (const auto& input : inputs) {
-    struct stat st;
-    if (::stat(input.c_str(), &st) != 0) {  // ATTACH would create an empty one
-      sqlite3_close(db);
-      throw std::runtime_error("journal " + input + ": no such file");
-    }
     char* quoted = sqlite3_mprintf("%Q", input.c_str());
     std::string name = quoted;
     sqlite3_free(quoted);

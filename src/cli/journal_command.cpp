@@ -29,7 +29,7 @@ Command add_journal_command(CLI::App& app) {
   return {cmd, [args] {
             try {
               const uint64_t rows = merge_journals(args->inputs, args->output);
-              fmt::print("{}: {} files from {} journals\n", args->output, rows,
+              fmt::print("{}: {} files after merging {} journals\n", args->output, rows,
                          args->inputs.size());
               return int(kExitOk);
             } catch (const std::exception& e) {

@@ -225,9 +225,11 @@ Command add_optimize_command(CLI::App& app) {
   cmd->add_option("--memory-budget", args->memory_budget,
                   "Memory the workers may use together, e.g. 4G (default: half of RAM, at most "
                   "8G)");
-  cmd->add_option("--journal", args->batch.journal_path,
-                  "SQLite journal that makes runs resumable (default: OUT/.lighten-journal.sqlite, "
-                  "or under ~/.local/state/lighten/ for --in-place)");
+  cmd->add_option(
+      "--journal", args->batch.journal_path,
+      "SQLite journal that makes runs resumable (default: OUT/.lighten-journal.sqlite, with "
+      "--shard K/N OUT/.lighten-journal.shard-K-of-N.sqlite, "
+      "or under ~/.local/state/lighten/ for --in-place)");
   cmd->add_flag("--no-journal", args->no_journal, "Keep no journal (runs cannot resume)");
   cmd->add_flag("--follow-symlinks", args->batch.follow_symlinks,
                 "Follow symbolic links while walking (default: skip them)");

@@ -76,8 +76,10 @@ Command add_report_command(CLI::App& app) {
       "Write the HTML report (one self-contained file: totals, savings per kind and per file, "
       "quality, files left alone and why, the slowest files, the probe before/after) and CSV "
       "from a run's journal");
-  cmd->add_option("journal", args->journal,
-                  "The run's journal (OUT/.lighten-journal.sqlite, or the --journal FILE)")
+  cmd->add_option(
+         "journal", args->journal,
+         "The run's journal (OUT/.lighten-journal.sqlite, OUT/.lighten-journal.shard-K-of-N.sqlite "
+         "with --shard, or the --journal FILE)")
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", args->html, "Write the HTML page here, e.g. report.html");

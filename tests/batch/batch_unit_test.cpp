@@ -183,6 +183,29 @@ TEST(Journal, RoundTripAndMerge) {
   EXPECT_THROW(merge_journals({(dir / "missing.sqlite").string()}, merged), std::runtime_error);
 }
 
+// Every input is checked before the output is touched: a photo given among the journals is named
+// as the one at fault, and no merged journal is left half made.
+TEST(Journal, MergeRefusesAnInputThatIsNotAJournalAndWritesNothing) {
+  TempDir dir;
+  const auto a = (dir / "a.sqlite").string();
+  {
+    batch::Journal j(a);
+    j.begin_run("run-1", "mode=lossless\n");
+    j.record(row("/t/f", 1, Action::kReplaced));
+  }
+  const auto photo = (dir / "photo.jpg").string();
+  write_file(photo, {0xFF, 0xD8, 0xFF, 0xE0, 0, 16, 'J', 'F', 'I', 'F', 0});
+  const auto merged = (dir / "merged.sqlite").string();
+  try {
+    merge_journals({a, photo}, merged);
+    ADD_FAILURE() << "a JPEG was merged as a journal";
+  } catch (const std::runtime_error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("journal " + photo + ": not a journal"), std::string::npos) << message;
+  }
+  EXPECT_FALSE(fs::exists(merged));
+}
+
 TEST(Store, AtomicWriteKeepsModeTimesAndExtendedAttributes) {
   TempDir dir;
   auto path = (dir / "f.bin").string();
