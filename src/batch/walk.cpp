@@ -17,6 +17,13 @@ std::string join(const std::string& dir, const std::string& name) {
 
 }  // namespace
 
+bool is_journal_name(std::string_view name) {
+  if (!name.starts_with(".lighten-journal")) return false;
+  for (const std::string_view suffix : {".sqlite", ".sqlite-wal", ".sqlite-shm", ".sqlite-journal"})
+    if (name.ends_with(suffix)) return true;
+  return false;
+}
+
 std::string input_name(const std::string& path) {
   auto p = std::filesystem::path(path).lexically_normal();
   auto name = p.filename().string();
@@ -82,6 +89,7 @@ class Walker {
     for (const auto& e : entries) {
       std::string child = join(path, e.name);
       std::string child_relative = join(relative, e.name);
+      if (options_.skip_journals && is_journal_name(e.name) && e.type == EntryType::kFile) continue;
       if (is_temp_name(e.name) && e.type == EntryType::kFile) {
         if (options_.clean_temps && owns_temp(relative, e.name) && store_.remove(child).ok())
           ++result_.cleaned_temps;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "batch/store.h"
@@ -14,6 +15,7 @@ struct WalkOptions {
   bool follow_symlinks = false;
   bool clean_temps = true;  // remove stray temp files of killed runs (off for dry runs)
   std::vector<std::string> exclude_paths;  // files or directories never walked (journal, output)
+  bool skip_journals = false;              // skip every journal a mirror holds (is_journal_name)
   // Whether this run owns the file a stray temp file was written for (its relative path):
   // parallel shards over one tree must not remove each other's live temp files.
   std::function<bool(const std::string&)> owns_temp;
@@ -37,6 +39,10 @@ struct WalkResult {
   uint64_t total_bytes = 0;
   uint64_t cleaned_temps = 0;
 };
+
+// Whether `name` is a journal lighten keeps in a mirror, or one of SQLite's files beside it:
+// .lighten-journal[.shard-K-of-N].sqlite[-wal|-shm|-journal].
+bool is_journal_name(std::string_view name);
 
 // The name an input is mirrored under when there are several: its last component ("dir/" gives
 // "dir", "." and ".." give "input").

@@ -15,6 +15,7 @@ namespace {
 struct ProbeArgs {
   ProbeOptions options;
   std::string bandwidth;
+  std::string decoder = "pil";
   std::string json;
   bool quiet = false;
 };
@@ -23,6 +24,7 @@ int run_probe_command(ProbeArgs& args) {
   ProbeOptions& options = args.options;
   try {
     if (!args.bandwidth.empty()) options.bandwidth = parse_bandwidth(args.bandwidth);
+    options.decoder = args.decoder == "direct" ? DecoderStyle::kDirect : DecoderStyle::kPil;
   } catch (const OptionError& e) {
     fmt::print(stderr, "lighten probe: {}\n", e.what());
     return kExitUsage;
@@ -86,14 +88,12 @@ Command add_probe_command(CLI::App& app) {
   cmd->add_flag("--cold", o.cold,
                 "Evict each file from the page cache before reading it (posix_fadvise); says "
                 "when the file system does not allow it");
-  cmd->add_option("--decoder", o.decoder,
+  // A plain string checked against the names: CLI11 cannot print an enum's values in the help.
+  cmd->add_option("--decoder", args->decoder,
                   "How the modelled loader decodes: pil (Pillow, four bytes a colour pixel; "
                   "most PyTorch datasets) or direct (packed RGB, as torchvision.io and OpenCV)")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, DecoderStyle>{{"pil", DecoderStyle::kPil},
-                                              {"direct", DecoderStyle::kDirect}},
-          CLI::ignore_case))
-      ->default_str("pil");
+      ->transform(CLI::IsMember({"pil", "direct"}, CLI::ignore_case))
+      ->capture_default_str();
   cmd->add_option("--passes", o.passes, "Passes over the sample the loader model simulates")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1000u));

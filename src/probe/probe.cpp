@@ -56,7 +56,8 @@ batch::WalkResult walk_tree(const std::string& path, const ProbeOptions& options
   auto store = batch::make_local_store();
   batch::WalkOptions walk_options;
   walk_options.follow_symlinks = options.follow_symlinks;
-  walk_options.clean_temps = false;  // the probe only looks
+  walk_options.clean_temps = false;   // the probe only looks
+  walk_options.skip_journals = true;  // a mirror's journal is lighten's, not the data set's
   batch::WalkResult result = batch::walk(*store, {path}, walk_options);
   if (result.files.empty())
     throw std::runtime_error(fmt::format(

@@ -76,6 +76,24 @@ TEST(Walk, ExcludedOutputDirectoryAndSeveralInputs) {
   EXPECT_EQ(paths_of(r), (std::vector<std::string>{"in/x.jpg", "other/y.jpg", "single.jpg"}));
 }
 
+// The probe measures a mirror as a data set: the journals lighten keeps there are not part of it.
+TEST(Walk, JournalsAMirrorHoldsAreSkippedWhenAsked) {
+  TempDir dir;
+  touch(dir / "m" / "x.jpg");
+  for (const char* name :
+       {".lighten-journal.sqlite", ".lighten-journal.sqlite-wal", ".lighten-journal.sqlite-shm",
+        ".lighten-journal.shard-1-of-2.sqlite", "sub/.lighten-journal.sqlite-journal"})
+    touch(dir / "m" / name);
+  touch(dir / "m" / ".lighten-journal.txt");
+  touch(dir / "m" / "lighten-journal.sqlite");
+  auto store = batch::make_local_store();
+  batch::WalkOptions options;
+  EXPECT_EQ(batch::walk(*store, {(dir / "m").string()}, options).files.size(), 8u);
+  options.skip_journals = true;
+  EXPECT_EQ(paths_of(batch::walk(*store, {(dir / "m").string()}, options)),
+            (std::vector<std::string>{".lighten-journal.txt", "lighten-journal.sqlite", "x.jpg"}));
+}
+
 TEST(Walk, AFileNamedTwiceIsWalkedOnce) {
   TempDir dir;
   touch(dir / "in" / "sub" / "x.jpg");
