@@ -35,8 +35,9 @@ std::span<const OptionSpec> policy_options();
 void set_policy_option(Policy& policy, std::string_view name, std::string_view value);
 // The option's current value, formatted as set_policy_option accepts it.
 std::string get_policy_option(const Policy& policy, std::string_view name);
-// Parses a size such as 65536, 512k, 64M or 4G (powers of 1024); throws OptionError.
-uint64_t parse_size(std::string_view text);
+// Parses a size such as 65536, 512k, 64M or 4G (powers of 1024) given to --`flag`; throws
+// OptionError naming the flag.
+uint64_t parse_size(std::string_view flag, std::string_view text);
 // Every option as name=value, in table order (for reports and journals).
 std::vector<std::pair<std::string, std::string>> describe_policy(const Policy& policy);
 

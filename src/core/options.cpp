@@ -55,6 +55,15 @@ int64_t parse_integer(const OptionSpec& spec, std::string_view value) {
   return v;
 }
 
+// A size as the flags take it: the largest suffix that divides it (1G, 1536k, 100).
+std::string size_text(uint64_t bytes) {
+  constexpr std::pair<char, int> kUnits[] = {{'T', 40}, {'G', 30}, {'M', 20}, {'k', 10}};
+  for (const auto& [suffix, shift] : kUnits)
+    if (bytes >= (1ull << shift) && bytes % (1ull << shift) == 0)
+      return std::to_string(bytes >> shift) + suffix;
+  return std::to_string(bytes);
+}
+
 // Sizes accept a suffix: 512k, 64M, 4G (powers of 1024).
 uint64_t parse_bytes(const OptionSpec& spec, std::string_view value) {
   uint64_t unit = 1;
@@ -87,7 +96,10 @@ uint64_t parse_bytes(const OptionSpec& spec, std::string_view value) {
   if (ec != std::errc() || end != digits.data() + digits.size() || digits.empty())
     refuse(spec, value, "expected a size such as 65536, 512k, 64M or 4G");
   const double bytes = double(v) * double(unit);
-  if (bytes < spec.min || bytes > spec.max) refuse(spec, value, "is out of range");
+  if (bytes < spec.min || bytes > spec.max)
+    refuse(spec, value,
+           "must be between " + size_text(uint64_t(spec.min)) + " and " +
+               size_text(uint64_t(spec.max)));
   return v * unit;
 }
 
@@ -384,9 +396,9 @@ std::string get_policy_option(const Policy& policy, std::string_view name) {
   return find_row(name).get(policy);
 }
 
-uint64_t parse_size(std::string_view text) {
-  static const OptionSpec kSize{"size", OptionType::kBytes, "", {}, 0, double(1ull << 60), ""};
-  return parse_bytes(kSize, text);
+uint64_t parse_size(std::string_view flag, std::string_view text) {
+  const OptionSpec size{flag, OptionType::kBytes, "", {}, 0, double(1ull << 60), ""};
+  return parse_bytes(size, text);
 }
 
 std::vector<std::pair<std::string, std::string>> describe_policy(const Policy& policy) {

@@ -110,11 +110,26 @@ TEST(Options, FloorsArePrintedAsGiven) {
 }
 
 TEST(Options, SizesTakeSuffixes) {
-  EXPECT_EQ(parse_size("4096"), 4096u);
-  EXPECT_EQ(parse_size("512k"), 512u << 10);
-  EXPECT_EQ(parse_size("2G"), 2ull << 30);
-  EXPECT_THROW(parse_size(""), OptionError);
-  EXPECT_THROW(parse_size("G"), OptionError);
+  EXPECT_EQ(parse_size("memory-budget", "4096"), 4096u);
+  EXPECT_EQ(parse_size("memory-budget", "512k"), 512u << 10);
+  EXPECT_EQ(parse_size("memory-budget", "2G"), 2ull << 30);
+  EXPECT_THROW(parse_size("memory-budget", ""), OptionError);
+  EXPECT_THROW(parse_size("memory-budget", "G"), OptionError);
+  // The message names the flag given and, for a size out of range, the range.
+  try {
+    parse_size("memory-budget", "4X");
+    ADD_FAILURE() << "4X parsed";
+  } catch (const OptionError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("--memory-budget 4X: expected a size", 0), 0u)
+        << e.what();
+  }
+  Policy p;
+  try {
+    set_policy_option(p, "max-input-size", "0");
+    ADD_FAILURE() << "0 parsed";
+  } catch (const OptionError& e) {
+    EXPECT_EQ(std::string(e.what()), "--max-input-size 0: must be between 1 and 1024T");
+  }
 }
 
 TEST(Options, WorthKeeping) {
