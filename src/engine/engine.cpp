@@ -28,7 +28,11 @@ Outcome keep(Outcome o, Reason reason, std::string message) {
   return o;
 }
 
+// Where damage lies helps whoever looks at the file; for other reasons, and at byte 0 (which
+// most parsers give when the whole file is meant), the offset says nothing.
 std::string with_offset(const FormatError& e) {
+  const bool damage = e.reason() == Reason::kCorrupt || e.reason() == Reason::kTruncated;
+  if (!damage || e.offset() == 0) return e.what();
   return std::string(e.what()) + " (at byte " + std::to_string(e.offset()) + ")";
 }
 

@@ -72,6 +72,9 @@ PngFile read_png_chunks(ByteView bytes) {
     if (crc32_of(type_and_data) != crc)
       throw FormatError(Reason::kCorrupt, start, c.type_name() + " chunk has a bad CRC");
     if (png.chunks.empty()) {
+      if (c.is("CgBI"))
+        throw FormatError(Reason::kUnsupportedVariant, start,
+                          "Apple CgBI PNG (an iPhone app's, not a standard PNG) is left as it is");
       if (!c.is("IHDR") || length != 13)
         throw FormatError(Reason::kCorrupt, start, "the first chunk is not IHDR");
       ByteReader h(c.data);

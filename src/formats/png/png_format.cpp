@@ -48,6 +48,14 @@ Outcome optimize_png(ByteView input, Context& context) {
   Bytes made_chunk;  // an orientation-only eXIf under --metadata strip
   size_t dropped = 0;
   const PngFile kept = png_chunks_kept(png, policy.metadata, made_chunk, dropped);
+  // Such a chunk must not be copied into new image data, and dropping it could lose what it
+  // holds: the file stays as it is, unless the metadata policy drops the chunk anyway.
+  for (const PngChunk& c : kept.chunks)
+    if (depends_on_image_data(c))
+      throw FormatError(Reason::kUnsupportedVariant, 0,
+                        "chunk " + c.type_name() +
+                            " is marked unsafe to copy once the image data changes (PNG's "
+                            "safe-to-copy bit): left as it is (--metadata strip drops it)");
   const Bytes idat = image_data(png);
   const uint64_t size =
       png_data_size(png.header, std::min<uint64_t>(policy.limits.max_expanded_bytes, 1ull << 34));
@@ -62,11 +70,13 @@ Outcome optimize_png(ByteView input, Context& context) {
   Outcome outcome;
   outcome.kind = Kind::kPng;
   outcome.bytes_in = input.size();
+  const bool had_index = std::any_of(png.chunks.begin(), png.chunks.end(), is_image_data_index);
   const std::string dropped_text =
-      dropped
-          ? ", " + std::to_string(dropped) + " metadata chunk" + (dropped > 1 ? "s" : "") +
-                " dropped (--metadata " + std::string(kMetadataNames[size_t(policy.metadata)]) + ")"
-          : "";
+      (dropped ? ", " + std::to_string(dropped) + " metadata chunk" + (dropped > 1 ? "s" : "") +
+                     " dropped (--metadata " +
+                     std::string(kMetadataNames[size_t(policy.metadata)]) + ")"
+               : "") +
+      (had_index ? ", Apple's iDOT dropped (its offsets would point into the new image data)" : "");
   if (dropped && (best.idat.empty() || best.idat.size() >= idat.size())) {
     // No trial packs the image data tighter, but chunks go: the data is kept as it was.
     outcome.bytes = assemble_png(layouts[0], idat);

@@ -14,7 +14,18 @@ namespace lighten {
 // the critical chunks and those that change how the image shows (tRNS, gAMA, cHRM, sRGB, iCCP,
 // cICP, mDCV, cLLI, sBIT, bKGD, pHYs), an eXIf reduced to its orientation where that is not 1,
 // and nothing else (text, XMP, tIME, EXIF, private chunks). A made eXIf is kept in `storage`,
-// which must outlive the result. `dropped` counts the chunks left out.
+// which must outlive the result. `dropped` counts the chunks the policy left out; Apple's iDOT
+// is left out under every policy and not counted (is_image_data_index).
 PngFile png_chunks_kept(const PngFile& png, MetadataPolicy policy, Bytes& storage, size_t& dropped);
+
+// Whether `c` is Apple's iDOT: where each half of the image data starts, as offsets into the
+// file, for decoding them in parallel. A new IDAT moves them, so no output carries it (readers
+// then decode serially, as every other reader does).
+bool is_image_data_index(const PngChunk& c);
+
+// An ancillary chunk the PNG specification asks editors not to copy once the image data
+// changes: its fifth type bit unset (unsafe to copy) and not one whose meaning is known (the
+// standard chunks, which depend on the pixels, not on how IDAT packs them).
+bool depends_on_image_data(const PngChunk& c);
 
 }  // namespace lighten
