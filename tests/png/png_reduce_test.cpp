@@ -243,6 +243,30 @@ TEST(PngReduce, RefusedWhenAChunkCannotFollow) {
   EXPECT_EQ(chunk_data(file_of(layouts[0]), "vpAg"), Bytes(four, four + 4));
 }
 
+// A palette's tRNS with more entries than the palette: libpng ignores the whole chunk (every
+// entry opaque), other readers take its first entries. Readers disagree on the pixels, so nothing
+// is reduced; the file is re-deflated as it is (before, the reduction failed verification).
+TEST(PngReduce, APaletteAlphaLongerThanThePaletteIsNotReduced) {
+  PngPicture p = picture(160, 120, PNG_COLOR_TYPE_PALETTE, 8);
+  for (int i = 0; i < 4; ++i) p.palette.push_back({png_byte(3 * i + 1), png_byte(3 * i + 2), 9});
+  p.samples = pixels(160, 120, 1, [](uint32_t x, uint32_t y, int) { return (x / 3 + y / 5) % 4; });
+  const Bytes plain = testing::write_picture(p);
+  const PngFile file = read_png_chunks(plain);
+  const auto plte = std::find_if(file.chunks.begin(), file.chunks.end(),
+                                 [](const PngChunk& c) { return c.is("PLTE"); });
+  ASSERT_NE(plte, file.chunks.end());
+  const size_t after_plte = size_t(plte->whole.data() + plte->whole.size() - plain.data());
+  Bytes input(plain.begin(), plain.begin() + long(after_plte));
+  const uint8_t alpha[6] = {0x10, 0x20, 0x30, 0x40, 0x50, 0x60};
+  append_png_chunk(input, "tRNS", alpha);
+  input.insert(input.end(), plain.begin() + long(after_plte), plain.end());
+  EXPECT_TRUE(layouts_of(input).empty());
+  const Outcome o = optimize(input, reducing());
+  ASSERT_TRUE(o.replaced()) << o.message;
+  EXPECT_EQ(read_png_chunks(o.bytes).header.color_type, 3);
+  EXPECT_EQ(chunk_data(o.bytes, "tRNS"), Bytes(alpha, alpha + 6));
+}
+
 TEST(PngReduce, OffByDefaultLeavesColourTypeAndDepth) {
   PngPicture p = picture(40, 30, PNG_COLOR_TYPE_RGBA, 16);
   p.samples = pixels(40, 30, 4, [](uint32_t x, uint32_t y, int c) {

@@ -65,6 +65,9 @@ std::optional<std::vector<Rgba16>> expand_pixels(const PngFile& png, const Bytes
   std::vector<Rgba16> palette;
   if (h.color_type == 3) {
     if (!plte) return std::nullopt;
+    // More alpha entries than colours: libpng ignores the tRNS, other readers take its first
+    // entries, so readers disagree on the pixels.
+    if (trns && trns->data.size() > plte->data.size() / 3) return std::nullopt;
     for (size_t i = 0; i + 3 <= plte->data.size(); i += 3) {
       Rgba16 p{uint16_t(plte->data[i] * 257), uint16_t(plte->data[i + 1] * 257),
                uint16_t(plte->data[i + 2] * 257), kOpaque};
