@@ -48,14 +48,6 @@ Outcome optimize_png(ByteView input, Context& context) {
   Bytes made_chunk;  // an orientation-only eXIf under --metadata strip
   size_t dropped = 0;
   const PngFile kept = png_chunks_kept(png, policy.metadata, made_chunk, dropped);
-  // Such a chunk must not be copied into new image data, and dropping it could lose what it
-  // holds: the file stays as it is, unless the metadata policy drops the chunk anyway.
-  for (const PngChunk& c : kept.chunks)
-    if (depends_on_image_data(c))
-      throw FormatError(Reason::kUnsupportedVariant, 0,
-                        "chunk " + c.type_name() +
-                            " is marked unsafe to copy once the image data changes (PNG's "
-                            "safe-to-copy bit): left as it is (--metadata strip drops it)");
   const Bytes idat = image_data(png);
   const uint64_t size =
       png_data_size(png.header, std::min<uint64_t>(policy.limits.max_expanded_bytes, 1ull << 34));

@@ -32,17 +32,6 @@ bool kept_in_strip(const PngChunk& c) {
 
 bool is_image_data_index(const PngChunk& c) { return c.is("iDOT"); }
 
-bool depends_on_image_data(const PngChunk& c) {
-  static constexpr const char* kStandard[] = {
-      "tRNS", "gAMA", "cHRM", "sRGB", "iCCP", "sBIT", "bKGD", "hIST", "pHYs",
-      "sPLT", "tIME", "tEXt", "zTXt", "iTXt", "eXIf", "cICP", "mDCV", "cLLI",
-      "oFFs", "pCAL", "sCAL", "sTER", "gIFg", "gIFx", "gIFt", "fRAc", "dSIG"};
-  const bool safe_to_copy = (c.type[3] & 0x20) != 0;
-  return !c.critical() && !safe_to_copy &&
-         std::none_of(std::begin(kStandard), std::end(kStandard),
-                      [&](const char* t) { return c.is(t); });
-}
-
 PngFile png_chunks_kept(const PngFile& png, MetadataPolicy policy, Bytes& storage,
                         size_t& dropped) {
   dropped = 0;

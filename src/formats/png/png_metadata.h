@@ -20,12 +20,9 @@ PngFile png_chunks_kept(const PngFile& png, MetadataPolicy policy, Bytes& storag
 
 // Whether `c` is Apple's iDOT: where each half of the image data starts, as offsets into the
 // file, for decoding them in parallel. A new IDAT moves them, so no output carries it (readers
-// then decode serially, as every other reader does).
+// then decode serially, as every other reader does). Other chunks marked unsafe to copy are
+// kept, as PNG optimisers keep them: the private ones met in files (ImageMagick's orNT, Adobe
+// Fireworks' mkBF...) describe the image, not how its data is packed.
 bool is_image_data_index(const PngChunk& c);
-
-// An ancillary chunk the PNG specification asks editors not to copy once the image data
-// changes: its fifth type bit unset (unsafe to copy) and not one whose meaning is known (the
-// standard chunks, which depend on the pixels, not on how IDAT packs them).
-bool depends_on_image_data(const PngChunk& c);
 
 }  // namespace lighten

@@ -69,33 +69,6 @@ PngPacked pack_png_layouts(const std::vector<PngLayout>& layouts, Bytes original
     const PngLayout& layout = layouts[i];
     const size_t raw_size = layout.raw.size();
     const bool small = raw_size <= kSmallImageBytes;
-    // Rank filterings by a quick compression, then compress the best at the policy's effort.
-    // Small images rank with a middle level (cheap there, and closer to the final ranks); large
-    // ones with level 1, which costs a fraction of the final pass.
-    std::vector<Candidate> candidates;
-    if (i == 0) candidates.push_back({0, "original filters", std::move(original_filtered), 0});
-    const std::string prefix = layout.description.empty() ? "" : layout.description + ", ";
-    for (PngFilterStrategy s : strategies_for(policy.effort))
-      candidates.push_back(
-          {i, prefix + kStrategyNames[int(s)], png_filter(layout.raw, layout.header, s), 0});
-    const int trial_level = small ? (policy.effort <= 4 ? 3 : 6) : policy.effort <= 6 ? 1 : 3;
-    const bool sampled = raw_size > kMediumImageBytes && policy.effort <= 6;
-    for (Candidate& c : candidates) {
-      check_time();
-      c.trial_size = sampled
-                         ? sampled_trial_size(c.filtered, trial_level)
-                         : deflate_at_level(c.filtered, trial_level, DeflateWrapper::kZlib).size();
-    }
-    std::stable_sort(
-        candidates.begin(), candidates.end(),
-        [](const Candidate& a, const Candidate& b) { return a.trial_size < b.trial_size; });
-    const size_t best_trial = candidates.front().trial_size;
-    // An input whose image data is far smaller than the quick trial was packed by a strong
-    // long-match encoder: the full pass (seconds on such data) almost never beats it by the
-    // minimum gain. Below effort 7 it is not paid for.
-    if (policy.effort <= 6 && !small &&
-        double(best_trial) > kAlreadyPackedRatio * double(input_idat.size()))
-      continue;
     // Quick ranks are not always right: small images, and every image at high effort, give
     // their best three to the full compressor, medium ones their best two (the full pass costs
     // about as much as all the trials together).
@@ -104,18 +77,48 @@ PngPacked pack_png_layouts(const std::vector<PngLayout>& layouts, Bytes original
       finalists = 3;
     else if (policy.effort >= 5 && raw_size <= kMediumImageBytes)
       finalists = 2;
-    finalists = std::min(finalists, candidates.size());
+    // Rank filterings by a quick compression, then compress the best at the policy's effort.
+    // Small images rank with a middle level (cheap there, and closer to the final ranks); large
+    // ones with level 1, which costs a fraction of the final pass.
+    const int trial_level = small ? (policy.effort <= 4 ? 3 : 6) : policy.effort <= 6 ? 1 : 3;
+    const bool sampled = raw_size > kMediumImageBytes && policy.effort <= 6;
+    // Only the finalists keep their filtered data: a 12000 x 12000 RGBA 16-bit image holds
+    // 1.15 GB of it per filtering, and all seven at once took 9.9 GB.
+    std::vector<Candidate> candidates;  // the best so far by trial size, ties in trial order
+    auto consider = [&](Candidate c) {
+      check_time();
+      c.trial_size = sampled
+                         ? sampled_trial_size(c.filtered, trial_level)
+                         : deflate_at_level(c.filtered, trial_level, DeflateWrapper::kZlib).size();
+      const auto at = std::upper_bound(
+          candidates.begin(), candidates.end(), c.trial_size,
+          [](size_t size, const Candidate& kept) { return size < kept.trial_size; });
+      if (size_t(at - candidates.begin()) >= finalists) return;
+      candidates.insert(at, std::move(c));
+      if (candidates.size() > finalists) candidates.pop_back();
+    };
+    if (i == 0) consider({0, "original filters", std::move(original_filtered), 0});
+    const std::string prefix = layout.description.empty() ? "" : layout.description + ", ";
+    for (PngFilterStrategy s : strategies_for(policy.effort))
+      consider({i, prefix + kStrategyNames[int(s)], png_filter(layout.raw, layout.header, s), 0});
+    if (candidates.empty()) continue;
+    const size_t best_trial = candidates.front().trial_size;
+    // An input whose image data is far smaller than the quick trial was packed by a strong
+    // long-match encoder: the full pass (seconds on such data) almost never beats it by the
+    // minimum gain. Below effort 7 it is not paid for.
+    if (policy.effort <= 6 && !small &&
+        double(best_trial) > kAlreadyPackedRatio * double(input_idat.size()))
+      continue;
     // Very compressible large images (screenshots, sheets of icons) make libdeflate's level 12
     // slow for little more than level 11 gives.
     const bool level_11 = policy.effort >= 5 && policy.effort <= 6 && !small &&
                           double(raw_size) > kVeryCompressible * double(best_trial);
-    for (size_t k = 0; k < finalists; ++k) {
+    for (const Candidate& c : candidates) {
       check_time();
-      Bytes packed =
-          level_11 ? deflate_at_level(candidates[k].filtered, 11, DeflateWrapper::kZlib)
-                   : deflate_bytes(candidates[k].filtered, policy.effort, DeflateWrapper::kZlib);
+      Bytes packed = level_11 ? deflate_at_level(c.filtered, 11, DeflateWrapper::kZlib)
+                              : deflate_bytes(c.filtered, policy.effort, DeflateWrapper::kZlib);
       if (best.idat.empty() || packed.size() < best.idat.size())
-        best = {i, std::move(packed), candidates[k].name};
+        best = {i, std::move(packed), c.name};
     }
   }
   return best;
