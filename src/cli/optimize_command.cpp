@@ -139,7 +139,8 @@ int run_optimize(OptimizeArgs& args) {
   try {
     batch.policy = args.policy.build();
     if (!args.shard.empty()) batch.shard = parse_shard(args.shard);
-    if (!args.memory_budget.empty()) batch.memory_budget = parse_size("memory-budget", args.memory_budget);
+    if (!args.memory_budget.empty())
+      batch.memory_budget = parse_size("memory-budget", args.memory_budget);
   } catch (const OptionError& e) {
     fmt::print(stderr, "lighten optimize: {}\n", e.what());
     return kExitUsage;
