@@ -80,17 +80,20 @@ std::filesystem::path absolute_path(const std::string& path) {
 }
 
 // An input inside another would reach the mirror twice (once under each) and keep only one of
-// them: the mirror of the outer one would lack it.
+// them: the mirror of the outer one would lack it. Sorted by path elements, whatever lies
+// inside an input follows it at once, so neighbours alone are compared (inputs may be many).
 void refuse_nested_inputs(const std::vector<std::string>& inputs) {
-  for (size_t i = 0; i < inputs.size(); ++i)
-    for (size_t j = 0; j < inputs.size(); ++j) {
-      if (i == j) continue;
-      const auto inner = absolute_path(inputs[i]), outer = absolute_path(inputs[j]);
-      const auto [end, _] = std::mismatch(outer.begin(), outer.end(), inner.begin(), inner.end());
-      if (end == outer.end() && inner != outer)
-        throw BatchOptionError(inputs[i] + " lies inside " + inputs[j] + ": give " + inputs[j] +
-                               " alone, or mirror them separately");
-    }
+  std::vector<std::pair<std::filesystem::path, const std::string*>> paths;
+  for (const auto& input : inputs) paths.emplace_back(absolute_path(input), &input);
+  std::sort(paths.begin(), paths.end());
+  for (size_t i = 1; i < paths.size(); ++i) {
+    const auto& [outer, outer_name] = paths[i - 1];
+    const auto& [inner, inner_name] = paths[i];
+    const auto [end, _] = std::mismatch(outer.begin(), outer.end(), inner.begin(), inner.end());
+    if (end == outer.end() && inner != outer)
+      throw BatchOptionError(*inner_name + " lies inside " + *outer_name + ": give " + *outer_name +
+                             " alone, or mirror them separately");
+  }
 }
 
 // Of several inputs each is mirrored under its own name: two of one name (a/x.jpg and b/x.jpg,
