@@ -105,7 +105,7 @@ constexpr int kRaceMinEffort = 4;
 // Where no row sample runs the race (images under kMinSampledPixels, samples that do not track
 // the whole image), it takes a whole-image search per weight, so only where the user asks for
 // the smallest files. On 24 camera photos resized to 0.5 and 1.5 MP, at effort 8: 1.0 % smaller
-// in compact and 1.5 % in high, for about 60 % more CPU.
+// in compact and 1.5 % in high, for 60-100 % more CPU.
 constexpr int kWholeRaceMinEffort = 8;
 // Where neither weight met the floor, a much heavier one is searched last before the file is
 // left lossless: at a floor near what the source's own tables score, the trellis thins a page's
