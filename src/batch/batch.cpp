@@ -204,7 +204,10 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
   walk_options.owns_temp = [&](const std::string& relative) {
     return batch::in_shard(relative, options.shard);
   };
-  if (mirror) walk_options.exclude_paths.push_back(options.output_dir);
+  if (mirror) {
+    walk_options.exclude_paths.push_back(options.output_dir);
+    walk_options.collect_links = true;
+  }
   if (journal) {
     for (const char* suffix : {"", "-wal", "-shm", "-journal"})
       walk_options.exclude_paths.push_back(summary.journal_path + suffix);
@@ -225,18 +228,34 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
     bytes += entry.stat.size;
     files.push_back(std::move(entry));
   }
-  progress.on_discovered(files.size(), bytes);
+  // Problems of the walk are reported once, by the first shard, each as a row of its own.
+  const std::vector<batch::WalkProblem> no_problems;
+  const auto& problems = options.shard.index == 0 ? found.problems : no_problems;
+  progress.on_discovered(files.size() + problems.size(), bytes);
 
   Collector collector(progress, summary);
-  // Problems of the walk are reported once, by the first shard.
-  if (options.shard.index == 0) {
-    for (const auto& problem : found.problems) {
-      FileResult r;
-      r.path = problem.path;
-      r.reason = problem.io_error ? Reason::kIoError : Reason::kSkipped;
-      r.message = problem.message;
-      collector.file(r);
-    }
+  for (const auto& problem : problems) {
+    FileResult r;
+    r.path = problem.path;
+    r.reason = problem.io_error ? Reason::kIoError : Reason::kSkipped;
+    r.message = problem.message;
+    collector.file(r);
+  }
+  // A mirror holds the tree's symbolic links as links, pointing where the originals point.
+  for (const auto& link : found.links) {
+    if (!batch::in_shard(link.relative, options.shard)) continue;
+    ++summary.links;
+    if (options.dry_run) continue;
+    const std::string target = batch::mirror_path(options.output_dir, link.relative);
+    batch::IoStatus s = store->make_dirs(std::filesystem::path(target).parent_path().string());
+    if (s.ok()) s = store->make_link(target, link.text);
+    if (s.ok()) continue;
+    --summary.links;
+    FileResult r;
+    r.path = link.path;
+    r.reason = Reason::kIoError;
+    r.message = "symbolic link not recreated in the mirror: " + s.message;
+    collector.file(r);
   }
 
   batch::RunContext context{options, *store, journal.get(), summary.run_id, fingerprint};

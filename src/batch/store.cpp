@@ -306,6 +306,40 @@ class LocalStore final : public Store {
     return {};
   }
 
+  IoStatus read_link(const std::string& path, std::string& text) override {
+    text.assign(256, '\0');
+    for (;;) {
+      const ssize_t n = ::readlink(path.c_str(), text.data(), text.size());
+      if (n < 0) return IoStatus::fail("read link", path, errno);
+      if (size_t(n) < text.size()) {
+        text.resize(size_t(n));
+        return {};
+      }
+      if (text.size() >= 1 << 20) return IoStatus::fail("read link", path, ENAMETOOLONG);
+      text.resize(text.size() * 2);  // cut: the link is longer than the buffer
+    }
+  }
+
+  IoStatus make_link(const std::string& target, const std::string& text) override {
+    std::string present;
+    if (read_link(target, present).ok() && present == text) return {};  // an earlier run's
+    std::string temp;
+    {
+      Fd fd;
+      if (auto s = make_temp(target, temp, fd); !s.ok()) return s;
+    }
+    // Under a temp name first, then renamed: the target is never missing or half there.
+    ::unlink(temp.c_str());
+    if (::symlink(text.c_str(), temp.c_str()) != 0) return IoStatus::fail("symlink", target, errno);
+    if (::rename(temp.c_str(), target.c_str()) != 0) {
+      const int err = errno;
+      ::unlink(temp.c_str());
+      return IoStatus::fail("rename", target, err);
+    }
+    sync_dir_after_rename(split_path(target).first);
+    return {};
+  }
+
   IoStatus make_dirs(const std::string& dir) override {
     if (dir.empty()) return {};
     struct stat s;

@@ -70,6 +70,10 @@ class Store {
                                const FileStat* expected) = 0;
   // Makes `target` a hard link to `source`, replacing what was there; copies across devices.
   virtual IoStatus link_or_copy(const std::string& target, const std::string& source) = 0;
+  // The text of the symbolic link `path` (where it points, as written).
+  virtual IoStatus read_link(const std::string& path, std::string& text) = 0;
+  // Makes `target` a symbolic link holding `text`, replacing what was there (atomically).
+  virtual IoStatus make_link(const std::string& target, const std::string& text) = 0;
   virtual IoStatus make_dirs(const std::string& dir) = 0;
   virtual IoStatus remove(const std::string& path) = 0;
 };

@@ -90,7 +90,8 @@ class Walker {
       std::string child = join(path, e.name);
       std::string child_relative = join(relative, e.name);
       if (options_.skip_journals && is_journal_name(e.name) && e.type == EntryType::kFile) continue;
-      if (is_temp_name(e.name) && e.type == EntryType::kFile) {
+      // A stray temp name may also be a link: make_link writes links under one.
+      if (is_temp_name(e.name) && (e.type == EntryType::kFile || e.type == EntryType::kSymlink)) {
         if (options_.clean_temps && owns_temp(relative, e.name) && store_.remove(child).ok())
           ++result_.cleaned_temps;
         continue;
@@ -99,7 +100,13 @@ class Walker {
       FileStat child_stat;
       if (type == EntryType::kSymlink) {
         if (!options_.follow_symlinks) {
-          result_.problems.push_back({child, "symbolic link not followed", false});
+          std::string text;
+          if (!options_.collect_links)
+            result_.problems.push_back({child, "symbolic link not followed", false});
+          else if (auto s = store_.read_link(child, text); s.ok())
+            result_.links.push_back({child, child_relative, std::move(text)});
+          else
+            result_.problems.push_back({child, s.message, true});
           continue;
         }
         if (auto s = store_.stat(child, true, child_stat); !s.ok()) {

@@ -16,6 +16,9 @@ struct WalkOptions {
   bool clean_temps = true;  // remove stray temp files of killed runs (off for dry runs)
   std::vector<std::string> exclude_paths;  // files or directories never walked (journal, output)
   bool skip_journals = false;              // skip every journal a mirror holds (is_journal_name)
+  // Symbolic links not followed go to WalkResult::links (a mirror recreates them) instead of
+  // being reported as skipped.
+  bool collect_links = false;
   // Whether this run owns the file a stray temp file was written for (its relative path):
   // parallel shards over one tree must not remove each other's live temp files.
   std::function<bool(const std::string&)> owns_temp;
@@ -33,8 +36,16 @@ struct WalkProblem {
   bool io_error = false;  // false: skipped on purpose (symlink not followed, special file)
 };
 
+// A symbolic link found below an input and not followed.
+struct WalkLink {
+  std::string path;      // as found
+  std::string relative;  // path inside the mirror
+  std::string text;      // where it points, as written in the link
+};
+
 struct WalkResult {
   std::vector<WalkEntry> files;
+  std::vector<WalkLink> links;  // with WalkOptions::collect_links
   std::vector<WalkProblem> problems;
   uint64_t total_bytes = 0;
   uint64_t cleaned_temps = 0;

@@ -54,9 +54,18 @@ TEST(Walk, SortedRecursiveSkipsTempsJournalAndSymlinks) {
   EXPECT_NE(r.problems[0].path.find("link.jpg"), std::string::npos);
   EXPECT_EQ(r.total_bytes, 4u);
 
+  // A mirror collects them to make them again, with their text.
+  options.collect_links = true;
+  r = batch::walk(*store, {root.string()}, options);
+  EXPECT_TRUE(r.problems.empty());
+  ASSERT_EQ(r.links.size(), 1u);
+  EXPECT_EQ(r.links[0].relative, "link.jpg");
+  EXPECT_EQ(r.links[0].text, (root / "b.jpg").string());
+
   options.follow_symlinks = true;
   r = batch::walk(*store, {root.string()}, options);
   EXPECT_EQ(paths_of(r).size(), 5u);
+  EXPECT_TRUE(r.links.empty());
 }
 
 TEST(Walk, ExcludedOutputDirectoryAndSeveralInputs) {
