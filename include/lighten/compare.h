@@ -27,12 +27,19 @@ struct ImageScores {
 // when an allocation fails, so larger images are not given to it unless asked.
 inline constexpr uint64_t kButteraugliMaxPixels = 24'000'000;
 
+// One of the two images does not decode (not a JPEG or PNG, or damaged).
+struct ImageDecodeError : std::runtime_error {
+  ImageDecodeError(bool distorted, const std::string& message)
+      : std::runtime_error(message), is_distorted(distorted) {}
+  bool is_distorted;  // false: the reference
+};
+
 // Decodes both (libjpeg-turbo default settings for JPEG; PNG to 8-bit gray or RGB) and scores
 // `distorted` against `reference`, each read through the ICC profile it carries (JPEG APP2, PNG
 // iCCP) when that is not sRGB's, as lighten's floors read them (CMYK without a CMYK profile
 // rendered by rgb_from_cmyk); butteraugli reads them alike, only when asked and for at most
-// `butteraugli_max_pixels`. Throws std::runtime_error when either does not decode or the sizes
-// differ.
+// `butteraugli_max_pixels`. Throws ImageDecodeError when either does not decode, and
+// std::runtime_error when the sizes differ.
 ImageScores compare_images(std::span<const uint8_t> reference, std::span<const uint8_t> distorted,
                            bool with_butteraugli = true,
                            uint64_t butteraugli_max_pixels = kButteraugliMaxPixels);

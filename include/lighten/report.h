@@ -25,6 +25,14 @@ void write_json_report(const std::string& path, const BatchSummary& summary,
 // "1.23 MB", "512 B": decimal units, as storage is billed.
 std::string format_bytes(uint64_t bytes);
 
+// "1 file", "3 files": a count and its noun, made plural with an "s".
+std::string counted(uint64_t count, std::string_view noun);
+
+// Text fit for one line of a log: control characters (a newline in a file name) become \n, \r,
+// \t or \xHH, and then backslashes are doubled so that the escapes read back unambiguously.
+// Text without control characters comes back as it is.
+std::string printable_text(std::string_view text);
+
 // One sentence for people: what to do about files left alone (or failed) for this reason.
 std::string_view reason_advice(Reason reason);
 

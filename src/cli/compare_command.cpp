@@ -31,6 +31,10 @@ int run_compare(const CompareArgs& args) {
   try {
     s = compare_images(read_all(args.reference), read_all(args.distorted), !args.no_butteraugli,
                        uint64_t(args.butteraugli_max_mp * 1e6));
+  } catch (const ImageDecodeError& e) {
+    fmt::print(stderr, "lighten compare: {}: {}\n",
+               e.is_distorted ? args.distorted : args.reference, e.what());
+    return kExitFailures;
   } catch (const std::exception& e) {
     fmt::print(stderr, "lighten compare: {}\n", e.what());
     return kExitFailures;

@@ -18,6 +18,11 @@ struct InfoArgs {
   PolicyFlags policy;
 };
 
+bool is_damage_or_failure(Reason reason) {
+  return reason == Reason::kCorrupt || reason == Reason::kTruncated ||
+         reason == Reason::kVerifyFailed || reason == Reason::kInternalError;
+}
+
 int run_info(InfoArgs& args) {
   Policy policy;
   try {
@@ -52,6 +57,8 @@ int run_info(InfoArgs& args) {
                  outcome.message);
     }
     for (const auto& w : outcome.warnings) fmt::print("  warning: {}\n", w);
+    // A damaged file, or one lighten fails on, makes the run fail: scripts check files this way.
+    if (is_damage_or_failure(outcome.reason)) status = kExitFailures;
   }
   return status;
 }
@@ -61,7 +68,9 @@ int run_info(InfoArgs& args) {
 Command add_info_command(CLI::App& app) {
   auto args = std::make_shared<InfoArgs>();
   CLI::App* cmd =
-      app.add_subcommand("info", "Say what each file is and what lighten would do with it");
+      app.add_subcommand("info",
+                         "Say what each file is and what lighten would do with it; exits 1 when "
+                         "a file cannot be read, is damaged (corrupt, truncated) or fails");
   cmd->add_option("files", args->files, "Files to look at")->required()->check(CLI::ExistingFile);
   args->policy.add_to(*cmd);
   return {cmd, [args] { return run_info(*args); }};

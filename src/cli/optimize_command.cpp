@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <ctime>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -116,6 +117,19 @@ std::string utc_now() {
   return text;
 }
 
+// Why a report could not be written at `path`, found before the run rather than after hours of
+// it; empty when it can be (the report itself is written atomically at the end).
+std::string unwritable_reason(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return path + " is a directory: give a file name";
+  const fs::path parent = fs::path(path).parent_path();
+  const std::string dir = parent.empty() ? "." : parent.string();
+  if (!fs::is_directory(dir, ec)) return "the directory " + dir + " does not exist";
+  if (::access(dir.c_str(), W_OK) != 0) return "the directory " + dir + " is not writable";
+  return {};
+}
+
 // The HTML page of this run, built from what the run saw (also without a journal).
 void write_run_report(const OptimizeArgs& args, const BatchSummary& summary,
                       const ReportAggregator& aggregator, const std::string& started) {
@@ -157,6 +171,13 @@ int run_optimize(OptimizeArgs& args) {
                "(replace the originals), or --dry-run to only measure\n");
     return kExitUsage;
   }
+  for (const auto& [flag, path] :
+       {std::pair{"--report", &args.report_json}, std::pair{"--report-html", &args.report_html}})
+    if (!path->empty())
+      if (const std::string why = unwritable_reason(*path); !why.empty()) {
+        fmt::print(stderr, "lighten optimize: {} {}: {}\n", flag, *path, why);
+        return kExitUsage;
+      }
   batch.use_journal = !args.no_journal;
   batch.unchanged = args.hardlink_unchanged ? UnchangedFiles::kHardlink : UnchangedFiles::kCopy;
   const Verbosity verbosity = args.quiet     ? Verbosity::kQuiet
@@ -198,9 +219,9 @@ int run_optimize(OptimizeArgs& args) {
   }
   if (summary.not_started > 0) {
     fmt::print(stderr,
-               "lighten optimize: interrupted; {} files not started. The journal holds every "
+               "lighten optimize: interrupted; {} not started. The journal holds every "
                "finished one: the same command goes on from there\n",
-               summary.not_started);
+               counted(summary.not_started, "file"));
     return stop_on_interrupt.exit_code();
   }
   return summary.io_errors + summary.failures > 0 ? kExitFailures : kExitOk;
@@ -233,7 +254,8 @@ Command add_optimize_command(CLI::App& app) {
       "or under ~/.local/state/lighten/ for --in-place)");
   cmd->add_flag("--no-journal", args->no_journal, "Keep no journal (runs cannot resume)");
   cmd->add_flag("--follow-symlinks", args->batch.follow_symlinks,
-                "Follow symbolic links while walking (default: skip them)");
+                "Follow symbolic links while walking (default: a mirror holds them as links, "
+                "in place they are skipped)");
   cmd->add_flag("--link-unchanged", args->hardlink_unchanged,
                 "In a mirror, hard-link files that did not shrink instead of copying them");
   cmd->add_option("--shard", args->shard,

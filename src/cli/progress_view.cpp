@@ -75,15 +75,17 @@ bool is_failure(Reason reason) {
          reason == Reason::kVerifyFailed;
 }
 
+// One line per file whatever its name holds: a newline in a name must not forge a second line.
 std::string file_line(const FileResult& r, bool colour) {
+  const std::string path = printable_text(r.path);
   if (r.action == Action::kReplaced)
-    return fmt::format("{}: {} -> {} ({})", r.path, format_bytes(r.bytes_in),
-                       format_bytes(r.bytes_out), r.detail);
-  const std::string message = r.message.empty() ? "" : ": " + r.message;
+    return fmt::format("{}: {} -> {} ({})", path, format_bytes(r.bytes_in),
+                       format_bytes(r.bytes_out), printable_text(r.detail));
+  const std::string message = r.message.empty() ? "" : ": " + printable_text(r.message);
   if (!is_failure(r.reason))
-    return fmt::format("{}: left alone ({}){}", r.path, reason_name(r.reason), message);
+    return fmt::format("{}: left alone ({}){}", path, reason_name(r.reason), message);
   const std::string label = colour ? "\x1b[31mfailed\x1b[0m" : "failed";
-  return fmt::format("{}: {} ({}){}. {}", r.path, label, reason_name(r.reason), message,
+  return fmt::format("{}: {} ({}){}. {}", path, label, reason_name(r.reason), message,
                      reason_advice(r.reason));
 }
 
@@ -100,7 +102,7 @@ void ProgressView::on_discovered(uint64_t files, uint64_t bytes) {
   total_files_ = files;
   total_bytes_ = bytes;
   if (verbosity_ != Verbosity::kQuiet && !live_)
-    fmt::print(out_, "lighten: {} files, {} to look at\n", files, format_bytes(bytes));
+    fmt::print(out_, "lighten: {}, {} to look at\n", counted(files, "file"), format_bytes(bytes));
   draw(true);
 }
 

@@ -11,7 +11,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <csetjmp>
 #include <cstdlib>
 #include <memory>
@@ -179,7 +178,16 @@ std::optional<ProfileColour> read_through(Decoded& d) {
 
 ImageScores compare_images(std::span<const uint8_t> reference, std::span<const uint8_t> distorted,
                            bool with_butteraugli, uint64_t butteraugli_max_pixels) {
-  Decoded x = decode_any(reference), y = decode_any(distorted);
+  const auto decode = [](std::span<const uint8_t> bytes, bool is_distorted) {
+    try {
+      return decode_any(bytes);
+    } catch (const std::bad_alloc&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw ImageDecodeError(is_distorted, e.what());
+    }
+  };
+  Decoded x = decode(reference, false), y = decode(distorted, true);
   // Each read through its ICC profile, as a colour-managed viewer shows it (colour_profile.h).
   const std::optional<ProfileColour> colour_a = read_through(x), colour_b = read_through(y);
   const ImageRgb8 &a = x.image, &b = y.image;
@@ -203,10 +211,9 @@ ImageScores compare_images(std::span<const uint8_t> reference, std::span<const u
     s.butteraugli_note = "not computed: the image is under 8 px on a side";
   } else if (pixels > butteraugli_max_pixels) {
     s.butteraugli_note = fmt::format(
-        "not computed: {:.1f} MP would take about {:.0f} GB (--butteraugli-max-mp raises the "
+        "not computed: {:.1f} MP would take about {:.1f} GB (--butteraugli-max-mp raises the "
         "limit of {:.1f} MP)",
-        pixels / 1e6, std::ceil(pixels * kButteraugliBytesPerPixel / 1e9),
-        butteraugli_max_pixels / 1e6);
+        pixels / 1e6, pixels * kButteraugliBytesPerPixel / 1e9, butteraugli_max_pixels / 1e6);
   } else {
     s.butteraugli = butteraugli_distance(a, b, options.reference_colour, options.distorted_colour);
     if (!s.butteraugli) s.butteraugli_note = "not computed: this build has no libjxl";

@@ -24,6 +24,31 @@ std::string kept_text(const std::map<Reason, uint64_t>& kept) {
 
 }  // namespace
 
+std::string counted(uint64_t count, std::string_view noun) {
+  return fmt::format("{} {}{}", count, noun, count == 1 ? "" : "s");
+}
+
+std::string printable_text(std::string_view text) {
+  const auto is_control = [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; };
+  if (std::none_of(text.begin(), text.end(), is_control)) return std::string(text);
+  std::string out;
+  for (const char c : text) {
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c == '\t')
+      out += "\\t";
+    else if (is_control(c))
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+    else
+      out += c;
+  }
+  return out;
+}
+
 std::string format_bytes(uint64_t bytes) {
   static constexpr const char* kUnits[] = {"B", "kB", "MB", "GB", "TB", "PB"};
   double v = double(bytes);
@@ -53,19 +78,24 @@ void print_summary_table(std::ostream& out, const BatchSummary& summary, bool dr
     out << fmt::format(", {:.1f} MB/s", double(summary.total.bytes_in) / 1e6 / summary.seconds);
   if (summary.from_journal == summary.total.files && summary.total.files > 0)
     out << fmt::format(
-        "; nothing left to do: all {} files were done by an earlier run (the "
-        "table shows the journal's results)",
-        summary.from_journal);
+        "; nothing left to do: {} done by an earlier run (the table shows the journal's "
+        "results)",
+        summary.from_journal == 1 ? "the one file was"
+                                  : fmt::format("all {} files were", summary.from_journal));
   else if (summary.from_journal > 0)
-    out << fmt::format("; {} files already done by an earlier run (journal)", summary.from_journal);
+    out << fmt::format("; {} already done by an earlier run (journal)",
+                       counted(summary.from_journal, "file"));
+  if (summary.links > 0)
+    out << fmt::format("; {} {} in the mirror as links", counted(summary.links, "symbolic link"),
+                       dry_run ? "would be recreated" : "recreated");
   if (summary.cleaned_temps > 0)
-    out << fmt::format("; removed {} temporary files left by an interrupted run",
-                       summary.cleaned_temps);
+    out << fmt::format("; removed {} left by an interrupted run",
+                       counted(summary.cleaned_temps, "temporary file"));
   if (summary.io_errors > 0)
     out << fmt::format(
-        "; {} files failed on I/O (listed above with the cause; fix it and run again: finished "
-        "files are skipped)",
-        summary.io_errors);
+        "; {} failed on I/O (listed above with the cause; fix it and run again: finished files "
+        "are skipped)",
+        counted(summary.io_errors, "file"));
   out << "\n";
   if (!summary.journal_path.empty()) out << "journal: " << summary.journal_path << "\n";
 }

@@ -158,7 +158,8 @@ TEST_F(Cli, InterruptFinishesTheRunningFilesAndTheNextRunGoesOn) {
                      "--mode", "compact", "--journal", journal},
                     "", log_),
             0);
-  EXPECT_NE(log_text().find(std::to_string(finished) + " files already done by an earlier run"),
+  EXPECT_NE(log_text().find(std::to_string(finished) + (finished == 1 ? " file" : " files") +
+                            " already done by an earlier run"),
             std::string::npos);
   EXPECT_EQ(snapshot(dir_ / "out").size(), snapshot(tree).size());
 }

@@ -95,6 +95,38 @@ TEST_F(CliTest, InfoSaysWhatAFileIsAndWhatWouldHappen) {
   EXPECT_NE(r.output.find("unsupported-kind"), std::string::npos) << r.output;
 }
 
+// `info` in a script: a damaged file fails the command (exit 1), and says why.
+TEST_F(CliTest, InfoFailsOnADamagedFile) {
+  auto jpeg = testing::make_jpeg({.width = 200, .height = 100});
+  jpeg.resize(jpeg.size() / 2);
+  testing::write_file(dir_ / "in" / "cut.jpg", jpeg);
+  testing::write_file(dir_ / "in" / "note.txt", {'h', 'i'});
+  CliRun r = run_cli("info " + (dir_ / "in" / "note.txt").string() + " " +
+                     (dir_ / "in" / "cut.jpg").string());
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("truncated"), std::string::npos) << r.output;
+}
+
+// A report that cannot be written is found before the run, not after hours of it.
+TEST_F(CliTest, AnUnwritableReportPathIsRefusedBeforeTheRun) {
+  testing::write_file(dir_ / "in" / "a.jpg", testing::make_jpeg({.width = 64, .height = 64}));
+  const fs::path out = dir_ / "out";
+  for (const std::string flag : {"--report", "--report-html"}) {
+    CliRun r = run_cli("optimize " + (dir_ / "in").string() + " -o " + out.string() + " " + flag +
+                       " " + (dir_ / "missing" / "r.out").string());
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find(flag + " " + (dir_ / "missing" / "r.out").string() +
+                            ": the directory " + (dir_ / "missing").string() + " does not exist"),
+              std::string::npos)
+        << r.output;
+    r = run_cli("optimize " + (dir_ / "in").string() + " -o " + out.string() + " " + flag + " " +
+                (dir_ / "in").string());
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find("is a directory"), std::string::npos) << r.output;
+  }
+  EXPECT_FALSE(fs::exists(out));
+}
+
 TEST_F(CliTest, MirrorRunWritesACompleteMirrorAndAJsonReport) {
   const auto jpeg = testing::make_jpeg({.width = 320, .height = 200, .quality = 95});
   testing::write_file(dir_ / "in" / "a.jpg", jpeg);
@@ -235,6 +267,15 @@ TEST_F(CliTest, CompareGivesThePublishedScoreAndTheFloorScore) {
   EXPECT_LT(t.at("floor_score").get<double>(), 90.0) << r.output;
   r = run_cli("compare --no-butteraugli " + a.string() + " " + b.string());
   EXPECT_NE(r.output.find("ssimulacra2: n/a"), std::string::npos) << r.output;
+  // What is not an image is named, whichever of the two it is.
+  testing::write_file(dir_ / "note.txt", {'h', 'i'});
+  r = run_cli("compare " + a.string() + " " + (dir_ / "note.txt").string());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.output.find((dir_ / "note.txt").string() + ": not a JPEG or PNG"), std::string::npos)
+      << r.output;
+  r = run_cli("compare " + (dir_ / "note.txt").string() + " " + a.string());
+  EXPECT_NE(r.output.find((dir_ / "note.txt").string() + ": not a JPEG or PNG"), std::string::npos)
+      << r.output;
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // off a terminal, and file lines that say which file, what went wrong and what to do.
 #include "progress_view.h"
 
+#include "lighten/report.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -71,6 +73,24 @@ TEST(ProgressLine, FailureLinesNameTheFileTheProblemAndWhatToDo) {
   r.message = "the PDF needs a password";
   EXPECT_EQ(file_line(r, true),
             "/data/photos/a.jpg: left alone (encrypted): the PDF needs a password");
+}
+
+// A newline in a file name must not start a line of its own in the log: whoever reads the log
+// (or greps it) would take it for another file's.
+TEST(ProgressLine, ControlCharactersInNamesAreEscapedOnOneLine) {
+  FileResult r;
+  r.path = "/d/a.jpg\nb.jpg: failed (io-error)\t\x1b[2J\\x";
+  r.reason = Reason::kCorrupt;
+  r.message = "not a JPEG";
+  const std::string line = file_line(r, false);
+  EXPECT_EQ(
+      line,
+      "/d/a.jpg\\nb.jpg: failed (io-error)\\t\\x1b[2J\\\\x: left alone (corrupt): not a JPEG");
+  EXPECT_EQ(printable_text("/plain/name with spaces\\and a backslash.jpg"),
+            "/plain/name with spaces\\and a backslash.jpg");
+  EXPECT_EQ(counted(1, "file"), "1 file");
+  EXPECT_EQ(counted(0, "file"), "0 files");
+  EXPECT_EQ(counted(12, "symbolic link"), "12 symbolic links");
 }
 
 TEST(ProgressView, OffATerminalItWritesPlainLinesAndQuietKeepsErrors) {

@@ -277,7 +277,8 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
   if (image.info().arith_code) outcome.detail += ", from arithmetic coding";
   if (restart == 0 && image.info().restart_interval != 0) outcome.detail += ", restarts dropped";
   if (plan.dropped > 0)
-    outcome.detail += ", " + std::to_string(plan.dropped) + " metadata segments dropped";
+    outcome.detail += ", " + std::to_string(plan.dropped) + " metadata segment" +
+                      (plan.dropped == 1 ? "" : "s") + " dropped";
   if (secondary)
     outcome.detail += fmt::format(", {} of {} secondary images (MPF) {} bytes smaller",
                                   secondary->optimised, secondary->images.size(), secondary->saved);
