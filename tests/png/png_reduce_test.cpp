@@ -155,6 +155,23 @@ TEST(PngReduce, GreyRgbBecomesGrey) {
   EXPECT_EQ(chunk_data(file_of(*grey), "sBIT"), (Bytes{14}));
 }
 
+// Grey pixels under a background that is not grey: grey cannot hold the bKGD, RGB still drops
+// the opaque alpha (the reduction was given up whole before).
+TEST(PngReduce, GreyPixelsWithAColouredBackgroundStayRgbAndLoseTheAlpha) {
+  PngPicture p = picture(64, 20, PNG_COLOR_TYPE_RGBA, 8);
+  p.samples = pixels(
+      64, 20, 4, [](uint32_t x, uint32_t y, int c) { return c == 3 ? 255u : (x * 3 + y) % 256; });
+  p.background = {200, 10, 10};
+  const Bytes input = testing::write_picture(p);
+  const auto layouts = layouts_of(input);
+  EXPECT_EQ(layout_with_type(layouts, 0), nullptr);
+  const PngLayout* rgb = layout_with_type(layouts, 2);
+  ASSERT_NE(rgb, nullptr);
+  EXPECT_EQ(rgb->header.bit_depth, 8);
+  expect_same_pixels(input, *rgb);
+  EXPECT_EQ(chunk_data(file_of(*rgb), "bKGD"), (Bytes{0, 200, 0, 10, 0, 10}));
+}
+
 TEST(PngReduce, GreyLevelsThatFitFewerBitsGetThem) {
   PngPicture p = picture(30, 9, PNG_COLOR_TYPE_GRAY, 8);
   p.samples = pixels(30, 9, 1, [](uint32_t x, uint32_t y, int) { return ((x + y) % 4) * 85; });

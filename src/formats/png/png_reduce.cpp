@@ -452,7 +452,8 @@ std::vector<PngLayout> reduced_png_layouts(const PngFile& png, const Bytes& raw)
     t.header = in;
     const bool alpha_channel = !facts.opaque && !facts.colour_key;
     t.colour_key = alpha_channel ? std::nullopt : facts.colour_key;
-    const bool grey = grey_allowed;
+    // A background colour that is not grey keeps the image RGB (grey bKGD cannot hold it).
+    const bool grey = grey_allowed && (!background || background->grey());
     t.header.color_type = uint8_t((grey ? 0 : 2) | (alpha_channel ? 4 : 0));
     t.header.bit_depth = facts.fits_8_bits ? 8 : 16;
     if (grey && !alpha_channel) {
