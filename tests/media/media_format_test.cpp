@@ -102,6 +102,18 @@ TEST_F(MediaFormat, LosslessModeLeavesLossyVideoAlone) {
   EXPECT_NE(o.message.find("lossless mode does not re-encode"), std::string::npos) << o.message;
 }
 
+// An audio-only file (.m4a) is not told it holds "video".
+TEST_F(MediaFormat, LosslessModeNamesAudioToo) {
+  const fs::path out = dir_ / "voice.m4a";
+  const std::string cmd =
+      "ffmpeg -nostdin -v error -y -f lavfi -i sine=f=440:r=44100 -t 1 -c:a aac " + out.string();
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  const Outcome o = optimize(testing::read_file(out), Policy{});
+  EXPECT_FALSE(o.replaced());
+  EXPECT_NE(o.message.find("does not re-encode lossy audio or video"), std::string::npos)
+      << o.message;
+}
+
 // Only the marker tells a later run that a video was re-encoded. The 3GP muxer drops the tag
 // (it writes only the 3GPP asset tags), so a 3GP output carries it in a box of its own, and a
 // second run leaves it alone; a run asked for no marker leaves every video as it is rather than

@@ -120,7 +120,8 @@ VideoFrames checked_probe(ByteView input, const Policy& policy,
                           const std::optional<Mp4Layout>& layout) {
   if (policy.mode == Mode::kLossless)
     throw FormatError(Reason::kUnsupportedVariant, 0,
-                      "lossless mode does not re-encode lossy video (a perceptual --mode does)");
+                      "lossless mode does not re-encode lossy audio or video (a perceptual "
+                      "--mode re-encodes video streams)");
   if (layout)
     if (std::optional<std::string> why = remux_obstacle(input, *layout))
       throw FormatError(Reason::kUnsupportedVariant, 0, *why + " by the remux");
