@@ -82,7 +82,7 @@ struct BatchSummary {
   uint64_t not_started = 0;    // files left for a later run by `stop`
   uint64_t from_journal = 0;   // skipped because an earlier run finished them
   uint64_t cleaned_temps = 0;  // stray temporary files from killed runs removed
-  uint64_t links = 0;          // symbolic links a mirror holds as links (or would, dry)
+  uint64_t links = 0;          // symbolic links the mirror holds as links (to make, dry)
   double seconds = 0;
   std::string journal_path;
   std::string run_id;

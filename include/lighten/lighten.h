@@ -23,7 +23,8 @@ struct FileInfo {
   Kind kind = Kind::kUnknown;
   bool supported = false;  // an optimiser exists for this kind
   std::vector<std::pair<std::string, std::string>> properties;
-  std::string problem;  // why it cannot be parsed, if it cannot
+  std::string problem;                         // why it cannot be parsed, if it cannot
+  Reason problem_reason = Reason::kOptimized;  // with a problem: corrupt, truncated, ...
 };
 FileInfo describe(std::span<const uint8_t> bytes);
 

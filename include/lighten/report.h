@@ -28,9 +28,9 @@ std::string format_bytes(uint64_t bytes);
 // "1 file", "3 files": a count and its noun, made plural with an "s".
 std::string counted(uint64_t count, std::string_view noun);
 
-// Text fit for one line of a log: control characters (a newline in a file name) become \n, \r,
-// \t or \xHH, and then backslashes are doubled so that the escapes read back unambiguously.
-// Text without control characters comes back as it is.
+// Text fit for one line of a log. Text with control characters (a newline in a file name) comes
+// back quoted as a shell would read it, $'a\nb.jpg' (\n, \r, \t, \xHH, \\ and \'), as GNU ls
+// shows such names; other text comes back as it is.
 std::string printable_text(std::string_view text);
 
 // One sentence for people: what to do about files left alone (or failed) for this reason.

@@ -218,6 +218,9 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
     // Temp files of a killed mirror run lie in the output tree, which the walk above skips.
     batch::WalkOptions out_options = walk_options;
     out_options.exclude_paths.clear();
+    out_options.follow_symlinks = false;  // the mirror's links lead out of it
+    out_options.collect_links = false;
+    out_options.clean_temp_links = true;  // make_link's, where only lighten writes
     summary.cleaned_temps += batch::walk(*store, {options.output_dir}, out_options).cleaned_temps;
   }
 
@@ -229,34 +232,42 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
     files.push_back(std::move(entry));
   }
   // Problems of the walk are reported once, by the first shard, each as a row of its own.
-  const std::vector<batch::WalkProblem> no_problems;
-  const auto& problems = options.shard.index == 0 ? found.problems : no_problems;
-  progress.on_discovered(files.size() + problems.size(), bytes);
-
-  Collector collector(progress, summary);
-  for (const auto& problem : problems) {
-    FileResult r;
-    r.path = problem.path;
-    r.reason = problem.io_error ? Reason::kIoError : Reason::kSkipped;
-    r.message = problem.message;
-    collector.file(r);
-  }
+  std::vector<FileResult> rows_first;
+  if (options.shard.index == 0)
+    for (const auto& problem : found.problems) {
+      FileResult r;
+      r.path = problem.path;
+      r.reason = problem.io_error ? Reason::kIoError : Reason::kSkipped;
+      r.message = problem.message;
+      rows_first.push_back(std::move(r));
+    }
   // A mirror holds the tree's symbolic links as links, pointing where the originals point.
+  // One that cannot be made is a row of its own.
   for (const auto& link : found.links) {
     if (!batch::in_shard(link.relative, options.shard)) continue;
-    ++summary.links;
-    if (options.dry_run) continue;
-    const std::string target = batch::mirror_path(options.output_dir, link.relative);
-    batch::IoStatus s = store->make_dirs(std::filesystem::path(target).parent_path().string());
-    if (s.ok()) s = store->make_link(target, link.text);
-    if (s.ok()) continue;
-    --summary.links;
+    if (options.dry_run) {
+      ++summary.links;
+      continue;
+    }
+    const size_t slash = link.relative.rfind('/');
+    batch::IoStatus s = store->make_dirs_within(
+        options.output_dir, slash == std::string::npos ? "" : link.relative.substr(0, slash));
+    if (s.ok())
+      s = store->make_link(batch::mirror_path(options.output_dir, link.relative), link.text);
+    if (s.ok()) {
+      ++summary.links;
+      continue;
+    }
     FileResult r;
     r.path = link.path;
     r.reason = Reason::kIoError;
-    r.message = "symbolic link not recreated in the mirror: " + s.message;
-    collector.file(r);
+    r.message = "symbolic link not made in the mirror: " + s.message;
+    rows_first.push_back(std::move(r));
   }
+  progress.on_discovered(files.size() + rows_first.size(), bytes);
+
+  Collector collector(progress, summary);
+  for (const FileResult& r : rows_first) collector.file(r);
 
   batch::RunContext context{options, *store, journal.get(), summary.run_id, fingerprint};
   batch::Scheduler scheduler(options.jobs, options.memory_budget);

@@ -31,11 +31,6 @@ int64_t now_ns() {
       .count();
 }
 
-std::string parent_of(const std::string& path) {
-  auto slash = path.rfind('/');
-  return slash == std::string::npos ? std::string() : path.substr(0, slash);
-}
-
 void set_io_error(FileResult& r, const IoStatus& status) {
   r.action = Action::kKept;
   r.bytes_out = r.bytes_in;
@@ -92,6 +87,13 @@ class FileJob {
   }
 
  private:
+  // The folders this file needs in the mirror, each a real folder inside it.
+  IoStatus make_mirror_dirs() {
+    const size_t slash = entry_.relative.rfind('/');
+    return ctx_.store.make_dirs_within(
+        options_.output_dir, slash == std::string::npos ? "" : entry_.relative.substr(0, slash));
+  }
+
   bool from_journal() {
     auto row = final_journal_row(ctx_, entry_, key_);
     if (!row) return false;
@@ -125,7 +127,7 @@ class FileJob {
                         std::to_string(policy.limits.max_input_bytes) + " bytes; not read";
       if (mirror_ && !options_.dry_run) {
         // The mirror stays complete without reading the file into memory.
-        IoStatus s = ctx_.store.make_dirs(parent_of(out_path_));
+        IoStatus s = make_mirror_dirs();
         if (s.ok())
           s = options_.unchanged == UnchangedFiles::kHardlink
                   ? ctx_.store.link_or_copy(out_path_, entry_.path)
@@ -185,7 +187,7 @@ class FileJob {
 
     IoStatus s;
     if (mirror_) {
-      s = ctx_.store.make_dirs(parent_of(out_path_));
+      s = make_mirror_dirs();
       if (s.ok()) {
         if (replace)
           s = ctx_.store.write_atomic(out_path_, outcome.output(), entry_.path, &read_stat_);

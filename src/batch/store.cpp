@@ -281,7 +281,7 @@ class LocalStore final : public Store {
 
   IoStatus link_or_copy(const std::string& target, const std::string& source) override {
     struct stat a, b;
-    if (::stat(source.c_str(), &a) == 0 && ::stat(target.c_str(), &b) == 0 &&
+    if (::stat(source.c_str(), &a) == 0 && ::lstat(target.c_str(), &b) == 0 &&
         a.st_dev == b.st_dev && a.st_ino == b.st_ino)
       return {};  // already linked by an earlier run
     std::string temp;
@@ -352,6 +352,31 @@ class LocalStore final : public Store {
       if (auto st = make_dirs(parent); !st.ok()) return st;
     if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)
       return IoStatus::fail("create directory", dir, errno);
+    return {};
+  }
+
+  IoStatus make_dirs_within(const std::string& root, const std::string& relative) override {
+    if (auto s = make_dirs(root); !s.ok()) return s;
+    std::string path = root;
+    size_t start = 0;
+    while (start < relative.size()) {
+      size_t end = relative.find('/', start);
+      if (end == std::string::npos) end = relative.size();
+      const std::string part = relative.substr(start, end - start);
+      start = end + 1;
+      if (part.empty() || part == ".") continue;
+      if (path.empty() || path.back() != '/') path += '/';
+      path += part;
+      struct stat s;
+      if (::lstat(path.c_str(), &s) == 0) {
+        if (S_ISDIR(s.st_mode)) continue;
+        if (!S_ISLNK(s.st_mode)) return IoStatus::fail("create directory", path, ENOTDIR);
+        if (::unlink(path.c_str()) != 0) return IoStatus::fail("remove link", path, errno);
+      }
+      if (::mkdir(path.c_str(), 0777) != 0 &&
+          !(errno == EEXIST && ::lstat(path.c_str(), &s) == 0 && S_ISDIR(s.st_mode)))
+        return IoStatus::fail("create directory", path, errno);
+    }
     return {};
   }
 

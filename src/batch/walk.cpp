@@ -90,9 +90,11 @@ class Walker {
       std::string child = join(path, e.name);
       std::string child_relative = join(relative, e.name);
       if (options_.skip_journals && is_journal_name(e.name) && e.type == EntryType::kFile) continue;
-      // A stray temp name may also be a link: make_link writes links under one.
+      // Temp names are never walked; links under one are removed only where make_link wrote.
       if (is_temp_name(e.name) && (e.type == EntryType::kFile || e.type == EntryType::kSymlink)) {
-        if (options_.clean_temps && owns_temp(relative, e.name) && store_.remove(child).ok())
+        const bool removable = e.type == EntryType::kFile || options_.clean_temp_links;
+        if (removable && options_.clean_temps && owns_temp(relative, e.name) &&
+            store_.remove(child).ok())
           ++result_.cleaned_temps;
         continue;
       }

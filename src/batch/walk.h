@@ -19,6 +19,9 @@ struct WalkOptions {
   // Symbolic links not followed go to WalkResult::links (a mirror recreates them) instead of
   // being reported as skipped.
   bool collect_links = false;
+  // Also remove symbolic links with temp names (make_link's strays): only in a mirror's output,
+  // where lighten alone writes; an input tree's links are its owner's.
+  bool clean_temp_links = false;
   // Whether this run owns the file a stray temp file was written for (its relative path):
   // parallel shards over one tree must not remove each other's live temp files.
   std::function<bool(const std::string&)> owns_temp;

@@ -58,7 +58,9 @@ int run_info(InfoArgs& args) {
     }
     for (const auto& w : outcome.warnings) fmt::print("  warning: {}\n", w);
     // A damaged file, or one lighten fails on, makes the run fail: scripts check files this way.
-    if (is_damage_or_failure(outcome.reason)) status = kExitFailures;
+    if (is_damage_or_failure(outcome.reason) ||
+        (!info.problem.empty() && is_damage_or_failure(info.problem_reason)))
+      status = kExitFailures;
   }
   return status;
 }

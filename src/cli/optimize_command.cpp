@@ -118,13 +118,19 @@ std::string utc_now() {
 }
 
 // Why a report could not be written at `path`, found before the run rather than after hours of
-// it; empty when it can be (the report itself is written atomically at the end).
-std::string unwritable_reason(const std::string& path) {
+// it; empty when it can be (the report itself is written atomically at the end). `made_dir` is
+// a folder the run makes first (the mirror's), which need not exist yet.
+std::string unwritable_reason(const std::string& path, const std::string& made_dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::is_directory(path, ec)) return path + " is a directory: give a file name";
   const fs::path parent = fs::path(path).parent_path();
   const std::string dir = parent.empty() ? "." : parent.string();
+  const auto normal = [](const std::string& p) {
+    std::error_code error;
+    return (fs::absolute(p, error) / "").lexically_normal();  // "out" and "out/" alike
+  };
+  if (!fs::exists(dir, ec) && !made_dir.empty() && normal(dir) == normal(made_dir)) return {};
   if (!fs::is_directory(dir, ec)) return "the directory " + dir + " does not exist";
   if (::access(dir.c_str(), W_OK) != 0) return "the directory " + dir + " is not writable";
   return {};
@@ -174,7 +180,9 @@ int run_optimize(OptimizeArgs& args) {
   for (const auto& [flag, path] :
        {std::pair{"--report", &args.report_json}, std::pair{"--report-html", &args.report_html}})
     if (!path->empty())
-      if (const std::string why = unwritable_reason(*path); !why.empty()) {
+      if (const std::string why =
+              unwritable_reason(*path, batch.dry_run ? std::string() : batch.output_dir);
+          !why.empty()) {
         fmt::print(stderr, "lighten optimize: {} {}: {}\n", flag, *path, why);
         return kExitUsage;
       }

@@ -206,7 +206,8 @@ Outcome optimize(std::span<const uint8_t> bytes, const Policy& policy) {
 FileInfo describe(std::span<const uint8_t> bytes) {
   FileInfo info;
   info.kind = sniff(bytes);
-  info.properties.emplace_back("size", std::to_string(bytes.size()) + " bytes");
+  info.properties.emplace_back(
+      "size", std::to_string(bytes.size()) + (bytes.size() == 1 ? " byte" : " bytes"));
   const FormatEntry* format = find_format(info.kind);
   info.supported = format != nullptr;
   if (format == nullptr) return info;
@@ -214,8 +215,10 @@ FileInfo describe(std::span<const uint8_t> bytes) {
     format->describe(bytes, info);
   } catch (const FormatError& e) {
     info.problem = std::string(reason_name(e.reason())) + ": " + with_offset(e);
+    info.problem_reason = e.reason();
   } catch (const std::exception& e) {
     info.problem = e.what();
+    info.problem_reason = Reason::kInternalError;
   }
   return info;
 }

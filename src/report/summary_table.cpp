@@ -31,9 +31,11 @@ std::string counted(uint64_t count, std::string_view noun) {
 std::string printable_text(std::string_view text) {
   const auto is_control = [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; };
   if (std::none_of(text.begin(), text.end(), is_control)) return std::string(text);
-  std::string out;
+  std::string out = "$'";
   for (const char c : text) {
-    if (c == '\\')
+    if (c == '\'')
+      out += "\\'";
+    else if (c == '\\')
       out += "\\\\";
     else if (c == '\n')
       out += "\\n";
@@ -46,7 +48,7 @@ std::string printable_text(std::string_view text) {
     else
       out += c;
   }
-  return out;
+  return out + "'";
 }
 
 std::string format_bytes(uint64_t bytes) {
@@ -86,8 +88,8 @@ void print_summary_table(std::ostream& out, const BatchSummary& summary, bool dr
     out << fmt::format("; {} already done by an earlier run (journal)",
                        counted(summary.from_journal, "file"));
   if (summary.links > 0)
-    out << fmt::format("; {} {} in the mirror as links", counted(summary.links, "symbolic link"),
-                       dry_run ? "would be recreated" : "recreated");
+    out << fmt::format("; symbolic links {} in the mirror: {}", dry_run ? "to make" : "held",
+                       summary.links);
   if (summary.cleaned_temps > 0)
     out << fmt::format("; removed {} left by an interrupted run",
                        counted(summary.cleaned_temps, "temporary file"));

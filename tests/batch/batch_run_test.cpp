@@ -338,6 +338,64 @@ TEST_F(RunBatch, MirrorsHoldTheTreesSymbolicLinksAsLinks) {
   EXPECT_EQ(in_place.discovered, in_place.results.size());
 }
 
+// The mirror's links lead out of it: no later run may write through one. A folder that an input
+// now holds where it held a link, or that --follow-symlinks now walks, replaces the mirror's
+// link; the folder the link pointed at stays as it was.
+TEST_F(RunBatch, AMirrorNeverWritesThroughItsLinks) {
+  copy_into({dir_ / "in" / "gray.jpg", dir_ / "in" / "testorig.jpg"}, dir_ / "shared");
+  fs::create_symlink("../shared", dir_ / "in" / "photos");
+  const auto shared = snapshot(dir_ / "shared");
+  auto o = options();
+  o.output_dir = (dir_ / "out").string();
+  Recorder first;
+  run_batch(o, first);
+  ASSERT_TRUE(fs::is_symlink(dir_ / "out" / "photos"));
+  o.follow_symlinks = true;
+  Recorder followed;
+  const BatchSummary s = run_batch(o, followed);
+  EXPECT_EQ(s.io_errors, 0u);
+  EXPECT_EQ(snapshot(dir_ / "shared"), shared);
+  EXPECT_FALSE(fs::is_symlink(dir_ / "out" / "photos"));
+  EXPECT_TRUE(fs::is_regular_file(dir_ / "out" / "photos" / "gray.jpg"));
+
+  // The input's link becomes a folder of its own: the mirror's link (to the shared folder now)
+  // is replaced, not written through.
+  fs::remove_all(dir_ / "out");
+  o.follow_symlinks = false;
+  Recorder linked;
+  run_batch(o, linked);
+  ASSERT_TRUE(fs::is_symlink(dir_ / "out" / "photos"));
+  fs::remove(dir_ / "in" / "photos");
+  copy_into({dir_ / "in" / "iptc.jpg"}, dir_ / "in" / "photos");
+  fs::rename(dir_ / "in" / "photos" / "iptc.jpg", dir_ / "in" / "photos" / "gray.jpg");
+  Recorder replaced;
+  run_batch(o, replaced);
+  EXPECT_EQ(snapshot(dir_ / "shared"), shared);
+  EXPECT_FALSE(fs::is_symlink(dir_ / "out" / "photos"));
+  EXPECT_TRUE(fs::is_regular_file(dir_ / "out" / "photos" / "gray.jpg"));
+}
+
+// A link the mirror cannot make (a folder holds its place) is an I/O error row, counted in the
+// files announced; a link named like a temp file in the input tree is the owner's, not a stray.
+TEST_F(RunBatch, ALinkThatCannotBeMadeIsARowAndTempNamedLinksInTheInputStay) {
+  fs::create_symlink("sub", dir_ / "in" / "ld");
+  fs::create_directories(dir_ / "out" / "ld" / "keep");
+  fs::create_symlink("gray.jpg", dir_ / "in" / ".gray.jpg.lighten-tmp-Ab12Cd");
+  auto o = options();
+  o.output_dir = (dir_ / "out").string();
+  Recorder rec;
+  const BatchSummary s = run_batch(o, rec);
+  EXPECT_EQ(s.io_errors, 1u);
+  EXPECT_EQ(rec.discovered, rec.results.size());
+  EXPECT_TRUE(fs::is_directory(dir_ / "out" / "ld" / "keep"));
+  EXPECT_TRUE(fs::is_symlink(dir_ / "in" / ".gray.jpg.lighten-tmp-Ab12Cd"));
+  o.output_dir.clear();
+  o.in_place = true;
+  Recorder in_place;
+  run_batch(o, in_place);
+  EXPECT_TRUE(fs::is_symlink(dir_ / "in" / ".gray.jpg.lighten-tmp-Ab12Cd"));
+}
+
 TEST(RunBatchErrors, BadOptionsThrow) {
   Recorder rec;
   BatchOptions o;

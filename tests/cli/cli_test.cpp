@@ -105,6 +105,13 @@ TEST_F(CliTest, InfoFailsOnADamagedFile) {
                      (dir_ / "in" / "cut.jpg").string());
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_NE(r.output.find("truncated"), std::string::npos) << r.output;
+  // Also where the optimiser would skip the file anyway (a plain ZIP) and only `info` finds it
+  // cut short.
+  testing::write_file(dir_ / "in" / "cut.zip", {'P', 'K', 3, 4, 'c', 'u', 't'});
+  r = run_cli("info " + (dir_ / "in" / "cut.zip").string());
+  EXPECT_EQ(r.status, 1) << r.output;
+  r = run_cli("info " + (dir_ / "in" / "note.txt").string());
+  EXPECT_EQ(r.status, 0) << r.output;
 }
 
 // A report that cannot be written is found before the run, not after hours of it.
@@ -125,6 +132,11 @@ TEST_F(CliTest, AnUnwritableReportPathIsRefusedBeforeTheRun) {
     EXPECT_NE(r.output.find("is a directory"), std::string::npos) << r.output;
   }
   EXPECT_FALSE(fs::exists(out));
+  // The mirror's own folder is made by the run: a report may go there.
+  const CliRun r = run_cli("optimize " + (dir_ / "in").string() + " -o " + out.string() +
+                           "/ --report " + (out / "r.json").string());
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(fs::exists(out / "r.json"));
 }
 
 TEST_F(CliTest, MirrorRunWritesACompleteMirrorAndAJsonReport) {

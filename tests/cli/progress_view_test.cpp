@@ -79,15 +79,15 @@ TEST(ProgressLine, FailureLinesNameTheFileTheProblemAndWhatToDo) {
 // (or greps it) would take it for another file's.
 TEST(ProgressLine, ControlCharactersInNamesAreEscapedOnOneLine) {
   FileResult r;
-  r.path = "/d/a.jpg\nb.jpg: failed (io-error)\t\x1b[2J\\x";
+  r.path = "/d/a.jpg\nb.jpg: failed (io-error)\t\x1b[2J\\x'";
   r.reason = Reason::kCorrupt;
   r.message = "not a JPEG";
-  const std::string line = file_line(r, false);
-  EXPECT_EQ(
-      line,
-      "/d/a.jpg\\nb.jpg: failed (io-error)\\t\\x1b[2J\\\\x: left alone (corrupt): not a JPEG");
-  EXPECT_EQ(printable_text("/plain/name with spaces\\and a backslash.jpg"),
-            "/plain/name with spaces\\and a backslash.jpg");
+  EXPECT_EQ(file_line(r, false),
+            "$'/d/a.jpg\\nb.jpg: failed (io-error)\\t\\x1b[2J\\\\x\\'': left alone (corrupt): not "
+            "a JPEG");
+  // A name holding a backslash and an n is told apart from one holding a newline.
+  EXPECT_EQ(printable_text("a\\nb.jpg"), "a\\nb.jpg");
+  EXPECT_EQ(printable_text("a\nb.jpg"), "$'a\\nb.jpg'");
   EXPECT_EQ(counted(1, "file"), "1 file");
   EXPECT_EQ(counted(0, "file"), "0 files");
   EXPECT_EQ(counted(12, "symbolic link"), "12 symbolic links");
