@@ -3,6 +3,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -96,6 +97,20 @@ void refuse_nested_inputs(const std::vector<std::string>& inputs) {
   }
 }
 
+// An input inside the output directory (`-o . photo.jpg`) would be overwritten by its own
+// mirror, or by another file's.
+void refuse_inputs_inside_output(const std::vector<std::string>& inputs, const std::string& out) {
+  const std::filesystem::path root = absolute_path(out);
+  for (const auto& input : inputs) {
+    const std::filesystem::path p = absolute_path(input);
+    const auto [end, _] = std::mismatch(root.begin(), root.end(), p.begin(), p.end());
+    if (end == root.end())
+      throw BatchOptionError(input + " lies inside the output directory " + out +
+                             ", where the mirror could overwrite it: choose an output directory "
+                             "outside the inputs");
+  }
+}
+
 // Of several inputs each is mirrored under its own name: two of one name (a/x.jpg and b/x.jpg,
 // or two folders called photos) would land on one path, the second overwriting the first.
 void refuse_colliding_names(const std::vector<std::string>& inputs, const std::string& out) {
@@ -176,6 +191,7 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
       if (same_file(input, options.output_dir))
         throw BatchOptionError("the output directory " + options.output_dir +
                                " is also an input; use in-place instead");
+    refuse_inputs_inside_output(options.inputs, options.output_dir);
     refuse_nested_inputs(options.inputs);
     refuse_colliding_names(options.inputs, options.output_dir);
     if (!options.dry_run)
@@ -224,15 +240,37 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
     summary.cleaned_temps += batch::walk(*store, {options.output_dir}, out_options).cleaned_temps;
   }
 
+  std::vector<FileResult> rows_first;
+  // An input's file or link of the journal's name (an input that is itself a mirror) would
+  // replace the live journal in the mirror: it is left out, as a row of its own.
+  const auto takes_journals_place = [&](const std::string& path, const std::string& relative) {
+    if (!mirror || !journal) return false;
+    const auto name = std::filesystem::path(relative).filename();
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+      const std::filesystem::path own(summary.journal_path + suffix);
+      if (name != own.filename()) continue;
+      const auto target = batch::mirror_path(options.output_dir, relative);
+      if (std::filesystem::absolute(target).lexically_normal() !=
+          std::filesystem::absolute(own).lexically_normal())
+        continue;
+      FileResult r;
+      r.path = path;
+      r.reason = Reason::kSkipped;
+      r.message = "has the name of this mirror's journal (" + own.string() + "): not mirrored";
+      rows_first.push_back(std::move(r));
+      return true;
+    }
+    return false;
+  };
   std::vector<batch::WalkEntry> files;
   uint64_t bytes = 0;
   for (auto& entry : found.files) {
     if (!batch::in_shard(entry.relative, options.shard)) continue;
+    if (takes_journals_place(entry.path, entry.relative)) continue;
     bytes += entry.stat.size;
     files.push_back(std::move(entry));
   }
   // Problems of the walk are reported once, by the first shard, each as a row of its own.
-  std::vector<FileResult> rows_first;
   if (options.shard.index == 0)
     for (const auto& problem : found.problems) {
       FileResult r;
@@ -245,6 +283,7 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
   // One that cannot be made is a row of its own.
   for (const auto& link : found.links) {
     if (!batch::in_shard(link.relative, options.shard)) continue;
+    if (takes_journals_place(link.path, link.relative)) continue;
     if (options.dry_run) {
       ++summary.links;
       continue;
@@ -262,6 +301,10 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
     r.path = link.path;
     r.reason = Reason::kIoError;
     r.message = "symbolic link not made in the mirror: " + s.message;
+    if (s.error == EISDIR || s.error == ENOTEMPTY || s.error == EEXIST)
+      r.message +=
+          " (a folder holds its place, as a run with --follow-symlinks leaves it: remove that "
+          "folder from the mirror to have the link, or run with --follow-symlinks)";
     rows_first.push_back(std::move(r));
   }
   progress.on_discovered(files.size() + rows_first.size(), bytes);

@@ -291,7 +291,8 @@ class LocalStore final : public Store {
     }
     // Link under a temp name, then rename: the target is never missing or half there.
     ::unlink(temp.c_str());
-    if (::link(source.c_str(), temp.c_str()) != 0) {
+    // The file a link given as the source leads to (--follow-symlinks), not the link itself.
+    if (::linkat(AT_FDCWD, source.c_str(), AT_FDCWD, temp.c_str(), AT_SYMLINK_FOLLOW) != 0) {
       int err = errno;
       if (err == EXDEV || err == EPERM || err == EMLINK)
         return copy_atomic(target, source, nullptr);

@@ -396,6 +396,60 @@ TEST_F(RunBatch, ALinkThatCannotBeMadeIsARowAndTempNamedLinksInTheInputStay) {
   EXPECT_TRUE(fs::is_symlink(dir_ / "in" / ".gray.jpg.lighten-tmp-Ab12Cd"));
 }
 
+// An input that is itself a mirror holds a journal of the same name: it must not replace (or,
+// as a link, redirect) this mirror's live journal. An input inside the output directory would be
+// overwritten by the mirror: refused.
+TEST_F(RunBatch, AnInputNeitherTakesTheJournalsPlaceNorLiesInsideTheOutput) {
+  fs::create_directories(dir_ / "victim");
+  fs::create_symlink("../victim/db", dir_ / "in" / ".lighten-journal.sqlite");
+  write_file(dir_ / "in" / ".lighten-journal.sqlite-wal", {'w', 'a', 'l'});
+  auto o = options();
+  o.output_dir = (dir_ / "out").string();
+  for (int run = 0; run < 2; ++run) {
+    Recorder rec;
+    const BatchSummary s = run_batch(o, rec);
+    EXPECT_EQ(s.io_errors, 0u);
+    EXPECT_EQ(s.total.kept.at(Reason::kSkipped), 2u);
+    EXPECT_EQ(rec.discovered, rec.results.size());
+    EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(dir_ / "out" / ".lighten-journal.sqlite")));
+    EXPECT_TRUE(fs::is_empty(dir_ / "victim"));
+  }
+  // Every file but the -wal one left out (the dangling link is no file).
+  EXPECT_EQ(read_journal((dir_ / "out" / ".lighten-journal.sqlite").string(), "").size(),
+            snapshot(dir_ / "in").size() - 1);
+
+  o.output_dir = dir_.path().string();
+  Recorder rec;
+  const auto before = snapshot(dir_ / "in");
+  try {
+    run_batch(o, rec);
+    ADD_FAILURE() << "an input inside the output directory was mirrored";
+  } catch (const BatchOptionError& e) {
+    EXPECT_NE(std::string(e.what()).find("lies inside the output directory"), std::string::npos)
+        << e.what();
+  }
+  o.inputs = {(dir_ / "in" / "gray.jpg").string()};
+  o.output_dir = (dir_ / "in").string() + "/";
+  EXPECT_THROW(run_batch(o, rec), BatchOptionError);
+  EXPECT_EQ(snapshot(dir_ / "in"), before);
+}
+
+// --link-unchanged with --follow-symlinks: the mirror's hard link is to the file, not to the
+// input's link (whose relative text may lead nowhere from the mirror).
+TEST_F(RunBatch, HardLinksOfFollowedLinksAreToTheFile) {
+  fs::create_directories(dir_ / "elsewhere");
+  write_file(dir_ / "elsewhere" / "notes.txt", {'n', 'o', 't', 'e', 's'});
+  fs::create_symlink("../elsewhere/notes.txt", dir_ / "in" / "notes-link.txt");
+  auto o = options();
+  o.output_dir = (dir_ / "out").string();
+  o.follow_symlinks = true;
+  o.unchanged = UnchangedFiles::kHardlink;
+  Recorder rec;
+  EXPECT_EQ(run_batch(o, rec).io_errors, 0u);
+  EXPECT_FALSE(fs::is_symlink(dir_ / "out" / "notes-link.txt"));
+  EXPECT_TRUE(fs::equivalent(dir_ / "out" / "notes-link.txt", dir_ / "elsewhere" / "notes.txt"));
+}
+
 TEST(RunBatchErrors, BadOptionsThrow) {
   Recorder rec;
   BatchOptions o;
