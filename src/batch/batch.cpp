@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -262,11 +263,31 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
     }
     return false;
   };
+  // In place, a file reached through a link as well as under its own name (or through several
+  // links) is optimised once, under its own name where it has one: two writers of one file would
+  // race. Decided over the whole walk, so that every shard agrees.
+  std::map<std::pair<uint64_t, uint64_t>, const batch::WalkEntry*> optimised_as;
+  if (options.in_place && std::any_of(found.files.begin(), found.files.end(),
+                                      [](const auto& e) { return e.through_link; })) {
+    for (const bool link : {false, true})
+      for (const auto& e : found.files)
+        if (e.through_link == link) optimised_as.try_emplace({e.stat.dev, e.stat.ino}, &e);
+  }
   std::vector<batch::WalkEntry> files;
   uint64_t bytes = 0;
   for (auto& entry : found.files) {
     if (!batch::in_shard(entry.relative, options.shard)) continue;
     if (takes_journals_place(entry.path, entry.relative)) continue;
+    if (entry.through_link && !optimised_as.empty())
+      if (const batch::WalkEntry* own = optimised_as.at({entry.stat.dev, entry.stat.ino});
+          own != &entry) {
+        FileResult r;
+        r.path = entry.path;
+        r.reason = Reason::kSkipped;
+        r.message = "a link to " + own->path + ", which is optimised under that name";
+        rows_first.push_back(std::move(r));
+        continue;
+      }
     bytes += entry.stat.size;
     files.push_back(std::move(entry));
   }

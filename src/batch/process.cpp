@@ -197,7 +197,12 @@ class FileJob {
           s = ctx_.store.write_atomic(out_path_, bytes, entry_.path, &read_stat_);
       }
     } else if (options_.in_place && replace) {
-      s = ctx_.store.write_atomic(entry_.path, outcome.output(), entry_.path, &read_stat_);
+      // Through a link, the file it leads to is replaced, and the link stays a link.
+      std::error_code ec;
+      const std::string target =
+          entry_.through_link ? std::filesystem::canonical(entry_.path, ec).string() : entry_.path;
+      s = ec ? IoStatus::fail("resolve link", entry_.path, ec.value())
+             : ctx_.store.write_atomic(target, outcome.output(), entry_.path, &read_stat_);
     }
     if (!s.ok()) {
       set_io_error(result_, s);

@@ -52,7 +52,9 @@ class Walker {
     if (st.is_directory()) {
       directory(path, relative, st);
     } else if (st.is_regular()) {
-      if (!is_excluded(st)) add(path, relative, st);
+      FileStat own;
+      const bool link = store_.stat(path, false, own).ok() && own.is_symlink();
+      if (!is_excluded(st)) add(path, relative, st, link);
     } else {
       result_.problems.push_back({path, "not a regular file", false});
     }
@@ -61,14 +63,15 @@ class Walker {
  private:
   bool is_excluded(const FileStat& st) const { return excluded_.count({st.dev, st.ino}) > 0; }
 
-  void add(const std::string& path, const std::string& relative, const FileStat& st) {
+  void add(const std::string& path, const std::string& relative, const FileStat& st,
+           bool through_link) {
     // The same file named twice (an input inside another) must not get two writers.
     std::error_code ec;
     auto absolute = std::filesystem::absolute(path, ec);
     if (!seen_.insert((ec ? std::filesystem::path(path) : absolute).lexically_normal()).second)
       return;
     result_.total_bytes += st.size;
-    result_.files.push_back({path, relative, st});
+    result_.files.push_back({path, relative, st, through_link});
   }
 
   void directory(const std::string& path, const std::string& relative, const FileStat& st) {
@@ -127,7 +130,8 @@ class Walker {
       if (type == EntryType::kDirectory) {
         directory(child, child_relative, child_stat);
       } else if (type == EntryType::kFile) {
-        if (!is_excluded(child_stat)) add(child, child_relative, child_stat);
+        if (!is_excluded(child_stat))
+          add(child, child_relative, child_stat, e.type == EntryType::kSymlink);
       } else {
         result_.problems.push_back({child, "not a regular file", false});
       }

@@ -28,9 +28,10 @@ struct WalkOptions {
 };
 
 struct WalkEntry {
-  std::string path;      // as found: input joined with the names below it
-  std::string relative;  // path inside the mirror (see walk())
-  FileStat stat;
+  std::string path;           // as found: input joined with the names below it
+  std::string relative;       // path inside the mirror (see walk())
+  FileStat stat;              // of the file itself, also where `path` names a link to it
+  bool through_link = false;  // `path` is a symbolic link to the file (followed, or an input)
 };
 
 struct WalkProblem {

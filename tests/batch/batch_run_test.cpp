@@ -450,6 +450,40 @@ TEST_F(RunBatch, HardLinksOfFollowedLinksAreToTheFile) {
   EXPECT_TRUE(fs::equivalent(dir_ / "out" / "notes-link.txt", dir_ / "elsewhere" / "notes.txt"));
 }
 
+// In place, a link that is followed (or given as an input) stays a link: the file it leads to
+// is optimised, once, under its own name where the tree holds it.
+TEST_F(RunBatch, InPlaceLinksStayLinksAndTheirFilesAreOptimisedOnce) {
+  copy_into({dir_ / "in" / "gray.jpg"}, dir_ / "elsewhere");
+  fs::create_symlink("../elsewhere/gray.jpg", dir_ / "in" / "outside.jpg");
+  fs::create_symlink("gray.jpg", dir_ / "in" / "gray-link.jpg");
+  const auto original = read_file(dir_ / "elsewhere" / "gray.jpg");
+  auto o = options();
+  o.in_place = true;
+  o.follow_symlinks = true;
+  Recorder rec;
+  const BatchSummary s = run_batch(o, rec);
+  EXPECT_EQ(s.io_errors + s.failures, 0u);
+  EXPECT_TRUE(fs::is_symlink(dir_ / "in" / "outside.jpg"));
+  EXPECT_TRUE(fs::is_symlink(dir_ / "in" / "gray-link.jpg"));
+  EXPECT_LT(fs::file_size(dir_ / "elsewhere" / "gray.jpg"), original.size());
+  EXPECT_LT(fs::file_size(dir_ / "in" / "gray.jpg"), original.size());
+  size_t once = 0;
+  for (const auto& r : rec.results)
+    if (r.message.find("a link to " + (dir_ / "in" / "gray.jpg").string()) != std::string::npos)
+      ++once;
+  EXPECT_EQ(once, 1u);
+  EXPECT_EQ(rec.discovered, rec.results.size());
+
+  // A link given as the input, without --follow-symlinks: the same.
+  write_file(dir_ / "elsewhere" / "gray.jpg", original);
+  o.inputs = {(dir_ / "in" / "outside.jpg").string()};
+  o.follow_symlinks = false;
+  Recorder given;
+  EXPECT_EQ(run_batch(o, given).total.replaced, 1u);
+  EXPECT_TRUE(fs::is_symlink(dir_ / "in" / "outside.jpg"));
+  EXPECT_LT(fs::file_size(dir_ / "elsewhere" / "gray.jpg"), original.size());
+}
+
 TEST(RunBatchErrors, BadOptionsThrow) {
   Recorder rec;
   BatchOptions o;
