@@ -75,10 +75,24 @@ bool same_file(const std::string& a, const std::string& b) {
   return std::filesystem::equivalent(a, b, ec) && !ec;
 }
 
+// Without a trailing separator ("out/" and "out" alike): paths are compared element-wise.
+std::filesystem::path without_trailing_separator(std::filesystem::path p) {
+  if (!p.has_filename() && p.has_relative_path()) p = p.parent_path();
+  return p;
+}
+
 std::filesystem::path absolute_path(const std::string& path) {
   std::error_code ec;
   const std::filesystem::path p = std::filesystem::weakly_canonical(path, ec);
-  return (ec ? std::filesystem::absolute(path) : p).lexically_normal();
+  return without_trailing_separator((ec ? std::filesystem::absolute(path) : p).lexically_normal());
+}
+
+// Where `path` itself sits: its folder resolved, its own name not (a link stays where it is).
+std::filesystem::path location_path(const std::string& path) {
+  const std::filesystem::path p =
+      without_trailing_separator(std::filesystem::absolute(path).lexically_normal());
+  if (!p.has_relative_path()) return p;
+  return absolute_path(p.parent_path().string()) / p.filename();
 }
 
 // An input inside another would reach the mirror twice (once under each) and keep only one of
@@ -103,7 +117,7 @@ void refuse_nested_inputs(const std::vector<std::string>& inputs) {
 void refuse_inputs_inside_output(const std::vector<std::string>& inputs, const std::string& out) {
   const std::filesystem::path root = absolute_path(out);
   for (const auto& input : inputs) {
-    const std::filesystem::path p = absolute_path(input);
+    const std::filesystem::path p = location_path(input);
     const auto [end, _] = std::mismatch(root.begin(), root.end(), p.begin(), p.end());
     if (end == root.end())
       throw BatchOptionError(input + " lies inside the output directory " + out +
@@ -266,12 +280,17 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
   // In place, a file reached through a link as well as under its own name (or through several
   // links) is optimised once, under its own name where it has one: two writers of one file would
   // race. Decided over the whole walk, so that every shard agrees.
-  std::map<std::pair<uint64_t, uint64_t>, const batch::WalkEntry*> optimised_as;
+  struct Owner {
+    const batch::WalkEntry* entry;
+    std::string path;  // kept: the entry's own moves to the work list
+  };
+  std::map<std::pair<uint64_t, uint64_t>, Owner> optimised_as;
   if (options.in_place && std::any_of(found.files.begin(), found.files.end(),
                                       [](const auto& e) { return e.through_link; })) {
     for (const bool link : {false, true})
       for (const auto& e : found.files)
-        if (e.through_link == link) optimised_as.try_emplace({e.stat.dev, e.stat.ino}, &e);
+        if (e.through_link == link)
+          optimised_as.try_emplace({e.stat.dev, e.stat.ino}, Owner{&e, e.path});
   }
   std::vector<batch::WalkEntry> files;
   uint64_t bytes = 0;
@@ -279,12 +298,12 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
     if (!batch::in_shard(entry.relative, options.shard)) continue;
     if (takes_journals_place(entry.path, entry.relative)) continue;
     if (entry.through_link && !optimised_as.empty())
-      if (const batch::WalkEntry* own = optimised_as.at({entry.stat.dev, entry.stat.ino});
-          own != &entry) {
+      if (const Owner& own = optimised_as.at({entry.stat.dev, entry.stat.ino});
+          own.entry != &entry) {
         FileResult r;
         r.path = entry.path;
         r.reason = Reason::kSkipped;
-        r.message = "a link to " + own->path + ", which is optimised under that name";
+        r.message = "the same file as " + own.path + " (through a link), optimised under that name";
         rows_first.push_back(std::move(r));
         continue;
       }

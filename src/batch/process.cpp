@@ -238,7 +238,9 @@ class FileJob {
     row.out_mtime_ns = in.mtime_ns;
     if (wrote_ || mirror_) {
       FileStat out;
-      if (ctx_.store.stat(out_path_, false, out).ok()) {
+      // In place, the file written (also where the path is a link to it); in a mirror, the
+      // mirror's own entry.
+      if (ctx_.store.stat(out_path_, !mirror_, out).ok()) {
         row.out_size = out.size;
         row.out_mtime_ns = out.mtime_ns;
       }

@@ -1,6 +1,7 @@
 #include "batch/walk.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <set>
 #include <unordered_set>
@@ -49,11 +50,11 @@ class Walker {
       result_.problems.push_back({path, s.message, true});
       return;
     }
+    FileStat own;
+    const bool link = store_.stat(path, false, own).ok() && own.is_symlink();
     if (st.is_directory()) {
-      directory(path, relative, st);
+      directory(path, relative, st, link);
     } else if (st.is_regular()) {
-      FileStat own;
-      const bool link = store_.stat(path, false, own).ok() && own.is_symlink();
       if (!is_excluded(st)) add(path, relative, st, link);
     } else {
       result_.problems.push_back({path, "not a regular file", false});
@@ -74,7 +75,10 @@ class Walker {
     result_.files.push_back({path, relative, st, through_link});
   }
 
-  void directory(const std::string& path, const std::string& relative, const FileStat& st) {
+  // `through_link`: the folder was reached through a symbolic link (its own name, or a folder's
+  // above it), so its files may be reached under other names too.
+  void directory(const std::string& path, const std::string& relative, const FileStat& st,
+                 bool through_link) {
     if (is_excluded(st)) return;
     // Guards against cycles when following symbolic links.
     if (!visiting_.insert({st.dev, st.ino}).second) {
@@ -115,7 +119,11 @@ class Walker {
           continue;
         }
         if (auto s = store_.stat(child, true, child_stat); !s.ok()) {
-          result_.problems.push_back({child, s.message, true});
+          // A link that leads nowhere is the tree's state, not a failure a new run could mend.
+          if (s.error == ENOENT)
+            result_.problems.push_back({child, "symbolic link leads nowhere: " + s.message, false});
+          else
+            result_.problems.push_back({child, s.message, true});
           continue;
         }
         type = child_stat.is_directory() ? EntryType::kDirectory
@@ -128,10 +136,10 @@ class Walker {
         }
       }
       if (type == EntryType::kDirectory) {
-        directory(child, child_relative, child_stat);
+        directory(child, child_relative, child_stat, through_link || e.type == EntryType::kSymlink);
       } else if (type == EntryType::kFile) {
         if (!is_excluded(child_stat))
-          add(child, child_relative, child_stat, e.type == EntryType::kSymlink);
+          add(child, child_relative, child_stat, through_link || e.type == EntryType::kSymlink);
       } else {
         result_.problems.push_back({child, "not a regular file", false});
       }

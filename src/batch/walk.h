@@ -28,10 +28,12 @@ struct WalkOptions {
 };
 
 struct WalkEntry {
-  std::string path;           // as found: input joined with the names below it
-  std::string relative;       // path inside the mirror (see walk())
-  FileStat stat;              // of the file itself, also where `path` names a link to it
-  bool through_link = false;  // `path` is a symbolic link to the file (followed, or an input)
+  std::string path;      // as found: input joined with the names below it
+  std::string relative;  // path inside the mirror (see walk())
+  FileStat stat;         // of the file itself, also where `path` names a link to it
+  // `path` leads through a symbolic link (the file's own name, or a folder above it): the file
+  // may be reached under other names too.
+  bool through_link = false;
 };
 
 struct WalkProblem {

@@ -431,6 +431,14 @@ TEST_F(RunBatch, AnInputNeitherTakesTheJournalsPlaceNorLiesInsideTheOutput) {
   o.inputs = {(dir_ / "in" / "gray.jpg").string()};
   o.output_dir = (dir_ / "in").string() + "/";
   EXPECT_THROW(run_batch(o, rec), BatchOptionError);
+  o.output_dir = (dir_ / "in" / "new" / "..").string();  // not there yet, and its parent
+  EXPECT_THROW(run_batch(o, rec), BatchOptionError);
+  // A link inside the output directory is there itself, wherever it leads.
+  fs::create_symlink("../in/gray.jpg", dir_ / "victim" / "link.jpg");
+  o.inputs = {(dir_ / "victim" / "link.jpg").string()};
+  o.output_dir = (dir_ / "victim").string();
+  EXPECT_THROW(run_batch(o, rec), BatchOptionError);
+  EXPECT_TRUE(fs::is_symlink(dir_ / "victim" / "link.jpg"));
   EXPECT_EQ(snapshot(dir_ / "in"), before);
 }
 
@@ -456,6 +464,7 @@ TEST_F(RunBatch, InPlaceLinksStayLinksAndTheirFilesAreOptimisedOnce) {
   copy_into({dir_ / "in" / "gray.jpg"}, dir_ / "elsewhere");
   fs::create_symlink("../elsewhere/gray.jpg", dir_ / "in" / "outside.jpg");
   fs::create_symlink("gray.jpg", dir_ / "in" / "gray-link.jpg");
+  fs::create_symlink("sub", dir_ / "in" / "sub-link");
   const auto original = read_file(dir_ / "elsewhere" / "gray.jpg");
   auto o = options();
   o.in_place = true;
@@ -467,12 +476,17 @@ TEST_F(RunBatch, InPlaceLinksStayLinksAndTheirFilesAreOptimisedOnce) {
   EXPECT_TRUE(fs::is_symlink(dir_ / "in" / "gray-link.jpg"));
   EXPECT_LT(fs::file_size(dir_ / "elsewhere" / "gray.jpg"), original.size());
   EXPECT_LT(fs::file_size(dir_ / "in" / "gray.jpg"), original.size());
-  size_t once = 0;
+  // gray-link.jpg and the two files reached through sub-link are the same files as others.
+  size_t same = 0;
   for (const auto& r : rec.results)
-    if (r.message.find("a link to " + (dir_ / "in" / "gray.jpg").string()) != std::string::npos)
-      ++once;
-  EXPECT_EQ(once, 1u);
+    if (r.message.find("the same file as " + dir_.path().string()) != std::string::npos) ++same;
+  EXPECT_EQ(same, 3u);
   EXPECT_EQ(rec.discovered, rec.results.size());
+  EXPECT_TRUE(fs::is_symlink(dir_ / "in" / "sub-link"));
+  // The journal holds what was written, also through a link: a second run redoes nothing.
+  Recorder second;
+  const BatchSummary again = run_batch(o, second);
+  EXPECT_EQ(again.from_journal, again.total.files - again.total.kept.at(Reason::kSkipped));
 
   // A link given as the input, without --follow-symlinks: the same.
   write_file(dir_ / "elsewhere" / "gray.jpg", original);

@@ -66,6 +66,14 @@ TEST(Walk, SortedRecursiveSkipsTempsJournalAndSymlinks) {
   r = batch::walk(*store, {root.string()}, options);
   EXPECT_EQ(paths_of(r).size(), 5u);
   EXPECT_TRUE(r.links.empty());
+  EXPECT_TRUE(r.files.back().through_link);  // link.jpg, last in byte order
+
+  // A followed link that leads nowhere is skipped, not an I/O failure a new run could mend.
+  fs::create_symlink(root / "gone.jpg", root / "dangling.jpg");
+  r = batch::walk(*store, {root.string()}, options);
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_FALSE(r.problems[0].io_error);
+  EXPECT_NE(r.problems[0].message.find("leads nowhere"), std::string::npos);
 }
 
 TEST(Walk, ExcludedOutputDirectoryAndSeveralInputs) {

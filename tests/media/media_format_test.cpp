@@ -102,6 +102,26 @@ TEST_F(MediaFormat, LosslessModeLeavesLossyVideoAlone) {
   EXPECT_NE(o.message.find("lossless mode does not re-encode"), std::string::npos) << o.message;
 }
 
+// A variable-rate video keeps every frame's duration, the last one's too (the muxer used to give
+// it the one before's: 100 ms became 33).
+TEST_F(MediaFormat, AVariableRateVideoKeepsItsLength) {
+  const fs::path in_path = dir_ / "vfr.mp4";
+  const std::string cmd =
+      "ffmpeg -nostdin -v error -y -f lavfi -i testsrc2=size=320x240:rate=30 -t 2 -vf "
+      "\"setpts='if(lt(N,30),N/30,1+(N-30)/10)/TB'\" -fps_mode passthrough -c:v libx264 -crf 4 "
+      "-pix_fmt yuv420p " +
+      in_path.string();
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  const Bytes in = testing::read_file(in_path);
+  const Outcome o = optimize(in, mode(Mode::kCompact));
+  ASSERT_TRUE(o.replaced()) << o.message;
+  const media::VideoFrames before = media::probe_video(in), after = media::probe_video(o.bytes);
+  EXPECT_NEAR(after.duration_s, before.duration_s, 0.002);
+  ASSERT_GE(before.video_stream, 0);
+  EXPECT_NEAR(after.lengths.at(size_t(after.video_stream)).seconds,
+              before.lengths.at(size_t(before.video_stream)).seconds, 0.002);
+}
+
 // An audio-only file (.m4a) is not told it holds "video".
 TEST_F(MediaFormat, LosslessModeNamesAudioToo) {
   const fs::path out = dir_ / "voice.m4a";

@@ -5,6 +5,7 @@ extern "C" {
 }
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -260,11 +261,22 @@ Bytes reencode_video(ByteView input, const EncoderChoice& choice, const Context*
   std::unique_ptr<AVPacket, PacketDeleter> encoded(av_packet_alloc());
   std::unique_ptr<AVFrame, FrameDeleter> frame(av_frame_alloc());
   if (!packet || !encoded || !frame) throw std::bad_alloc();
+  // Each source frame's duration, by its time, for the packet the encoder makes of it: encoders
+  // that hold frames back leave packets without one, and the muxer would then give the last
+  // frame of a variable-rate video the duration of the one before it.
+  std::map<int64_t, int64_t> frame_durations;
   auto write_encoded = [&](const AVFrame* f) {
     check(avcodec_send_frame(enc.get(), f), "encoding a frame");
     int rc;
     while ((rc = avcodec_receive_packet(enc.get(), encoded.get())) >= 0) {
       encoded->stream_index = v;
+      if (const auto it = frame_durations.find(encoded->pts); it != frame_durations.end()) {
+        if (encoded->duration <= 0) encoded->duration = it->second;
+        frame_durations.erase(it);
+      }
+      // Frames shown before this packet is decoded have had their packets (bounded memory).
+      if (encoded->dts != AV_NOPTS_VALUE)
+        frame_durations.erase(frame_durations.begin(), frame_durations.lower_bound(encoded->dts));
       av_packet_rescale_ts(encoded.get(), enc->time_base, out->streams[v]->time_base);
       check(av_interleaved_write_frame(out, encoded.get()),
             std::string("the ") + out->oformat->name + " muxer refused a packet");
@@ -276,7 +288,9 @@ Bytes reencode_video(ByteView input, const EncoderChoice& choice, const Context*
     int rc;
     while ((rc = avcodec_receive_frame(dec.get(), frame.get())) >= 0) {
       frame->pts = frame->best_effort_timestamp;  // every frame keeps its own time
-      frame->pict_type = AV_PICTURE_TYPE_NONE;    // the encoder chooses frame types afresh
+      if (frame->pts != AV_NOPTS_VALUE && frame->pkt_duration > 0)
+        frame_durations[frame->pts] = frame->pkt_duration;
+      frame->pict_type = AV_PICTURE_TYPE_NONE;  // the encoder chooses frame types afresh
       // MPEG-4 part 2 decoders set each frame's quantiser, which a qscale encoder would reuse
       // in place of the chosen one (as ffmpeg does, the chosen one is set on every frame).
       frame->quality = enc->global_quality;
