@@ -113,13 +113,15 @@ void refuse_nested_inputs(const std::vector<std::string>& inputs) {
 }
 
 // An input inside the output directory (`-o . photo.jpg`) would be overwritten by its own
-// mirror, or by another file's.
+// mirror, or by another file's: the input where it sits (a link inside OUT), and where it leads
+// (a link to a file or folder inside OUT).
 void refuse_inputs_inside_output(const std::vector<std::string>& inputs, const std::string& out) {
   const std::filesystem::path root = absolute_path(out);
+  const auto inside = [&](const std::filesystem::path& p) {
+    return std::mismatch(root.begin(), root.end(), p.begin(), p.end()).first == root.end();
+  };
   for (const auto& input : inputs) {
-    const std::filesystem::path p = location_path(input);
-    const auto [end, _] = std::mismatch(root.begin(), root.end(), p.begin(), p.end());
-    if (end == root.end())
+    if (inside(location_path(input)) || inside(absolute_path(input)))
       throw BatchOptionError(input + " lies inside the output directory " + out +
                              ", where the mirror could overwrite it: choose an output directory "
                              "outside the inputs");
@@ -297,7 +299,8 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
   for (auto& entry : found.files) {
     if (!batch::in_shard(entry.relative, options.shard)) continue;
     if (takes_journals_place(entry.path, entry.relative)) continue;
-    if (entry.through_link && !optimised_as.empty())
+    // (A file of several hard links is left alone under each name: process_file says why.)
+    if (entry.through_link && entry.stat.links <= 1 && !optimised_as.empty())
       if (const Owner& own = optimised_as.at({entry.stat.dev, entry.stat.ino});
           own.entry != &entry) {
         FileResult r;

@@ -50,8 +50,11 @@ class Walker {
       result_.problems.push_back({path, s.message, true});
       return;
     }
+    // "dir/" would name the folder a link leads to, not the link.
+    std::string name = path;
+    while (name.size() > 1 && name.back() == '/') name.pop_back();
     FileStat own;
-    const bool link = store_.stat(path, false, own).ok() && own.is_symlink();
+    const bool link = store_.stat(name, false, own).ok() && own.is_symlink();
     if (st.is_directory()) {
       directory(path, relative, st, link);
     } else if (st.is_regular()) {

@@ -439,6 +439,11 @@ TEST_F(RunBatch, AnInputNeitherTakesTheJournalsPlaceNorLiesInsideTheOutput) {
   o.output_dir = (dir_ / "victim").string();
   EXPECT_THROW(run_batch(o, rec), BatchOptionError);
   EXPECT_TRUE(fs::is_symlink(dir_ / "victim" / "link.jpg"));
+  // And where it leads: a link outside to a file inside the output directory.
+  fs::create_symlink("in/iptc.jpg", dir_ / "outer.jpg");
+  o.inputs = {(dir_ / "outer.jpg").string()};
+  o.output_dir = (dir_ / "in").string();
+  EXPECT_THROW(run_batch(o, rec), BatchOptionError);
   EXPECT_EQ(snapshot(dir_ / "in"), before);
 }
 
@@ -483,6 +488,12 @@ TEST_F(RunBatch, InPlaceLinksStayLinksAndTheirFilesAreOptimisedOnce) {
   EXPECT_EQ(same, 3u);
   EXPECT_EQ(rec.discovered, rec.results.size());
   EXPECT_TRUE(fs::is_symlink(dir_ / "in" / "sub-link"));
+  // A folder link given as an input with a trailing slash is still a link.
+  auto both = o;
+  both.inputs = {(dir_ / "in" / "sub").string(), (dir_ / "in" / "sub-link").string() + "/"};
+  Recorder twice;
+  const BatchSummary folders = run_batch(both, twice);
+  EXPECT_EQ(folders.total.kept.at(Reason::kSkipped), 2u);  // sub-link/'s two files
   // The journal holds what was written, also through a link: a second run redoes nothing.
   Recorder second;
   const BatchSummary again = run_batch(o, second);
