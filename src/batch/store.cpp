@@ -372,7 +372,9 @@ class LocalStore final : public Store {
       if (::lstat(path.c_str(), &s) == 0) {
         if (S_ISDIR(s.st_mode)) continue;
         if (!S_ISLNK(s.st_mode)) return IoStatus::fail("create directory", path, ENOTDIR);
-        if (::unlink(path.c_str()) != 0) return IoStatus::fail("remove link", path, errno);
+        // ENOENT: another worker replaced it first.
+        if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+          return IoStatus::fail("remove link", path, errno);
       }
       if (::mkdir(path.c_str(), 0777) != 0 &&
           !(errno == EEXIST && ::lstat(path.c_str(), &s) == 0 && S_ISDIR(s.st_mode)))
