@@ -331,9 +331,7 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
       ++summary.links;
       continue;
     }
-    const size_t slash = link.relative.rfind('/');
-    batch::IoStatus s = store->make_dirs_within(
-        options.output_dir, slash == std::string::npos ? "" : link.relative.substr(0, slash));
+    batch::IoStatus s = store->make_dirs_for(options.output_dir, link.relative);
     if (s.ok())
       s = store->make_link(batch::mirror_path(options.output_dir, link.relative), link.text);
     if (s.ok()) {

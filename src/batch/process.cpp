@@ -89,9 +89,7 @@ class FileJob {
  private:
   // The folders this file needs in the mirror, each a real folder inside it.
   IoStatus make_mirror_dirs() {
-    const size_t slash = entry_.relative.rfind('/');
-    return ctx_.store.make_dirs_within(
-        options_.output_dir, slash == std::string::npos ? "" : entry_.relative.substr(0, slash));
+    return ctx_.store.make_dirs_for(options_.output_dir, entry_.relative);
   }
 
   bool from_journal() {

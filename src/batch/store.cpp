@@ -356,13 +356,12 @@ class LocalStore final : public Store {
     return {};
   }
 
-  IoStatus make_dirs_within(const std::string& root, const std::string& relative) override {
+  IoStatus make_dirs_for(const std::string& root, const std::string& relative) override {
     if (auto s = make_dirs(root); !s.ok()) return s;
     std::string path = root;
     size_t start = 0;
-    while (start < relative.size()) {
-      size_t end = relative.find('/', start);
-      if (end == std::string::npos) end = relative.size();
+    // Each folder up to the file's own name, which is left to the caller.
+    for (size_t end; (end = relative.find('/', start)) != std::string::npos;) {
       const std::string part = relative.substr(start, end - start);
       start = end + 1;
       if (part.empty() || part == ".") continue;

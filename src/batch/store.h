@@ -75,10 +75,11 @@ class Store {
   // Makes `target` a symbolic link holding `text`, replacing what was there (atomically).
   virtual IoStatus make_link(const std::string& target, const std::string& text) = 0;
   virtual IoStatus make_dirs(const std::string& dir) = 0;
-  // Makes `root` and the folders of `relative` below it. Below `root` every one is a real
-  // folder: a symbolic link in the way (a mirror's copy of an input's link, from an earlier run)
-  // is replaced by a folder, so that nothing is written through it, outside `root`.
-  virtual IoStatus make_dirs_within(const std::string& root, const std::string& relative) = 0;
+  // Makes `root` and the folders below it that the file `relative` (a path inside it) needs.
+  // Below `root` every one is a real folder: a symbolic link in the way (a mirror's copy of an
+  // input's link, from an earlier run) is replaced by a folder, so that nothing is written
+  // through it, outside `root`.
+  virtual IoStatus make_dirs_for(const std::string& root, const std::string& relative) = 0;
   virtual IoStatus remove(const std::string& path) = 0;
 };
 
