@@ -25,6 +25,8 @@ TEST(PictureEffects, ColourKeyBiLevelAndRaisedContrastShow) {
   // A transparent colour; 0xFFFFFFFF says none.
   EXPECT_TRUE(shows(property_table({{kPib, 1}, {kPictureTransparent, 0x00FFFFFF}})));
   EXPECT_FALSE(shows(property_table({{kPib, 1}, {kPictureTransparent, 0xFFFFFFFF}})));
+  EXPECT_TRUE(shows(property_table({{kPictureTransparentExt, 0x00FF00FF}})));
+  EXPECT_FALSE(shows(property_table({{kPictureTransparentExt, 0xFFFFFFFF}})));
   // Contrast above the neutral 0x10000 raises it; below washes the picture out.
   EXPECT_TRUE(shows(property_table({{kPictureContrast, 0x20000}})));
   EXPECT_FALSE(shows(property_table({{kPictureContrast, 0x10000}})));

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "formats/office_binary/picture_effects.h"
 #include "office_binary/record_maker.h"
 
 namespace lighten::xls {
@@ -25,6 +26,8 @@ struct WorkbookSpec {
   bool file_pass = false;
   uint16_t version = kBiff8;
   size_t padding = 0;
+  Bytes group_properties;  // records after the drawing group's BLIP store
+  Bytes sheet_drawing;     // the first sheet's MsoDrawing payload (none when empty)
 };
 
 struct Workbook {
@@ -41,7 +44,8 @@ Workbook make_workbook(const WorkbookSpec& spec = {}) {
        testing::container(officeart::kBStoreContainer,
                           {testing::fbse(5025, 0, testing::jpeg_blip(testing::fake_jpeg(5000))),
                            testing::fbse(12025, 0, testing::png_blip(testing::fake_png(12000)), 6)},
-                          2)});
+                          2),
+       spec.group_properties});
   Workbook w;
   Bytes& s = w.stream;
   Bytes bof = testing::biff_bof(0x0005);
@@ -79,6 +83,7 @@ Workbook make_workbook(const WorkbookSpec& spec = {}) {
   Bytes db = {};
   put32(db, uint32_t(db_cell - row));
   testing::append(s, biff(kDbCell, db));
+  if (!spec.sheet_drawing.empty()) testing::append(s, biff(kDrawing, spec.sheet_drawing));
   testing::append(s, biff(kEof, {}));
   officeart::put_u32le(s, index_at + 4 + 12, uint32_t(def_col_width));
   officeart::put_u32le(s, index_at + 4 + 16, uint32_t(db_cell));
@@ -222,6 +227,27 @@ TEST(XlsWorkbook, RefusesWhatItCannotRewrite) {
   Bytes extra(s.begin() + records[3].offset, s.begin() + records[3].end());
   s.insert(s.begin() + sst->end(), extra.begin(), extra.end());
   EXPECT_NE(reason_of(s), Reason::kOptimized);
+}
+
+// Effects are read from the sheets' shapes and from the drawing group's defaults, never from
+// the pictures' bytes.
+TEST(XlsWorkbook, DrawingsWithoutPicturesHoldTheShapesAndTheGroupsDefaults) {
+  using officeart::shows_pictures_through_effects;
+  EXPECT_TRUE(drawings_without_pictures(make_workbook().stream).empty());
+
+  const Bytes colour_key = testing::property_table({{officeart::kPictureTransparent, 0xFFFFFF}});
+  WorkbookSpec spec;
+  spec.group_properties = colour_key;
+  const Bytes group = drawings_without_pictures(make_workbook(spec).stream);
+  EXPECT_EQ(group, colour_key);
+  EXPECT_TRUE(shows_pictures_through_effects(group));
+  spec.group_properties = testing::officeart(0, 0, 0xF11E, colour_key);  // SplitMenuColors
+  EXPECT_TRUE(drawings_without_pictures(make_workbook(spec).stream).empty());
+
+  spec = {};
+  spec.sheet_drawing = testing::container(0xF002, {colour_key});  // a sheet's DgContainer
+  EXPECT_TRUE(
+      shows_pictures_through_effects(drawings_without_pictures(make_workbook(spec).stream)));
 }
 
 TEST(XlsWorkbook, NoDrawingGroupNoChange) {

@@ -13,6 +13,7 @@ constexpr uint32_t kBiLevel = 1u << 1, kUseBiLevel = 1u << 17;
 bool is_effect(uint16_t id, uint32_t value) {
   switch (id) {
     case kPictureTransparent:
+    case kPictureTransparentExt:
       return value != kNoTransparentColour;
     case kPictureContrast:
       return int32_t(value) > kNeutralContrast;

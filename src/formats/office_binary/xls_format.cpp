@@ -29,7 +29,8 @@ Outcome optimize_xls(ByteView input, Context& context) {
   Outcome outcome;
   outcome.kind = Kind::kXls;
   outcome.bytes_in = input.size();
-  office_binary::PictureOptimizer optimizer(context, outcome, xls::sheet_drawings(workbook));
+  office_binary::PictureOptimizer optimizer(context, outcome,
+                                            xls::drawings_without_pictures(workbook));
   std::optional<xls::WorkbookRewrite> rewrite =
       xls::rewrite_pictures(workbook, optimizer.rewriter());
   if (!rewrite) {
@@ -56,7 +57,8 @@ Verdict verify_xls(ByteView input, ByteView output, Context& context) {
   std::vector<officeart::PicturePair> changed;
   const std::string problem = xls::compare_workbooks(*workbook_in, *workbook_out, changed);
   if (!problem.empty()) return {false, problem, {}};
-  return office_binary::verify_pictures(changed, context, xls::sheet_drawings(*workbook_in));
+  return office_binary::verify_pictures(changed, context,
+                                        xls::drawings_without_pictures(*workbook_in));
 }
 
 void describe_xls(ByteView input, FileInfo& info) {

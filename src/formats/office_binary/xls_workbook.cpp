@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <functional>
 
+#include "formats/office_binary/picture_effects.h"
+
 namespace lighten::xls {
 namespace {
 
@@ -75,7 +77,7 @@ std::vector<Record> read_workbook(ByteView workbook) {
   return records;
 }
 
-Bytes sheet_drawings(ByteView workbook) {
+Bytes drawings_without_pictures(ByteView workbook) {
   const std::vector<Record> records = read_workbook(workbook);
   Bytes joined;
   bool in_drawing = false;
@@ -83,6 +85,25 @@ Bytes sheet_drawings(ByteView workbook) {
     in_drawing = r.type == kDrawing || (in_drawing && r.type == kContinue);
     if (in_drawing)
       joined.insert(joined.end(), workbook.begin() + r.offset + 4, workbook.begin() + r.end());
+  }
+  // The drawing group's own property tables hold the defaults of every shape.
+  if (const std::optional<Chain> chain = find_drawing_group(records)) {
+    const Bytes group = chain_payload(workbook, records, *chain);
+    for (size_t at = 0; at < group.size();) {
+      const officeart::RecordHeader top = officeart::read_header(group, at, group.size());
+      const size_t end = at + top.total_size();
+      if (top.type == officeart::kDggContainer && top.is_container()) {
+        for (size_t child = at + officeart::kHeaderSize; child < end;) {
+          const officeart::RecordHeader h = officeart::read_header(group, child, end);
+          if (h.type == officeart::kFopt || h.type == officeart::kSecondaryFopt ||
+              h.type == officeart::kTertiaryFopt)
+            joined.insert(joined.end(), group.begin() + child,
+                          group.begin() + child + h.total_size());
+          child += h.total_size();
+        }
+      }
+      at = end;
+    }
   }
   return joined;
 }

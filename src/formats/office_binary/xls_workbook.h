@@ -47,9 +47,11 @@ struct Chain {
 };
 std::optional<Chain> find_drawing_group(const std::vector<Record>& records);
 
-// The payloads of the sheets' MsoDrawing records, each with the CONTINUE records that follow it,
-// joined: the shapes' OfficeArt records, without the drawing group and its pictures.
-Bytes sheet_drawings(ByteView workbook);
+// The OfficeArt records that say how pictures are shown, without the pictures: the payloads of
+// the sheets' MsoDrawing records (each with the CONTINUE records that follow it) joined, then the
+// drawing group's property tables (the defaults of every shape). Throws FormatError where a
+// record of the drawing group runs past its container.
+Bytes drawings_without_pictures(ByteView workbook);
 
 struct WorkbookRewrite {
   Bytes workbook;
