@@ -178,11 +178,12 @@ TEST(HwpCorpus, BrokenAndTruncatedInputsEndInAReason) {
 
 // The picture info is read at its place in real documents: every picture shape of the corpus
 // names one of the BinData items its DocInfo declares (by their order, from 1), with an effect
-// and levels the format defines.
+// and levels the format defines; so does every image fill of DocInfo's border and background
+// definitions.
 TEST(HwpCorpus, PictureShapesNameDeclaredItems) {
   const auto files = testing::corpus_files("hwp");
   LIGHTEN_REQUIRE_CORPUS(files, "hwp");
-  size_t shapes = 0;
+  size_t shapes = 0, fills = 0;
   for (const auto& path : files) {
     SCOPED_TRACE(path.filename().string());
     const Bytes in = testing::read_file(path);
@@ -195,8 +196,17 @@ TEST(HwpCorpus, PictureShapesNameDeclaredItems) {
     } catch (const FormatError&) {
       continue;  // broken and protected documents: other tests
     }
-    const size_t declared =
-        hwp::bin_data_items(hwp::doc_info_records(*file, *header, 64u << 20)).size();
+    const Bytes doc_info = hwp::doc_info_records(*file, *header, 64u << 20);
+    const size_t declared = hwp::bin_data_items(doc_info).size();
+    for (const hwp::FillLook& fill : hwp::border_fill_looks(doc_info)) {
+      ++fills;
+      if (fill.unread) continue;
+      EXPECT_GE(fill.look.bin_item, 1u);
+      EXPECT_LE(fill.look.bin_item, declared);
+      EXPECT_LE(fill.look.effect, 3) << int(fill.look.effect);
+      EXPECT_LE(std::abs(int(fill.look.brightness)), 100);
+      EXPECT_LE(std::abs(int(fill.look.contrast)), 100);
+    }
     for (const std::string& stream : file->stream_paths()) {
       if (!stream.starts_with("BodyText/Section")) continue;
       const Bytes raw = *file->read_stream(stream);
@@ -212,6 +222,7 @@ TEST(HwpCorpus, PictureShapesNameDeclaredItems) {
     }
   }
   EXPECT_GT(shapes, 0u);
+  std::printf("%zu picture shapes, %zu image fills\n", shapes, fills);
 }
 
 }  // namespace

@@ -241,7 +241,9 @@ TEST(HwpFormat, PicturesShownInBlackAndWhiteOrRaisedContrastStayLossless) {
   for (const auto& [contrast, effect] : {std::pair<int8_t, uint8_t>{-30, 0}, {0, 1}}) {
     const Outcome o = optimize_hwp(with_shape(contrast, effect), context);
     ASSERT_TRUE(o.replaced()) << o.message;
-    EXPECT_FALSE(o.quality.pixels_identical) << o.detail;
+    const Verdict v = verify_hwp(with_shape(contrast, effect), o.bytes, context);
+    EXPECT_TRUE(v.ok) << v.problem;
+    EXPECT_FALSE(v.quality.pixels_identical) << o.detail;
   }
   for (const auto& [contrast, effect] : {std::pair<int8_t, uint8_t>{20, 0}, {0, 2}}) {
     const Outcome o = optimize_hwp(with_shape(contrast, effect), context);
@@ -254,6 +256,21 @@ TEST(HwpFormat, PicturesShownInBlackAndWhiteOrRaisedContrastStayLossless) {
         testing::decode_jpeg_pixels(inflated(with_shape(contrast, effect), "BinData/BIN0001.jpg")));
     EXPECT_NE(o.detail.find("black and white or with raised contrast"), std::string::npos)
         << o.detail;
+  }
+  // The same looks given to an image fill of a border and background definition.
+  auto with_fill = [](int8_t contrast, uint8_t effect) {
+    HwpRecipe r = picture_document();
+    r.fills = {{0, 0, 2}, {contrast, effect, 1}};
+    return make_hwp(r);
+  };
+  for (const auto& [contrast, effect] : {std::pair<int8_t, uint8_t>{-30, 1}, {20, 0}, {0, 2}}) {
+    const bool shows = contrast > 0 || effect == 2;
+    const Outcome o = optimize_hwp(with_fill(contrast, effect), context);
+    ASSERT_TRUE(o.replaced()) << o.message;
+    const Verdict v = verify_hwp(with_fill(contrast, effect), o.bytes, context);
+    EXPECT_TRUE(v.ok) << v.problem;
+    EXPECT_EQ(v.quality.pixels_identical, shows) << o.detail;
+    EXPECT_EQ(o.detail.find("black and white") != std::string::npos, shows) << o.detail;
   }
   // The verifier holds such a document to identical pixels: a requantised picture is refused.
   const Outcome requantised = optimize_hwp(with_shape(0, 0), context);

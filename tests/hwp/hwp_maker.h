@@ -36,6 +36,7 @@ struct HwpRecipe {
   enum class Trailer { kNone, kCrc, kZeroCrc } trailer = Trailer::kCrc;
   bool view_text = false;  // a ViewText storage, as distribution documents have
   std::vector<HwpPictureShape> shapes;
+  std::vector<HwpPictureShape> fills;  // image fills of DocInfo's HWPTAG_BORDER_FILL records
 };
 
 inline void put_le16(std::vector<uint8_t>& v, uint32_t x) {
@@ -77,6 +78,20 @@ inline std::vector<uint8_t> hwp_deflate(const std::vector<uint8_t>& content,
   return out;
 }
 
+// A HWPTAG_BORDER_FILL record: no border lines, then a fill of `type` (bit 0 solid colour, 1
+// image, 2 gradient); the image's picture info is `image`'s. A gradient's fields are not written.
+inline std::vector<uint8_t> border_fill(uint32_t type, const HwpPictureShape& image) {
+  std::vector<uint8_t> rec(32, 0);
+  put_le32(rec, type);
+  if (type & 0x1) rec.insert(rec.end(), {0xFF, 0xFF, 0xFF, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF});
+  if (type & 0x2) {
+    rec.insert(rec.end(), {1, 0, uint8_t(image.contrast), image.effect});  // tiled
+    put_le16(rec, image.bin_item);
+  }
+  put_le32(rec, 0);  // no additional fill properties
+  return rec;
+}
+
 inline std::vector<uint8_t> hwp_doc_info(const HwpRecipe& r) {
   std::vector<uint8_t> out;
   put_record(out, 0x10, 0, std::vector<uint8_t>(26, 0));  // DOCUMENT_PROPERTIES
@@ -92,6 +107,7 @@ inline std::vector<uint8_t> hwp_doc_info(const HwpRecipe& r) {
     for (char c : item.extension) put_le16(rec, uint8_t(c));
     put_record(out, 0x12, 1, rec);
   }
+  for (const HwpPictureShape& fill : r.fills) put_record(out, 0x14, 1, border_fill(0x3, fill));
   return out;
 }
 

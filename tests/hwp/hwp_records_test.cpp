@@ -67,6 +67,29 @@ TEST(HwpRecords, ReadsBinDataDeclarations) {
   EXPECT_THROW(bin_data_items(unknown), FormatError);
 }
 
+TEST(HwpRecords, ReadsTheLookOfImageFills) {
+  using testing::border_fill;
+  Bytes doc_info;
+  put_record(doc_info, 0x14, 1, border_fill(0x1, {}));           // a colour: no image
+  put_record(doc_info, 0x14, 1, border_fill(0x3, {20, 2, 7}));    // a colour and an image
+  put_record(doc_info, 0x14, 1, border_fill(0x2, {-5, 1, 300}));  // an image alone
+  put_record(doc_info, 0x14, 1, border_fill(0x6, {}));            // an image and a gradient
+  Bytes cut = border_fill(0x3, {});
+  cut.resize(32 + 4 + 12 + 3);
+  put_record(doc_info, 0x14, 1, cut);                            // too short for the look
+  put_record(doc_info, 0x12, 1, border_fill(0x3, {20, 2, 7}));  // not a border fill
+  const std::vector<FillLook> looks = border_fill_looks(doc_info);
+  ASSERT_EQ(looks.size(), 3u);
+  EXPECT_FALSE(looks[0].unread);
+  EXPECT_EQ(looks[0].look.contrast, 20);
+  EXPECT_EQ(looks[0].look.effect, 2);
+  EXPECT_EQ(looks[0].look.bin_item, 7);
+  EXPECT_EQ(looks[1].look.contrast, -5);
+  EXPECT_EQ(looks[1].look.effect, 1);
+  EXPECT_EQ(looks[1].look.bin_item, 300);
+  EXPECT_TRUE(looks[2].unread);
+}
+
 TEST(HwpRecords, ExtractsParagraphText) {
   Bytes section = testing::hwp_section(u"abc 한글");
   Bytes chars;

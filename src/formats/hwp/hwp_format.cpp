@@ -137,7 +137,7 @@ std::string describe_tally(const Tally& tally, bool lossless_for_effects) {
   if (lossless_for_effects)
     detail +=
         "; pictures optimised losslessly (the document shows pictures in black and white "
-        "or with raised contrast)";
+        "or with raised contrast, or fills an area with a picture and a gradient)";
   return detail;
 }
 
@@ -148,6 +148,11 @@ struct Document {
   std::vector<StreamPlan> plans;
   Policy pictures;  // what its pictures are optimised and verified under
 };
+
+// Black and white or raised contrast: changes within the floor would show.
+bool shows_through_effects(const hwp::PictureLook& look) {
+  return look.contrast > 0 || look.effect == hwp::PictureLook::kBlackAndWhite;
+}
 
 // Whether a picture shape of the body shows its picture in black and white or with raised
 // contrast, as ZIP documents' HWPX BLACK_WHITE and <hp:img contrast>: changes within the floor
@@ -167,8 +172,15 @@ bool shows_pictures_through_effects(const Document& d, ExpansionBudget budget) {
       section = raw;
     }
     for (const hwp::PictureLook& look : hwp::picture_looks(section))
-      if (look.contrast > 0 || look.effect == hwp::PictureLook::kBlackAndWhite) return true;
+      if (shows_through_effects(look)) return true;
   }
+  return false;
+}
+
+// The same for the image fills of DocInfo's border and background definitions.
+bool fills_show_pictures_through_effects(ByteView doc_info) {
+  for (const hwp::FillLook& fill : hwp::border_fill_looks(doc_info))
+    if (fill.unread || shows_through_effects(fill.look)) return true;
   return false;
 }
 
@@ -178,7 +190,8 @@ Document open_document(ByteView input, const Policy& policy, ExpansionBudget& bu
   hwp::refuse_protected(d.header, d.file);
   const Bytes doc_info = hwp::doc_info_records(d.file, d.header, budget.remaining());
   d.plans = hwp::plan_streams(d.file, d.header, hwp::bin_data_items(doc_info));
-  if (policy.mode != Mode::kLossless && shows_pictures_through_effects(d, budget))
+  if (policy.mode != Mode::kLossless &&
+      (fills_show_pictures_through_effects(doc_info) || shows_pictures_through_effects(d, budget)))
     d.pictures.mode = Mode::kLossless;
   return d;
 }

@@ -120,6 +120,32 @@ std::vector<PictureLook> picture_looks(ByteView section) {
   return looks;
 }
 
+std::vector<FillLook> border_fill_looks(ByteView doc_info) {
+  constexpr uint16_t kTagBorderFill = kTagBegin + 4;
+  // Properties (2 bytes), four border lines of type, width and colour (24), the diagonal (6).
+  constexpr size_t kFillInfo = 32;
+  constexpr uint32_t kSolid = 0x1, kImage = 0x2, kGradient = 0x4;
+  constexpr size_t kSolidSize = 12;  // background and pattern colours, pattern type
+  std::vector<FillLook> looks;
+  visit_records(doc_info, [&](const Record& rec) {
+    if (rec.tag != kTagBorderFill || rec.data.size() < kFillInfo + 4) return;
+    ByteReader r(rec.data, kFillInfo);
+    const uint32_t type = r.u32le();
+    if (!(type & kImage)) return;
+    if (type & kGradient) {
+      looks.push_back({{}, true});
+      return;
+    }
+    if (type & kSolid) r.skip(std::min(kSolidSize, r.remaining()));
+    if (r.remaining() < 6) return;
+    r.skip(1);  // how the image fills the area (tiled, centred, ...)
+    const ByteView info = r.take(5);
+    looks.push_back(
+        {{int8_t(info[0]), int8_t(info[1]), info[2], uint16_t(info[3] | info[4] << 8)}});
+  });
+  return looks;
+}
+
 std::u16string paragraph_text(ByteView section) {
   std::u16string text;
   visit_records(section, [&](const Record& rec) {

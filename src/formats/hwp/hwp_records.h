@@ -60,6 +60,16 @@ struct PictureLook {
 // too short to hold it is skipped.
 std::vector<PictureLook> picture_looks(ByteView section);
 
+// How the image fills of an (inflated) DocInfo stream's HWPTAG_BORDER_FILL records show their
+// pictures (page, table cell and paragraph backgrounds), in record order. A fill that also holds
+// a gradient has a layout the specification leaves unclear, so where its image's look would be
+// is not read: it is listed as `unread`, for callers to assume the worst.
+struct FillLook {
+  PictureLook look;
+  bool unread = false;
+};
+std::vector<FillLook> border_fill_looks(ByteView doc_info);
+
 // Record streams with text: the UTF-16 characters of every HWPTAG_PARA_TEXT record, controls
 // left out, paragraphs ended by '\n'. Used by describe and the tests.
 std::u16string paragraph_text(ByteView section);
