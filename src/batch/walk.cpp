@@ -10,6 +10,8 @@
 namespace lighten::batch {
 namespace {
 
+constexpr const char* kLinkNotFollowed = "symbolic link not followed";
+
 std::string join(const std::string& dir, const std::string& name) {
   if (dir.empty()) return name;
   if (dir.back() == '/') return dir + name;
@@ -64,16 +66,27 @@ class Walker {
     }
   }
 
+  // A link the walk of a folder passed over that is also an input of its own was taken there:
+  // its row says what became of it, and a second row would say it was left alone.
+  void drop_links_taken_as_inputs() {
+    std::erase_if(result_.problems, [&](const WalkProblem& p) {
+      return p.message == kLinkNotFollowed && seen_.count(normal_absolute(p.path)) > 0;
+    });
+  }
+
  private:
   bool is_excluded(const FileStat& st) const { return excluded_.count({st.dev, st.ino}) > 0; }
+
+  static std::string normal_absolute(const std::string& path) {
+    std::error_code ec;
+    auto absolute = std::filesystem::absolute(path, ec);
+    return (ec ? std::filesystem::path(path) : absolute).lexically_normal().string();
+  }
 
   void add(const std::string& path, const std::string& relative, const FileStat& st,
            bool through_link) {
     // The same file named twice (an input inside another) must not get two writers.
-    std::error_code ec;
-    auto absolute = std::filesystem::absolute(path, ec);
-    if (!seen_.insert((ec ? std::filesystem::path(path) : absolute).lexically_normal()).second)
-      return;
+    if (!seen_.insert(normal_absolute(path)).second) return;
     result_.total_bytes += st.size;
     result_.files.push_back({path, relative, st, through_link});
   }
@@ -114,7 +127,7 @@ class Walker {
         if (!options_.follow_symlinks) {
           std::string text;
           if (!options_.collect_links)
-            result_.problems.push_back({child, "symbolic link not followed", false});
+            result_.problems.push_back({child, kLinkNotFollowed, false});
           else if (auto s = store_.read_link(child, text); s.ok())
             result_.links.push_back({child, child_relative, std::move(text)});
           else
@@ -177,6 +190,7 @@ WalkResult walk(Store& store, const std::vector<std::string>& inputs, const Walk
   }
   bool single_directory = inputs.size() == 1 && directories == 1;
   for (const auto& input : inputs) walker.input(input, single_directory ? "" : input_name(input));
+  walker.drop_links_taken_as_inputs();
   return result;
 }
 

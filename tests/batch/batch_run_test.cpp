@@ -507,6 +507,22 @@ TEST_F(RunBatch, InPlaceLinksStayLinksAndTheirFilesAreOptimisedOnce) {
   EXPECT_EQ(run_batch(o, given).total.replaced, 1u);
   EXPECT_TRUE(fs::is_symlink(dir_ / "in" / "outside.jpg"));
   EXPECT_LT(fs::file_size(dir_ / "elsewhere" / "gray.jpg"), original.size());
+
+  // The link given beside the folder that holds it: one row for it, before or after the folder.
+  for (const bool link_first : {false, true}) {
+    write_file(dir_ / "elsewhere" / "gray.jpg", original);
+    const std::string link = (dir_ / "in" / "outside.jpg").string();
+    const std::string folder = (dir_ / "in").string();
+    o.inputs = link_first ? std::vector<std::string>{link, folder}
+                          : std::vector<std::string>{folder, link};
+    Recorder beside;
+    run_batch(o, beside);
+    size_t rows = 0;
+    for (const auto& r : beside.results) rows += r.path == link;
+    EXPECT_EQ(rows, 1u) << link_first;
+    EXPECT_EQ(beside.discovered, beside.results.size());
+    EXPECT_LT(fs::file_size(dir_ / "elsewhere" / "gray.jpg"), original.size());
+  }
 }
 
 TEST(RunBatchErrors, BadOptionsThrow) {
