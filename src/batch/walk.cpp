@@ -47,16 +47,17 @@ class Walker {
   }
 
   void input(const std::string& path, const std::string& relative) {
-    FileStat st;
-    if (auto s = store_.stat(path, true, st); !s.ok()) {
-      result_.problems.push_back({path, s.message, true});
-      return;
-    }
     // "dir/" would name the folder a link leads to, not the link.
     std::string name = path;
     while (name.size() > 1 && name.back() == '/') name.pop_back();
     FileStat own;
     const bool link = store_.stat(name, false, own).ok() && own.is_symlink();
+    if (link) link_inputs_.insert(normal_absolute(name));
+    FileStat st;
+    if (auto s = store_.stat(path, true, st); !s.ok()) {
+      result_.problems.push_back({path, s.message, true});
+      return;
+    }
     if (st.is_directory()) {
       directory(path, relative, st, link);
     } else if (st.is_regular()) {
@@ -66,11 +67,12 @@ class Walker {
     }
   }
 
-  // A link the walk of a folder passed over that is also an input of its own was taken there:
-  // its row says what became of it, and a second row would say it was left alone.
+  // A link the walk of a folder passed over that is also an input of its own (to a file or a
+  // folder) was taken there: its own rows say what became of it, and one more would say it was
+  // left alone.
   void drop_links_taken_as_inputs() {
     std::erase_if(result_.problems, [&](const WalkProblem& p) {
-      return p.message == kLinkNotFollowed && seen_.count(normal_absolute(p.path)) > 0;
+      return p.message == kLinkNotFollowed && link_inputs_.count(normal_absolute(p.path)) > 0;
     });
   }
 
@@ -176,6 +178,7 @@ class Walker {
   std::set<std::pair<uint64_t, uint64_t>> excluded_;
   std::set<std::pair<uint64_t, uint64_t>> visiting_;
   std::unordered_set<std::string> seen_;
+  std::unordered_set<std::string> link_inputs_;  // inputs that are links, as normal_absolute
 };
 
 }  // namespace

@@ -523,6 +523,18 @@ TEST_F(RunBatch, InPlaceLinksStayLinksAndTheirFilesAreOptimisedOnce) {
     EXPECT_EQ(beside.discovered, beside.results.size());
     EXPECT_LT(fs::file_size(dir_ / "elsewhere" / "gray.jpg"), original.size());
   }
+  // A folder link beside the folder that holds it: rows for its files, none for the link.
+  const std::string sub_link = (dir_ / "in" / "sub-link").string();
+  o.inputs = {(dir_ / "in").string(), sub_link};
+  Recorder folder_beside;
+  run_batch(o, folder_beside);
+  size_t under_link = 0;
+  for (const auto& r : folder_beside.results) {
+    EXPECT_NE(r.path, sub_link);
+    under_link += r.path.starts_with(sub_link + "/");
+  }
+  EXPECT_EQ(under_link, 2u);
+  EXPECT_EQ(folder_beside.discovered, folder_beside.results.size());
 }
 
 TEST(RunBatchErrors, BadOptionsThrow) {

@@ -49,8 +49,9 @@ std::optional<Chain> find_drawing_group(const std::vector<Record>& records);
 
 // The OfficeArt records that say how pictures are shown, without the pictures: the payloads of
 // the sheets' MsoDrawing records (each with the CONTINUE records that follow it) joined, then the
-// drawing group's property tables (the defaults of every shape). Throws FormatError where a
-// record of the drawing group runs past its container.
+// drawing group's property tables (the defaults of every shape). Throws FormatError as
+// read_workbook and find_drawing_group do, and where a record of the drawing group runs past its
+// container.
 Bytes drawings_without_pictures(ByteView workbook);
 
 struct WorkbookRewrite {
