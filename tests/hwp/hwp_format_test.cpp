@@ -257,20 +257,23 @@ TEST(HwpFormat, PicturesShownInBlackAndWhiteOrRaisedContrastStayLossless) {
     EXPECT_NE(o.detail.find("black and white or with raised contrast"), std::string::npos)
         << o.detail;
   }
-  // The same looks given to an image fill of a border and background definition.
-  auto with_fill = [](int8_t contrast, uint8_t effect) {
-    HwpRecipe r = picture_document();
-    r.fills = {{0, 0, 2}, {contrast, effect, 1}};
-    return make_hwp(r);
-  };
-  for (const auto& [contrast, effect] : {std::pair<int8_t, uint8_t>{-30, 1}, {20, 0}, {0, 2}}) {
-    const bool shows = contrast > 0 || effect == 2;
-    const Outcome o = optimize_hwp(with_fill(contrast, effect), context);
-    ASSERT_TRUE(o.replaced()) << o.message;
-    const Verdict v = verify_hwp(with_fill(contrast, effect), o.bytes, context);
-    EXPECT_TRUE(v.ok) << v.problem;
-    EXPECT_EQ(v.quality.pixels_identical, shows) << o.detail;
-    EXPECT_EQ(o.detail.find("black and white") != std::string::npos, shows) << o.detail;
+  // The same looks given to an image fill of a border and background definition, and of a
+  // rectangle.
+  for (const bool in_shape : {false, true}) {
+    auto with_fill = [&](int8_t contrast, uint8_t effect) {
+      HwpRecipe r = picture_document();
+      (in_shape ? r.shape_fills : r.fills) = {{0, 0, 2}, {contrast, effect, 1}};
+      return make_hwp(r);
+    };
+    for (const auto& [contrast, effect] : {std::pair<int8_t, uint8_t>{-30, 1}, {20, 0}, {0, 2}}) {
+      const bool shows = contrast > 0 || effect == 2;
+      const Outcome o = optimize_hwp(with_fill(contrast, effect), context);
+      ASSERT_TRUE(o.replaced()) << o.message;
+      const Verdict v = verify_hwp(with_fill(contrast, effect), o.bytes, context);
+      EXPECT_TRUE(v.ok) << v.problem;
+      EXPECT_EQ(v.quality.pixels_identical, shows) << in_shape << " " << o.detail;
+      EXPECT_EQ(o.detail.find("black and white") != std::string::npos, shows) << o.detail;
+    }
   }
   // The verifier holds such a document to identical pixels: a requantised picture is refused.
   const Outcome requantised = optimize_hwp(with_shape(0, 0), context);

@@ -36,7 +36,8 @@ struct HwpRecipe {
   enum class Trailer { kNone, kCrc, kZeroCrc } trailer = Trailer::kCrc;
   bool view_text = false;  // a ViewText storage, as distribution documents have
   std::vector<HwpPictureShape> shapes;
-  std::vector<HwpPictureShape> fills;  // image fills of DocInfo's HWPTAG_BORDER_FILL records
+  std::vector<HwpPictureShape> fills;        // image fills of DocInfo's HWPTAG_BORDER_FILL records
+  std::vector<HwpPictureShape> shape_fills;  // image fills of rectangles in the section
 };
 
 inline void put_le16(std::vector<uint8_t>& v, uint32_t x) {
@@ -78,10 +79,9 @@ inline std::vector<uint8_t> hwp_deflate(const std::vector<uint8_t>& content,
   return out;
 }
 
-// A HWPTAG_BORDER_FILL record: no border lines, then a fill of `type` (bit 0 solid colour, 1
-// image, 2 gradient); the image's picture info is `image`'s. A gradient's fields are not written.
-inline std::vector<uint8_t> border_fill(uint32_t type, const HwpPictureShape& image) {
-  std::vector<uint8_t> rec(32, 0);
+// Fill information of `type` (bit 0 solid colour, 1 image, 2 gradient); the image's picture info
+// is `image`'s. A gradient's fields are not written.
+inline void put_fill(std::vector<uint8_t>& rec, uint32_t type, const HwpPictureShape& image) {
   put_le32(rec, type);
   if (type & 0x1) rec.insert(rec.end(), {0xFF, 0xFF, 0xFF, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF});
   if (type & 0x2) {
@@ -89,6 +89,28 @@ inline std::vector<uint8_t> border_fill(uint32_t type, const HwpPictureShape& im
     put_le16(rec, image.bin_item);
   }
   put_le32(rec, 0);  // no additional fill properties
+}
+
+// A HWPTAG_BORDER_FILL record: no border lines, then the fill.
+inline std::vector<uint8_t> border_fill(uint32_t type, const HwpPictureShape& image) {
+  std::vector<uint8_t> rec(32, 0);
+  put_fill(rec, type, image);
+  return rec;
+}
+
+// A HWPTAG_SHAPE_COMPONENT record of a drawing shape `id` ("$rec": bytes "cer$"), its control id
+// written twice as for a shape that is a control of its own: placement and size, the rendering
+// information with `scale_rotations` pairs of matrices, a line, then the fill.
+inline std::vector<uint8_t> shape_component(const char (&id)[5], uint16_t scale_rotations,
+                                            uint32_t fill_type, const HwpPictureShape& image) {
+  std::vector<uint8_t> rec;
+  for (int k = 0; k < 2; ++k)
+    for (int i = 3; i >= 0; --i) rec.push_back(uint8_t(id[i]));
+  rec.resize(rec.size() + 42, 0);
+  put_le16(rec, scale_rotations);
+  rec.resize(rec.size() + 48 * (1 + 2 * size_t(scale_rotations)), 0x3F);
+  rec.insert(rec.end(), {0, 0, 0, 0, 33, 0, 0, 0, 0x41, 0, 0, 0xD1, 0});  // the line
+  put_fill(rec, fill_type, image);
   return rec;
 }
 
@@ -112,7 +134,8 @@ inline std::vector<uint8_t> hwp_doc_info(const HwpRecipe& r) {
 }
 
 inline std::vector<uint8_t> hwp_section(const std::u16string& text,
-                                        const std::vector<HwpPictureShape>& shapes = {}) {
+                                        const std::vector<HwpPictureShape>& shapes = {},
+                                        const std::vector<HwpPictureShape>& shape_fills = {}) {
   std::vector<uint8_t> out, header(22, 0), chars;
   header[0] = uint8_t(text.size() + 1);
   put_record(out, 0x42, 0, header);  // PARA_HEADER
@@ -128,6 +151,8 @@ inline std::vector<uint8_t> hwp_section(const std::u16string& text,
     picture[72] = uint8_t(shape.bin_item >> 8);
     put_record(out, 0x55, 3, picture);  // SHAPE_COMPONENT_PICTURE
   }
+  for (const HwpPictureShape& fill : shape_fills)
+    put_record(out, 0x4C, 2, shape_component("$rec", 1, 0x3, fill));  // SHAPE_COMPONENT
   return out;
 }
 
@@ -150,7 +175,7 @@ inline std::vector<uint8_t> make_hwp(const HwpRecipe& r) {
   std::vector<CfbItem> items = {
       {"FileHeader", header},
       {"DocInfo", pack(hwp_doc_info(r), compressed)},
-      {"BodyText/Section0", pack(hwp_section(r.text, r.shapes), compressed)},
+      {"BodyText/Section0", pack(hwp_section(r.text, r.shapes, r.shape_fills), compressed)},
       {"\x05HwpSummaryInformation", std::vector<uint8_t>(300, 0x5A)},
       {"PrvText", {'H', 0, 'i', 0}},
       {"Scripts/JScriptVersion", pack({1, 0, 0, 0, 0, 0, 0, 0}, compressed)},

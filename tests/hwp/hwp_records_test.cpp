@@ -70,13 +70,13 @@ TEST(HwpRecords, ReadsBinDataDeclarations) {
 TEST(HwpRecords, ReadsTheLookOfImageFills) {
   using testing::border_fill;
   Bytes doc_info;
-  put_record(doc_info, 0x14, 1, border_fill(0x1, {}));           // a colour: no image
+  put_record(doc_info, 0x14, 1, border_fill(0x1, {}));            // a colour: no image
   put_record(doc_info, 0x14, 1, border_fill(0x3, {20, 2, 7}));    // a colour and an image
   put_record(doc_info, 0x14, 1, border_fill(0x2, {-5, 1, 300}));  // an image alone
   put_record(doc_info, 0x14, 1, border_fill(0x6, {}));            // an image and a gradient
   Bytes cut = border_fill(0x3, {});
   cut.resize(32 + 4 + 12 + 3);
-  put_record(doc_info, 0x14, 1, cut);                            // too short for the look
+  put_record(doc_info, 0x14, 1, cut);                           // too short for the look
   put_record(doc_info, 0x12, 1, border_fill(0x3, {20, 2, 7}));  // not a border fill
   const std::vector<FillLook> looks = border_fill_looks(doc_info);
   ASSERT_EQ(looks.size(), 3u);
@@ -88,6 +88,41 @@ TEST(HwpRecords, ReadsTheLookOfImageFills) {
   EXPECT_EQ(looks[1].look.effect, 1);
   EXPECT_EQ(looks[1].look.bin_item, 300);
   EXPECT_TRUE(looks[2].unread);
+}
+
+TEST(HwpRecords, ReadsTheLookOfDrawingShapesImageFills) {
+  using testing::shape_component;
+  Bytes section;
+  put_record(section, 0x4C, 2, shape_component("$rec", 1, 0x3, {20, 2, 7}));
+  put_record(section, 0x4C, 2, shape_component("$ell", 3, 0x2, {-5, 1, 300}));
+  put_record(section, 0x4C, 2, shape_component("$pol", 0, 0x1, {}));          // a colour: no image
+  put_record(section, 0x4C, 2, shape_component("$rec", 0, 0x6, {}));          // and a gradient
+  put_record(section, 0x4C, 2, shape_component("$rec", 0, 0x13, {}));         // no fill type
+  put_record(section, 0x4C, 2, shape_component("$con", 1, 0x3, {20, 2, 7}));  // a group
+  // A picture's component ends with its rendering information.
+  Bytes picture = shape_component("$pic", 1, 0x3, {20, 2, 7});
+  picture.resize(8 + 42 + 2 + 3 * 48);
+  put_record(section, 0x4C, 2, picture);
+  // The id written once, as for a member of a group.
+  Bytes member = shape_component("$arc", 1, 0x2, {0, 2, 4});
+  member.erase(member.begin(), member.begin() + 4);
+  put_record(section, 0x4C, 3, member);
+  // More matrix pairs than the record holds.
+  Bytes cut = shape_component("$rec", 1, 0x3, {20, 2, 7});
+  cut[8 + 42] = 200;
+  put_record(section, 0x4C, 2, cut);
+  const std::vector<FillLook> looks = shape_fill_looks(section);
+  ASSERT_EQ(looks.size(), 5u);
+  EXPECT_EQ(looks[0].look.contrast, 20);
+  EXPECT_EQ(looks[0].look.effect, 2);
+  EXPECT_EQ(looks[0].look.bin_item, 7);
+  EXPECT_EQ(looks[1].look.contrast, -5);
+  EXPECT_EQ(looks[1].look.bin_item, 300);
+  EXPECT_TRUE(looks[2].unread);
+  EXPECT_TRUE(looks[3].unread);
+  EXPECT_FALSE(looks[4].unread);
+  EXPECT_EQ(looks[4].look.effect, 2);
+  EXPECT_EQ(looks[4].look.bin_item, 4);
 }
 
 TEST(HwpRecords, ExtractsParagraphText) {

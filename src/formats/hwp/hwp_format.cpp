@@ -137,7 +137,7 @@ std::string describe_tally(const Tally& tally, bool lossless_for_effects) {
   if (lossless_for_effects)
     detail +=
         "; pictures optimised losslessly (the document shows pictures in black and white "
-        "or with raised contrast, or fills an area with a picture and a gradient)";
+        "or with raised contrast, or in a fill lighten cannot read)";
   return detail;
 }
 
@@ -154,11 +154,11 @@ bool shows_through_effects(const hwp::PictureLook& look) {
   return look.contrast > 0 || look.effect == hwp::PictureLook::kBlackAndWhite;
 }
 
-// Whether a picture shape of the body shows its picture in black and white or with raised
-// contrast, as ZIP documents' HWPX BLACK_WHITE and <hp:img contrast>: changes within the floor
-// would show. Sections that do not inflate are left to the stream loop to judge.
-// The scan has a budget of its own (a copy): the stream loop inflates the sections again, and a
-// document that fitted the budget before must still fit it.
+// Whether a picture shape or a drawing shape's image fill in the body shows its picture in black
+// and white or with raised contrast, as ZIP documents' HWPX BLACK_WHITE and <hp:img contrast>.
+// Sections that do not inflate are left to the stream loop to judge. The scan has a budget of its
+// own (a copy): the stream loop inflates the sections again, and a document that fitted the budget
+// before must still fit it.
 bool shows_pictures_through_effects(const Document& d, ExpansionBudget budget) {
   for (const StreamPlan& plan : d.plans) {
     if (plan.role != StreamRole::kRecords || !plan.path.starts_with("BodyText/")) continue;
@@ -173,6 +173,8 @@ bool shows_pictures_through_effects(const Document& d, ExpansionBudget budget) {
     }
     for (const hwp::PictureLook& look : hwp::picture_looks(section))
       if (shows_through_effects(look)) return true;
+    for (const hwp::FillLook& fill : hwp::shape_fill_looks(section))
+      if (fill.unread || shows_through_effects(fill.look)) return true;
   }
   return false;
 }

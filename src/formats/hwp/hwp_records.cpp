@@ -1,6 +1,7 @@
 #include "formats/hwp/hwp_records.h"
 
 #include <cstdio>
+#include <optional>
 
 namespace lighten::hwp {
 namespace {
@@ -120,28 +121,70 @@ std::vector<PictureLook> picture_looks(ByteView section) {
   return looks;
 }
 
+namespace {
+
+// The image's look in the fill information (채우기 정보) that `r` stands at; nothing for a fill
+// without an image, or one cut short.
+std::optional<FillLook> read_fill(ByteReader& r) {
+  constexpr uint32_t kSolid = 0x1, kImage = 0x2, kGradient = 0x4;
+  constexpr size_t kSolidSize = 12;  // background and pattern colours, pattern type
+  if (r.remaining() < 4) return std::nullopt;
+  const uint32_t type = r.u32le();
+  if (type > (kSolid | kImage | kGradient)) return FillLook{{}, true};  // not a fill type
+  if (!(type & kImage)) return std::nullopt;
+  if (type & kGradient) return FillLook{{}, true};
+  if (type & kSolid) r.skip(std::min(kSolidSize, r.remaining()));
+  if (r.remaining() < 6) return std::nullopt;
+  r.skip(1);  // how the image fills the area (tiled, centred, ...)
+  const ByteView info = r.take(5);
+  return FillLook{{int8_t(info[0]), int8_t(info[1]), info[2], uint16_t(info[3] | info[4] << 8)}};
+}
+
+constexpr uint32_t chid(const char (&id)[5]) {
+  return uint32_t(uint8_t(id[0])) << 24 | uint32_t(uint8_t(id[1])) << 16 |
+         uint32_t(uint8_t(id[2])) << 8 | uint8_t(id[3]);
+}
+
+}  // namespace
+
 std::vector<FillLook> border_fill_looks(ByteView doc_info) {
   constexpr uint16_t kTagBorderFill = kTagBegin + 4;
   // Properties (2 bytes), four border lines of type, width and colour (24), the diagonal (6).
   constexpr size_t kFillInfo = 32;
-  constexpr uint32_t kSolid = 0x1, kImage = 0x2, kGradient = 0x4;
-  constexpr size_t kSolidSize = 12;  // background and pattern colours, pattern type
   std::vector<FillLook> looks;
   visit_records(doc_info, [&](const Record& rec) {
-    if (rec.tag != kTagBorderFill || rec.data.size() < kFillInfo + 4) return;
+    if (rec.tag != kTagBorderFill || rec.data.size() < kFillInfo) return;
     ByteReader r(rec.data, kFillInfo);
-    const uint32_t type = r.u32le();
-    if (!(type & kImage)) return;
-    if (type & kGradient) {
-      looks.push_back({{}, true});
-      return;
+    if (std::optional<FillLook> look = read_fill(r)) looks.push_back(*look);
+  });
+  return looks;
+}
+
+std::vector<FillLook> shape_fill_looks(ByteView section) {
+  constexpr uint16_t kTagShapeComponent = kTagBegin + 60;
+  // After the control id(s): the offset in the group (8 bytes), group level and version (4), the
+  // original and current sizes (16), flags (4), rotation angle (2) and centre (8).
+  constexpr size_t kBeforeRendering = 42;
+  constexpr size_t kMatrix = 6 * 8;  // three rows of two doubles
+  constexpr size_t kLineInfo = 13;   // colour, width, properties, outline style
+  std::vector<FillLook> looks;
+  visit_records(section, [&](const Record& rec) {
+    if (rec.tag != kTagShapeComponent || rec.data.size() < 8) return;
+    ByteReader r(rec.data);
+    const uint32_t id = r.u32le();
+    // The id stands twice in a component that is a control of its own.
+    if (r.u32le() != id) r.seek(4);
+    if (id == chid("$con")) return;  // a group: its members hold their own fills
+    try {
+      r.skip(kBeforeRendering);
+      const uint16_t scale_rotations = r.u16le();
+      r.skip(kMatrix + 2 * kMatrix * size_t(scale_rotations));  // translation, then the pairs
+      if (r.remaining() < kLineInfo) return;  // pictures and OLE objects stop here
+      r.skip(kLineInfo);
+      if (std::optional<FillLook> look = read_fill(r)) looks.push_back(*look);
+    } catch (const FormatError&) {
+      // A component cut short holds no fill this could read.
     }
-    if (type & kSolid) r.skip(std::min(kSolidSize, r.remaining()));
-    if (r.remaining() < 6) return;
-    r.skip(1);  // how the image fills the area (tiled, centred, ...)
-    const ByteView info = r.take(5);
-    looks.push_back(
-        {{int8_t(info[0]), int8_t(info[1]), info[2], uint16_t(info[3] | info[4] << 8)}});
   });
   return looks;
 }

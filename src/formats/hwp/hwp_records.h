@@ -63,12 +63,17 @@ std::vector<PictureLook> picture_looks(ByteView section);
 // How the image fills of an (inflated) DocInfo stream's HWPTAG_BORDER_FILL records show their
 // pictures (page, table cell and paragraph backgrounds), in record order. A fill that also holds
 // a gradient has a layout the specification leaves unclear, so where its image's look would be
-// is not read: it is listed as `unread`, for callers to assume the worst.
+// is not read: it is listed as `unread`, for callers to assume the worst; so is a fill whose
+// type has bits the format does not define.
 struct FillLook {
   PictureLook look;
   bool unread = false;
 };
 std::vector<FillLook> border_fill_looks(ByteView doc_info);
+// The same for the drawing shapes (rectangles, ellipses, polygons, ...) of an (inflated) section
+// stream: the fill that follows the rendering information and the line of each
+// HWPTAG_SHAPE_COMPONENT record. Pictures, OLE objects and groups have none there.
+std::vector<FillLook> shape_fill_looks(ByteView section);
 
 // Record streams with text: the UTF-16 characters of every HWPTAG_PARA_TEXT record, controls
 // left out, paragraphs ended by '\n'. Used by describe and the tests.
