@@ -61,10 +61,10 @@ struct PictureLook {
 std::vector<PictureLook> picture_looks(ByteView section);
 
 // How the image fills of an (inflated) DocInfo stream's HWPTAG_BORDER_FILL records show their
-// pictures (page, table cell and paragraph backgrounds), in record order. A fill that also holds
-// a gradient has a layout the specification leaves unclear, so where its image's look would be
-// is not read: it is listed as `unread`, for callers to assume the worst; so is a fill whose
-// type has bits the format does not define.
+// pictures (page, table cell and paragraph backgrounds), in record order. Where a fill also holds
+// a gradient, the specification and readers (hwplib) lay its fields out differently, so where
+// its image's look would be is not read: it is listed as `unread`, for callers to assume the
+// worst; so is a fill whose type has bits the format does not define.
 struct FillLook {
   PictureLook look;
   bool unread = false;
