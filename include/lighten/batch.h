@@ -79,7 +79,10 @@ struct BatchSummary {
   KindTotals total;
   uint64_t io_errors = 0;      // files whose read or write failed
   uint64_t failures = 0;       // outputs that failed verification, internal errors
-  uint64_t not_started = 0;    // files left for a later run by `stop`
+  uint64_t not_started = 0;    // files left for a later run by `stop` or a full disk
+  // Why the run started no more files, where it was not `stop`: the write that found the
+  // output's disk or quota full ("" otherwise).
+  std::string stopped_because;
   uint64_t from_journal = 0;   // skipped because an earlier run finished them
   uint64_t cleaned_temps = 0;  // stray temporary files from killed runs removed
   uint64_t links = 0;          // symbolic links the mirror holds as links (to make, dry)

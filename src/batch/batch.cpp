@@ -353,7 +353,13 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
   Collector collector(progress, summary);
   for (const FileResult& r : rows_first) collector.file(r);
 
-  batch::RunContext context{options, *store, journal.get(), summary.run_id, fingerprint};
+  batch::DestinationFull destination_full;
+  batch::RunContext context{.options = options,
+                            .store = *store,
+                            .journal = journal.get(),
+                            .run_id = summary.run_id,
+                            .policy_fingerprint = fingerprint,
+                            .destination_full = &destination_full};
   batch::Scheduler scheduler(options.jobs, options.memory_budget);
   // Images are priced by their pixels, read from their headers as each reaches the head of the
   // queue; files the journal has done are not read. A file that cannot be read is priced by its
@@ -374,8 +380,9 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
   const batch::SchedulerStats stats = scheduler.run(
       files.size(), estimate,
       [&](size_t i) { collector.file(batch::process_file(context, files[i])); },
-      [&] { return options.stop && options.stop->load(); });
+      [&] { return (options.stop && options.stop->load()) || destination_full.hit(); });
   summary.not_started = files.size() - stats.started;
+  summary.stopped_because = destination_full.message();
 
   if (journal) journal->flush();
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

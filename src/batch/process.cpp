@@ -42,6 +42,12 @@ void set_io_error(FileResult& r, const IoStatus& status) {
   r.message = status.message;
 }
 
+// A failed write of this file's output: said in its row, and to the run when the disk is full.
+void set_write_error(const RunContext& ctx, FileResult& r, const IoStatus& status) {
+  set_io_error(r, status);
+  if (ctx.destination_full) ctx.destination_full->note(status);
+}
+
 // Reasons that say nothing final about the file: they are redone by the next run.
 bool is_final(Reason reason) { return reason != Reason::kIoError && reason != Reason::kSkipped; }
 
@@ -130,7 +136,7 @@ class FileJob {
           s = options_.unchanged == UnchangedFiles::kHardlink
                   ? ctx_.store.link_or_copy(out_path_, entry_.path)
                   : ctx_.store.copy_atomic(out_path_, entry_.path, &entry_.stat);
-        if (!s.ok()) set_io_error(result_, s);
+        if (!s.ok()) set_write_error(ctx_, result_, s);
       }
       return;
     }
@@ -203,7 +209,7 @@ class FileJob {
              : ctx_.store.write_atomic(target, outcome.output(), entry_.path, &read_stat_);
     }
     if (!s.ok()) {
-      set_io_error(result_, s);
+      set_write_error(ctx_, result_, s);
       return;
     }
     wrote_ = true;
@@ -298,6 +304,18 @@ FileResult process_file(const RunContext& context, const WalkEntry& entry) {
     r.message = std::string("internal error: ") + e.what();
   }
   return r;
+}
+
+void DestinationFull::note(const IoStatus& status) {
+  if (status.error != ENOSPC && status.error != EDQUOT) return;
+  std::lock_guard lock(mutex_);
+  if (message_.empty()) message_ = status.message;
+  hit_.store(true);
+}
+
+std::string DestinationFull::message() const {
+  std::lock_guard lock(mutex_);
+  return message_;
 }
 
 }  // namespace lighten::batch

@@ -1,6 +1,8 @@
 // One file through the batch: journal check, read, optimise, write, journal.
 #pragma once
 
+#include <atomic>
+#include <mutex>
 #include <string>
 
 #include "batch/journal.h"
@@ -10,12 +12,28 @@
 
 namespace lighten::batch {
 
+// The first write that found the output's disk (or the user's quota) full: every later write
+// would fail the same way, so the run starts no file after it.
+class DestinationFull {
+ public:
+  // Takes a failed write's status; only ENOSPC and EDQUOT count.
+  void note(const IoStatus& status);
+  bool hit() const { return hit_.load(); }
+  std::string message() const;  // the first such failure, "" before one
+
+ private:
+  std::atomic<bool> hit_{false};
+  mutable std::mutex mutex_;
+  std::string message_;
+};
+
 struct RunContext {
   const BatchOptions& options;
   Store& store;
   Journal* journal;  // null when the run keeps none (dry run, use_journal off)
   std::string run_id;
   std::string policy_fingerprint;
+  DestinationFull* destination_full = nullptr;  // told of every failed write, when set
 };
 
 // Never throws for anything the file or the disk does: problems end as the result's reason.

@@ -225,6 +225,13 @@ int run_optimize(OptimizeArgs& args) {
       return kExitFailures;
     }
   }
+  if (summary.not_started > 0 && !summary.stopped_because.empty()) {
+    fmt::print(stderr,
+               "lighten optimize: stopped, the disk is full ({}); {} not started. Free space "
+               "and run the same command again: finished files are skipped\n",
+               summary.stopped_because, counted(summary.not_started, "file"));
+    return kExitFailures;
+  }
   if (summary.not_started > 0) {
     fmt::print(stderr,
                "lighten optimize: interrupted; {} not started. The journal holds every "
