@@ -77,12 +77,15 @@ struct KindTotals {
 struct BatchSummary {
   std::map<Kind, KindTotals> by_kind;
   KindTotals total;
-  uint64_t io_errors = 0;      // files whose read or write failed
-  uint64_t failures = 0;       // outputs that failed verification, internal errors
-  uint64_t not_started = 0;    // files left for a later run by `stop` or a full disk
+  uint64_t io_errors = 0;    // files whose read or write failed
+  uint64_t failures = 0;     // outputs that failed verification, internal errors
+  uint64_t not_started = 0;  // files left for a later run by `stop` or a full disk
   // Why the run started no more files, where it was not `stop`: the write that found the
-  // output's disk or quota full ("" otherwise).
+  // mirror's disk or quota full ("" otherwise).
   std::string stopped_because;
+  // The journal's last rows could not be written (a full disk, say): the files they name are
+  // looked at again by the next run ("" when all were written).
+  std::string journal_error;
   uint64_t from_journal = 0;   // skipped because an earlier run finished them
   uint64_t cleaned_temps = 0;  // stray temporary files from killed runs removed
   uint64_t links = 0;          // symbolic links the mirror holds as links (to make, dry)

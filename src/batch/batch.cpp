@@ -322,6 +322,7 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
       r.message = problem.message;
       rows_first.push_back(std::move(r));
     }
+  batch::DestinationFull destination_full;  // told of a mirror's writes that find no space
   // A mirror holds the tree's symbolic links as links, pointing where the originals point.
   // One that cannot be made is a row of its own.
   for (const auto& link : found.links) {
@@ -338,6 +339,7 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
       ++summary.links;
       continue;
     }
+    destination_full.note(s);
     FileResult r;
     r.path = link.path;
     r.reason = Reason::kIoError;
@@ -353,13 +355,12 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
   Collector collector(progress, summary);
   for (const FileResult& r : rows_first) collector.file(r);
 
-  batch::DestinationFull destination_full;
   batch::RunContext context{.options = options,
                             .store = *store,
                             .journal = journal.get(),
                             .run_id = summary.run_id,
                             .policy_fingerprint = fingerprint,
-                            .destination_full = &destination_full};
+                            .destination_full = mirror ? &destination_full : nullptr};
   batch::Scheduler scheduler(options.jobs, options.memory_budget);
   // Images are priced by their pixels, read from their headers as each reaches the head of the
   // queue; files the journal has done are not read. A file that cannot be read is priced by its
@@ -384,7 +385,13 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
   summary.not_started = files.size() - stats.started;
   summary.stopped_because = destination_full.message();
 
-  if (journal) journal->flush();
+  if (journal) {
+    try {
+      journal->flush();
+    } catch (const std::exception& e) {
+      summary.journal_error = e.what();
+    }
+  }
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   progress.on_finish(summary);
   return summary;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -308,6 +309,12 @@ FileResult process_file(const RunContext& context, const WalkEntry& entry) {
 
 void DestinationFull::note(const IoStatus& status) {
   if (status.error != ENOSPC && status.error != EDQUOT) return;
+  static constexpr std::string_view kWritesOfSpace[] = {
+      "write",   "create temporary file for", "fsync", "close", "rename", "link",
+      "symlink", "create directory"};
+  if (std::find(std::begin(kWritesOfSpace), std::end(kWritesOfSpace), status.op) ==
+      std::end(kWritesOfSpace))
+    return;
   std::lock_guard lock(mutex_);
   if (message_.empty()) message_ = status.message;
   hit_.store(true);

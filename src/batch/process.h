@@ -12,11 +12,14 @@
 
 namespace lighten::batch {
 
-// The first write that found the output's disk (or the user's quota) full: every later write
-// would fail the same way, so the run starts no file after it.
+// The first write of a mirror that found its disk (or the user's quota) full: every later write
+// would fail the same way, so the run starts no file after it. (In place, a later file may fit
+// where this one did not, and each file replaced frees space: a run there goes on.)
 class DestinationFull {
  public:
-  // Takes a failed write's status; only ENOSPC and EDQUOT count.
+  // Takes a failed write's status; only ENOSPC and EDQUOT in making files and folders and in
+  // writing their data count (ext4 also says ENOSPC for an extended attribute too large for
+  // its inode, whatever the free space).
   void note(const IoStatus& status);
   bool hit() const { return hit_.load(); }
   std::string message() const;  // the first such failure, "" before one

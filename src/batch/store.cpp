@@ -430,6 +430,7 @@ bool FileStat::is_symlink() const { return S_ISLNK(mode); }
 IoStatus IoStatus::fail(std::string_view op, const std::string& path, int err) {
   IoStatus s;
   s.error = err == 0 ? EIO : err;
+  s.op = op;
   s.message = std::string(op) + " " + path + ": " + std::generic_category().message(s.error);
   return s;
 }

@@ -32,6 +32,7 @@ struct FileStat {
 struct IoStatus {
   int error = 0;                // errno; 0 = ok
   bool source_changed = false;  // the source moved under us: nothing was written
+  std::string op;               // "write"
   std::string message;          // "write /a/b.jpg: No space left on device"
 
   bool ok() const { return error == 0 && !source_changed; }

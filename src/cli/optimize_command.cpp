@@ -225,21 +225,31 @@ int run_optimize(OptimizeArgs& args) {
       return kExitFailures;
     }
   }
+  const bool journaled = !summary.journal_path.empty() && summary.journal_error.empty();
+  const char* resume = journaled ? ": finished files are skipped" : "";
+  int exit_code = summary.io_errors + summary.failures > 0 ? kExitFailures : kExitOk;
+  if (!summary.journal_error.empty()) {
+    fmt::print(stderr,
+               "lighten optimize: the journal's last rows were not written ({}); the files they "
+               "name are looked at again by the next run\n",
+               summary.journal_error);
+    exit_code = kExitFailures;
+  }
   if (summary.not_started > 0 && !summary.stopped_because.empty()) {
     fmt::print(stderr,
                "lighten optimize: stopped, the disk is full ({}); {} not started. Free space "
-               "and run the same command again: finished files are skipped\n",
-               summary.stopped_because, counted(summary.not_started, "file"));
-    return kExitFailures;
+               "and run the same command again{}\n",
+               summary.stopped_because, counted(summary.not_started, "file"), resume);
+    exit_code = kExitFailures;
   }
-  if (summary.not_started > 0) {
+  if (summary.not_started > 0 && stop_on_interrupt.requested().load()) {
     fmt::print(stderr,
-               "lighten optimize: interrupted; {} not started. The journal holds every "
-               "finished one: the same command goes on from there\n",
-               counted(summary.not_started, "file"));
+               "lighten optimize: interrupted; {} not started. The same command goes on{}\n",
+               counted(summary.not_started, "file"),
+               journaled ? " from there: the journal holds every finished one" : "");
     return stop_on_interrupt.exit_code();
   }
-  return summary.io_errors + summary.failures > 0 ? kExitFailures : kExitOk;
+  return exit_code;
 }
 
 }  // namespace

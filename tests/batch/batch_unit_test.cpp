@@ -11,6 +11,7 @@
 
 #include "batch/journal.h"
 #include "batch/memory_estimate.h"
+#include "batch/process.h"
 #include "batch/scheduler.h"
 #include "batch/shard.h"
 #include "batch/store.h"
@@ -30,6 +31,21 @@ std::vector<std::string> paths_of(const batch::WalkResult& r) {
   std::vector<std::string> out;
   for (const auto& e : r.files) out.push_back(e.relative);
   return out;
+}
+
+// Only a write of data, a file or a folder that found no space stops a mirror's run: ext4 also
+// says ENOSPC for an extended attribute too large for its inode, whatever the free space.
+TEST(DestinationFull, OnlyWritesThatFindNoSpaceCount) {
+  batch::DestinationFull full;
+  full.note(batch::IoStatus::fail("setxattr user.big", "/out/a.bin", ENOSPC));
+  full.note(batch::IoStatus::fail("write", "/out/a.bin", EIO));
+  full.note(batch::IoStatus::fail("read into a temporary file", "/in/a.mp4", ENOSPC));
+  EXPECT_FALSE(full.hit());
+  EXPECT_EQ(full.message(), "");
+  full.note(batch::IoStatus::fail("write", "/out/b.bin", EDQUOT));
+  EXPECT_TRUE(full.hit());
+  full.note(batch::IoStatus::fail("create directory", "/out/c", ENOSPC));
+  EXPECT_EQ(full.message(), batch::IoStatus::fail("write", "/out/b.bin", EDQUOT).message);
 }
 
 TEST(Walk, SortedRecursiveSkipsTempsJournalAndSymlinks) {

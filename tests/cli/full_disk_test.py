@@ -1,11 +1,15 @@
 #!/usr/bin/python3
-"""A mirror on a disk that fills up: the run stops starting files at the first write that finds
-the disk full, says so once with the number of files not started, exits 1, and the same command
-run again after space is freed finishes the rest and skips what was done.
+"""Runs on a disk that fills up, each on a tmpfs mounted in a private user and mount namespace
+(`unshare -rm`), so the test needs no root:
 
-The disk is a 1 MB tmpfs mounted in a private user and mount namespace (`unshare -rm`), so the
-test needs no root. The inputs are 40 files of 100 kB that no optimiser takes, each copied into
-the mirror as it is.
+1. A mirror of 40 files of 100 kB (no optimiser takes them; each is copied) on 1 MB: the run
+   stops starting files at the first write that finds the disk full, says so once with the
+   number of files not started, exits 1; the same command run after space is freed finishes the
+   rest and skips what was done.
+2. A mirror of 400 files of 2 kB on 1 MB, where the journal fills the disk too: the run still
+   ends with its summary table and a message, exits 1, and the next run finishes.
+3. In place on a disk with 40 kB free: a picture whose output does not fit there fails, and the
+   run goes on, since each later picture it shrinks frees space.
 
 Usage: full_disk_test.py LIGHTEN_BINARY. Skips (exit 77) where namespaces are not allowed.
 """
@@ -13,6 +17,121 @@ import os, shutil, subprocess, sys, tempfile
 from pathlib import Path
 
 FILES, FILE_BYTES = 40, 100_000
+
+
+def in_namespace(script):
+    """Runs a shell script in a new user and mount namespace; None, or why it could not."""
+    shell = subprocess.run(["unshare", "-rm", "sh", "-c", script], capture_output=True)
+    if shell.returncode == 99:
+        return "tmpfs cannot be mounted in the namespace: " + shell.stderr.decode().strip()
+    return None
+
+
+def two_runs(lighten, tmp, size, inputs, target_args):
+    """The script of two runs of lighten on a tmpfs of `size`, remounted at 16 MB in between;
+    each run's stdout, stderr, exit status and file count under tmp."""
+    disk = tmp / "disk"
+    disk.mkdir()
+    runs = ""
+    for n in (1, 2):
+        runs += f"""
+            {lighten} optimize -j2 {target_args} >{tmp}/out{n} 2>{tmp}/err{n}
+            echo $? >{tmp}/rc{n}
+            ls {disk}/out | wc -l >{tmp}/count{n}
+            mount -o remount,size=16m {disk} || exit 99"""
+    return f"mount -t tmpfs -o size={size} tmpfs {disk} || exit 99" + runs
+
+
+def mirror_fills_up(lighten, tmp, failures):
+    tmp.mkdir()
+    inputs = tmp / "in"
+    inputs.mkdir()
+    for i in range(FILES):
+        (inputs / f"f{i:02}.bin").write_bytes(os.urandom(FILE_BYTES))
+    why = in_namespace(two_runs(lighten, tmp, "1m", inputs, f"-o {tmp}/disk/out {inputs}"))
+    if why:
+        return why
+    read = lambda name: (tmp / name).read_text()
+    err1 = read("err1")
+    if read("rc1").strip() != "1":
+        failures.append(f"the first run exited {read('rc1').strip()}, not 1")
+    if err1.count("stopped, the disk is full") != 1 or "No space left on device" not in err1:
+        failures.append("the first run did not say once that it stopped on a full disk:\n" + err1)
+    written = int(read("count1"))
+    # About ten files fit; some start before the first failure, the rest must not.
+    if not 0 < written < FILES // 2:
+        failures.append(f"{written} of {FILES} files in the mirror after the first run")
+    if err1.count("failed (io-error)") > 4:
+        failures.append("files kept starting after the disk was full:\n" + err1)
+    if read("rc2").strip() != "0" or int(read("count2")) != FILES:
+        failures.append(f"the second run exited {read('rc2').strip()} with "
+                        f"{read('count2').strip()} files:\n{read('err2')}{read('out2')}")
+    if "already done by an earlier run" not in read("out2") + read("err2"):
+        failures.append("the second run did not skip the files the first had finished")
+    return None
+
+
+def journal_fills_up(lighten, tmp, failures):
+    tmp.mkdir()
+    inputs = tmp / "in"
+    inputs.mkdir()
+    count = 400
+    for i in range(count):
+        (inputs / f"s{i:03}.bin").write_bytes(os.urandom(2000))
+    in_namespace(two_runs(lighten, tmp, "1m", inputs, f"-o {tmp}/disk/out {inputs}"))
+    read = lambda name: (tmp / name).read_text()
+    if read("rc1").strip() != "1":
+        failures.append(f"small files: the first run exited {read('rc1').strip()}, not 1:\n"
+                        + read("err1"))
+    if "kind " not in read("out1"):
+        failures.append("small files: the first run printed no summary:\n" + read("out1"))
+    if "disk is full" not in read("err1") and "journal" not in read("err1"):
+        failures.append("small files: the first run did not say why it ended:\n" + read("err1"))
+    if read("rc2").strip() != "0" or int(read("count2")) != count:
+        failures.append(f"small files: the second run exited {read('rc2').strip()} with "
+                        f"{read('count2').strip()} files:\n{read('err2')}")
+
+
+def in_place_goes_on(lighten, tmp, failures):
+    from PIL import Image
+    tmp.mkdir()
+    staging = tmp / "staging"
+    staging.mkdir()
+    # Noise of 16 levels, written without compression, packs to about half (more than the free
+    # space holds); flat pictures written so shrink to almost nothing.
+    noise = bytes(b & 0x0F for b in os.urandom(120000))
+    Image.frombytes("RGB", (200, 200), noise).save(staging / "a_noise.png", compress_level=0)
+    for i in range(12):
+        Image.new("RGB", (160, 160), (10 * i, 80, 160)).save(staging / f"flat{i:02}.png",
+                                                            compress_level=0)
+    before = {p.name: p.stat().st_size for p in staging.iterdir()}
+    disk = tmp / "disk"
+    disk.mkdir()
+    script = f"""
+        mount -t tmpfs -o size=2m tmpfs {disk} || exit 99
+        cp -r {staging} {disk}/in
+        dd if=/dev/zero of={disk}/filler bs=4k 2>/dev/null
+        truncate -s -40K {disk}/filler
+        XDG_STATE_HOME={tmp}/state {lighten} optimize -j1 --in-place {disk}/in \
+            >{tmp}/out1 2>{tmp}/err1
+        echo $? >{tmp}/rc1
+        ls -l {disk}/in >{tmp}/sizes
+    """
+    in_namespace(script)
+    read = lambda name: (tmp / name).read_text()
+    if "a_noise.png: failed (io-error)" not in read("err1") or "No space" not in read("err1"):
+        failures.append("in place, the noise found room after all (the case tests nothing):\n"
+                        + read("err1"))
+    if "disk is full" in read("err1"):
+        failures.append("in place, the run stopped on the first file that did not fit:\n"
+                        + read("err1"))
+    sizes = {line.split()[-1]: int(line.split()[4])
+             for line in read("sizes").splitlines() if line.endswith(".png")}
+    shrunk = sum(1 for name, size in sizes.items() if size < before[name])
+    if sizes.get("a_noise.png") != before["a_noise.png"] or shrunk != 12:
+        failures.append(f"in place: {shrunk} of the 12 flat pictures shrank, the noise is "
+                        f"{sizes.get('a_noise.png')} of {before['a_noise.png']} bytes:\n"
+                        + read("err1") + read("out1"))
 
 
 def main():
@@ -24,46 +143,15 @@ def main():
     if probe.returncode != 0:
         print("SKIP: user and mount namespaces are not allowed here:", probe.stderr.decode().strip())
         return 77
+    failures = []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        inputs, disk = tmp / "in", tmp / "disk"
-        inputs.mkdir()
-        disk.mkdir()
-        for i in range(FILES):
-            (inputs / f"f{i:02}.bin").write_bytes(os.urandom(FILE_BYTES))
-        # Both runs in one namespace: the mount lives as long as the shell.
-        script = f"""
-            mount -t tmpfs -o size=1m tmpfs {disk} || exit 99
-            {lighten} optimize -j2 -o {disk}/out {inputs} >{tmp}/out1 2>{tmp}/err1
-            echo $? >{tmp}/rc1
-            ls {disk}/out | wc -l >{tmp}/count1
-            mount -o remount,size=16m {disk} || exit 99
-            {lighten} optimize -j2 -o {disk}/out {inputs} >{tmp}/out2 2>{tmp}/err2
-            echo $? >{tmp}/rc2
-            ls {disk}/out | wc -l >{tmp}/count2
-        """
-        shell = subprocess.run(["unshare", "-rm", "sh", "-c", script], capture_output=True)
-        if shell.returncode == 99:
-            print("SKIP: tmpfs cannot be mounted in the namespace:", shell.stderr.decode().strip())
+        skip = mirror_fills_up(lighten, tmp / "a", failures)
+        if skip:
+            print("SKIP:", skip)
             return 77
-        read = lambda name: (tmp / name).read_text()
-        failures = []
-        err1 = read("err1")
-        if read("rc1").strip() != "1":
-            failures.append(f"the first run exited {read('rc1').strip()}, not 1")
-        if err1.count("stopped, the disk is full") != 1 or "No space left on device" not in err1:
-            failures.append("the first run did not say once that it stopped on a full disk:\n" + err1)
-        written = int(read("count1"))
-        # About ten files fit; some start before the first failure, the rest must not.
-        if not 0 < written < FILES // 2:
-            failures.append(f"{written} of {FILES} files in the mirror after the first run")
-        if err1.count("failed (io-error)") > 4:
-            failures.append("files kept starting after the disk was full:\n" + err1)
-        if read("rc2").strip() != "0" or int(read("count2")) != FILES:
-            failures.append(f"the second run exited {read('rc2').strip()} with "
-                            f"{read('count2').strip()} entries:\n{read('err2')}{read('out2')}")
-        if "already done by an earlier run" not in read("out2") + read("err2"):
-            failures.append("the second run did not skip the files the first had finished")
+        journal_fills_up(lighten, tmp / "b", failures)
+        in_place_goes_on(lighten, tmp / "c", failures)
     for f in failures:
         print("FAIL:", f)
     print("OK" if not failures else f"{len(failures)} failure(s)")
