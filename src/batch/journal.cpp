@@ -157,6 +157,15 @@ std::optional<JournalRow> Journal::find(const std::string& path) {
 
 void Journal::record(const JournalRow& r) {
   std::lock_guard lock(mutex_);
+  try {
+    insert_locked(r);
+  } catch (const std::exception& e) {
+    if (first_error_.empty()) first_error_ = e.what();
+    throw;
+  }
+}
+
+void Journal::insert_locked(const JournalRow& r) {
   if (pending_ == 0) {
     exec("BEGIN IMMEDIATE");
     first_pending_ = std::chrono::steady_clock::now();
@@ -201,7 +210,12 @@ void Journal::commit_locked() {
 
 void Journal::flush() {
   std::lock_guard lock(mutex_);
-  commit_locked();
+  try {
+    commit_locked();
+  } catch (const std::exception& e) {
+    if (first_error_.empty()) first_error_ = e.what();
+  }
+  if (!first_error_.empty()) throw std::runtime_error(first_error_);
 }
 
 std::vector<JournalRow> Journal::rows(const std::string& run_id) {

@@ -50,7 +50,10 @@ class Journal {
 
   void begin_run(const std::string& run_id, const std::string& policy_text);
   std::optional<JournalRow> find(const std::string& path);
+  // Throws when the row cannot be written; the first such error is also kept for flush().
   void record(const JournalRow& row);
+  // Commits the rows pending; throws when that fails, or when a row of this journal's life could
+  // not be written before (a full disk, say), with the first error.
   void flush();
   std::vector<JournalRow> rows(const std::string& run_id);
   uint64_t count();
@@ -58,6 +61,7 @@ class Journal {
 
  private:
   void exec(const char* sql);
+  void insert_locked(const JournalRow& row);
   void commit_locked();
 
   std::string path_;
@@ -67,6 +71,7 @@ class Journal {
   std::mutex mutex_;
   size_t pending_ = 0;
   std::chrono::steady_clock::time_point first_pending_;
+  std::string first_error_;  // of a row that was not written
 };
 
 // Rows are committed at least this often, so a kill loses little work.

@@ -230,8 +230,8 @@ int run_optimize(OptimizeArgs& args) {
   int exit_code = summary.io_errors + summary.failures > 0 ? kExitFailures : kExitOk;
   if (!summary.journal_error.empty()) {
     fmt::print(stderr,
-               "lighten optimize: the journal's last rows were not written ({}); the files they "
-               "name are looked at again by the next run\n",
+               "lighten optimize: some of the journal's rows were not written ({}); the files "
+               "they name are looked at again by the next run\n",
                summary.journal_error);
     exit_code = kExitFailures;
   }
@@ -243,10 +243,11 @@ int run_optimize(OptimizeArgs& args) {
     exit_code = kExitFailures;
   }
   if (summary.not_started > 0 && stop_on_interrupt.requested().load()) {
-    fmt::print(stderr,
-               "lighten optimize: interrupted; {} not started. The same command goes on{}\n",
+    fmt::print(stderr, "lighten optimize: interrupted; {} not started. {}\n",
                counted(summary.not_started, "file"),
-               journaled ? " from there: the journal holds every finished one" : "");
+               journaled ? "The journal holds every finished one: the same command goes on from "
+                           "there"
+                         : "Without a journal, the same command starts over");
     return stop_on_interrupt.exit_code();
   }
   return exit_code;

@@ -10,6 +10,8 @@
    ends with its summary table and a message, exits 1, and the next run finishes.
 3. In place on a disk with 40 kB free: a picture whose output does not fit there fails, and the
    run goes on, since each later picture it shrinks frees space.
+4. A mirror with room, whose journal (--journal) is on a disk that fills during the run: the
+   run says that rows were not written and exits 1.
 
 Usage: full_disk_test.py LIGHTEN_BINARY. Skips (exit 77) where namespaces are not allowed.
 """
@@ -93,7 +95,11 @@ def journal_fills_up(lighten, tmp, failures):
 
 
 def in_place_goes_on(lighten, tmp, failures):
-    from PIL import Image
+    try:
+        from PIL import Image
+    except ImportError:
+        print("in place: not run, PIL (python3-pil) is not installed")
+        return
     tmp.mkdir()
     staging = tmp / "staging"
     staging.mkdir()
@@ -134,6 +140,29 @@ def in_place_goes_on(lighten, tmp, failures):
                         + read("err1") + read("out1"))
 
 
+def journal_alone_fills_up(lighten, tmp, failures):
+    tmp.mkdir()
+    inputs = tmp / "in"
+    inputs.mkdir()
+    for i in range(400):
+        (inputs / f"s{i:03}.bin").write_bytes(os.urandom(2000))
+    disk, small = tmp / "disk", tmp / "small"
+    disk.mkdir()
+    small.mkdir()
+    script = f"""
+        mount -t tmpfs -o size=16m tmpfs {disk} || exit 99
+        mount -t tmpfs -o size=96k tmpfs {small} || exit 99
+        {lighten} optimize -j2 -o {disk}/out --journal {small}/j.sqlite {inputs} \
+            >{tmp}/out1 2>{tmp}/err1
+        echo $? >{tmp}/rc1
+    """
+    in_namespace(script)
+    read = lambda name: (tmp / name).read_text()
+    if read("rc1").strip() != "1" or "rows were not written" not in read("err1"):
+        failures.append(f"a journal that filled its disk: exit {read('rc1').strip()}, and no "
+                        "word of it:\n" + read("err1"))
+
+
 def main():
     lighten = sys.argv[1]
     if shutil.which("unshare") is None:
@@ -152,6 +181,7 @@ def main():
             return 77
         journal_fills_up(lighten, tmp / "b", failures)
         in_place_goes_on(lighten, tmp / "c", failures)
+        journal_alone_fills_up(lighten, tmp / "d", failures)
     for f in failures:
         print("FAIL:", f)
     print("OK" if not failures else f"{len(failures)} failure(s)")
