@@ -94,10 +94,9 @@ void print_summary_table(std::ostream& out, const BatchSummary& summary, bool dr
     out << fmt::format("; removed {} left by an interrupted run",
                        counted(summary.cleaned_temps, "temporary file"));
   if (summary.io_errors > 0)
-    out << fmt::format(
-        "; {} failed on I/O (listed above with the cause; fix it and run again: finished files "
-        "are skipped)",
-        counted(summary.io_errors, "file"));
+    out << fmt::format("; {} failed on I/O (listed above with the cause; fix it and run again{})",
+                       counted(summary.io_errors, "file"),
+                       summary.journal_path.empty() ? "" : ": finished files are skipped");
   out << "\n";
   if (!summary.journal_path.empty()) out << "journal: " << summary.journal_path << "\n";
 }
