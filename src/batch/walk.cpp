@@ -10,8 +10,6 @@
 namespace lighten::batch {
 namespace {
 
-constexpr const char* kLinkNotFollowed = "symbolic link not followed";
-
 std::string join(const std::string& dir, const std::string& name) {
   if (dir.empty()) return name;
   if (dir.back() == '/') return dir + name;
@@ -38,21 +36,20 @@ namespace {
 
 class Walker {
  public:
-  Walker(Store& store, const WalkOptions& options, WalkResult& result)
+  Walker(Store& store, const std::vector<std::string>& inputs, const WalkOptions& options,
+         WalkResult& result)
       : store_(store), options_(options), result_(result) {
     for (const auto& path : options.exclude_paths) {
       FileStat st;
       if (store_.stat(path, true, st).ok()) excluded_.insert({st.dev, st.ino});
     }
+    for (const auto& path : inputs)
+      if (std::string name = link_name(path); is_link(name))
+        link_inputs_.insert(normal_absolute(name));
   }
 
   void input(const std::string& path, const std::string& relative) {
-    // "dir/" would name the folder a link leads to, not the link.
-    std::string name = path;
-    while (name.size() > 1 && name.back() == '/') name.pop_back();
-    FileStat own;
-    const bool link = store_.stat(name, false, own).ok() && own.is_symlink();
-    if (link) link_inputs_.insert(normal_absolute(name));
+    const bool link = is_link(link_name(path));
     FileStat st;
     if (auto s = store_.stat(path, true, st); !s.ok()) {
       result_.problems.push_back({path, s.message, true});
@@ -67,16 +64,17 @@ class Walker {
     }
   }
 
-  // A link the walk of a folder passed over that is also an input of its own (to a file or a
-  // folder) was taken there: its own rows say what became of it, and one more would say it was
-  // left alone.
-  void drop_links_taken_as_inputs() {
-    std::erase_if(result_.problems, [&](const WalkProblem& p) {
-      return p.message == kLinkNotFollowed && link_inputs_.count(normal_absolute(p.path)) > 0;
-    });
+ private:
+  // "dir/" would name the folder a link leads to, not the link.
+  static std::string link_name(std::string path) {
+    while (path.size() > 1 && path.back() == '/') path.pop_back();
+    return path;
+  }
+  bool is_link(const std::string& name) {
+    FileStat own;
+    return store_.stat(name, false, own).ok() && own.is_symlink();
   }
 
- private:
   bool is_excluded(const FileStat& st) const { return excluded_.count({st.dev, st.ino}) > 0; }
 
   static std::string normal_absolute(const std::string& path) {
@@ -128,9 +126,12 @@ class Walker {
       if (type == EntryType::kSymlink) {
         if (!options_.follow_symlinks) {
           std::string text;
-          if (!options_.collect_links)
-            result_.problems.push_back({child, kLinkNotFollowed, false});
-          else if (auto s = store_.read_link(child, text); s.ok())
+          // A link that is also an input of its own (to a file or a folder) is taken there: its
+          // own rows say what became of it, and one more would say it was left alone.
+          if (!options_.collect_links) {
+            if (!link_inputs_.count(normal_absolute(child)))
+              result_.problems.push_back({child, "symbolic link not followed", false});
+          } else if (auto s = store_.read_link(child, text); s.ok())
             result_.links.push_back({child, child_relative, std::move(text)});
           else
             result_.problems.push_back({child, s.message, true});
@@ -185,7 +186,7 @@ class Walker {
 
 WalkResult walk(Store& store, const std::vector<std::string>& inputs, const WalkOptions& options) {
   WalkResult result;
-  Walker walker(store, options, result);
+  Walker walker(store, inputs, options, result);
   size_t directories = 0;
   for (const auto& input : inputs) {
     FileStat st;
@@ -193,7 +194,6 @@ WalkResult walk(Store& store, const std::vector<std::string>& inputs, const Walk
   }
   bool single_directory = inputs.size() == 1 && directories == 1;
   for (const auto& input : inputs) walker.input(input, single_directory ? "" : input_name(input));
-  walker.drop_links_taken_as_inputs();
   return result;
 }
 

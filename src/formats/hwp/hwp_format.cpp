@@ -153,6 +153,10 @@ struct Document {
 bool shows_through_effects(const hwp::PictureLook& look) {
   return look.contrast > 0 || look.effect == hwp::PictureLook::kBlackAndWhite;
 }
+// A fill whose look could not be read is taken to show its picture so.
+bool shows_through_effects(const hwp::FillLook& fill) {
+  return fill.unread || shows_through_effects(fill.look);
+}
 
 // Whether a picture shape or a drawing shape's image fill in the body shows its picture in black
 // and white or with raised contrast, as ZIP documents' HWPX BLACK_WHITE and <hp:img contrast>.
@@ -174,7 +178,7 @@ bool shows_pictures_through_effects(const Document& d, ExpansionBudget budget) {
     for (const hwp::PictureLook& look : hwp::picture_looks(section))
       if (shows_through_effects(look)) return true;
     for (const hwp::FillLook& fill : hwp::shape_fill_looks(section))
-      if (fill.unread || shows_through_effects(fill.look)) return true;
+      if (shows_through_effects(fill)) return true;
   }
   return false;
 }
@@ -182,7 +186,7 @@ bool shows_pictures_through_effects(const Document& d, ExpansionBudget budget) {
 // The same for the image fills of DocInfo's border and background definitions.
 bool fills_show_pictures_through_effects(ByteView doc_info) {
   for (const hwp::FillLook& fill : hwp::border_fill_looks(doc_info))
-    if (fill.unread || shows_through_effects(fill.look)) return true;
+    if (shows_through_effects(fill)) return true;
   return false;
 }
 
