@@ -86,9 +86,10 @@ struct BatchSummary {
   // The journal's last rows could not be written (a full disk, say): the files they name are
   // looked at again by the next run ("" when all were written).
   std::string journal_error;
-  uint64_t from_journal = 0;   // skipped because an earlier run finished them
-  uint64_t cleaned_temps = 0;  // stray temporary files from killed runs removed
-  uint64_t links = 0;          // symbolic links the mirror holds as links (to make, dry)
+  uint64_t from_journal = 0;       // skipped because an earlier run finished them
+  uint64_t cleaned_temps = 0;      // stray temporary files from killed runs removed
+  uint64_t links = 0;              // symbolic links the mirror holds as links (to make, dry)
+  uint64_t links_not_started = 0;  // links not tried after a full disk or `stop`
   double seconds = 0;
   std::string journal_path;
   std::string run_id;

@@ -34,7 +34,8 @@ std::string counted(uint64_t count, std::string_view noun);
 std::string printable_text(std::string_view text);
 
 // One sentence for people: what to do about files left alone (or failed) for this reason.
-std::string_view reason_advice(Reason reason);
+// `journaled`: the run kept a journal, so running it again skips the files it finished.
+std::string_view reason_advice(Reason reason, bool journaled);
 
 // The SSIMULACRA2 a perceptual output reached, read from the outcome's detail text
 // ("... SSIMULACRA2 86.41 ..."); nullopt for lossless outputs.
@@ -102,7 +103,8 @@ struct ReportRun {
 inline constexpr size_t kSavingsBins = 50;  // 2 % of the file's size each
 
 struct ReportSummary {
-  std::string source;  // the journal, or a description of the run
+  std::string source;     // the journal, or a description of the run
+  bool journaled = true;  // false for a run's own report under --no-journal
   bool dry_run = false;
   std::vector<ReportRun> runs;
   ReportTotals total;

@@ -332,6 +332,12 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
       ++summary.links;
       continue;
     }
+    // After a full disk the rest wait for the next run, as files do: a row each would bury
+    // the one that matters.
+    if ((options.stop && options.stop->load()) || destination_full.hit()) {
+      ++summary.links_not_started;
+      continue;
+    }
     batch::IoStatus s = store->make_dirs_for(options.output_dir, link.relative);
     if (s.ok())
       s = store->make_link(batch::mirror_path(options.output_dir, link.relative), link.text);

@@ -142,6 +142,7 @@ void write_run_report(const OptimizeArgs& args, const BatchSummary& summary,
   ReportSummary report = aggregator.finish();
   report.source =
       summary.journal_path.empty() ? "lighten optimize (no journal)" : summary.journal_path;
+  report.journaled = !summary.journal_path.empty();
   report.dry_run = args.batch.dry_run;
   report.wall_seconds = summary.seconds;
   ReportRun run;
@@ -191,7 +192,8 @@ int run_optimize(OptimizeArgs& args) {
   const Verbosity verbosity = args.quiet     ? Verbosity::kQuiet
                               : args.verbose ? Verbosity::kVerbose
                                              : Verbosity::kNormal;
-  ProgressView view(stderr, verbosity, !args.report_json.empty());
+  ProgressView view(stderr, verbosity, !args.report_json.empty(),
+                    batch.use_journal && !batch.dry_run);
   ReportAggregator aggregator;
   RunSink sink(view, args.report_html.empty() ? nullptr : &aggregator);
   const std::string started = utc_now();
@@ -235,16 +237,19 @@ int run_optimize(OptimizeArgs& args) {
                summary.journal_error);
     exit_code = kExitFailures;
   }
-  if (summary.not_started > 0 && !summary.stopped_because.empty()) {
+  std::string not_started = counted(summary.not_started, "file");
+  if (summary.links_not_started > 0)
+    not_started += " and " + counted(summary.links_not_started, "symbolic link");
+  const bool left_some = summary.not_started + summary.links_not_started > 0;
+  if (left_some && !summary.stopped_because.empty()) {
     fmt::print(stderr,
                "lighten optimize: stopped, the disk is full ({}); {} not started. Free space "
                "and run the same command again{}\n",
-               summary.stopped_because, counted(summary.not_started, "file"), resume);
+               summary.stopped_because, not_started, resume);
     exit_code = kExitFailures;
   }
-  if (summary.not_started > 0 && stop_on_interrupt.requested().load()) {
-    fmt::print(stderr, "lighten optimize: interrupted; {} not started. {}\n",
-               counted(summary.not_started, "file"),
+  if (left_some && stop_on_interrupt.requested().load()) {
+    fmt::print(stderr, "lighten optimize: interrupted; {} not started. {}\n", not_started,
                journaled ? "The journal holds every finished one: the same command goes on from "
                            "there"
                          : "Without a journal, the same command starts over");

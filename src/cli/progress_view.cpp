@@ -76,7 +76,7 @@ bool is_failure(Reason reason) {
 }
 
 // One line per file whatever its name holds: a newline in a name must not forge a second line.
-std::string file_line(const FileResult& r, bool colour) {
+std::string file_line(const FileResult& r, bool colour, bool journaled) {
   const std::string path = printable_text(r.path);
   if (r.action == Action::kReplaced)
     return fmt::format("{}: {} -> {} ({})", path, format_bytes(r.bytes_in),
@@ -86,11 +86,11 @@ std::string file_line(const FileResult& r, bool colour) {
     return fmt::format("{}: left alone ({}){}", path, reason_name(r.reason), message);
   const std::string label = colour ? "\x1b[31mfailed\x1b[0m" : "failed";
   return fmt::format("{}: {} ({}){}. {}", path, label, reason_name(r.reason), message,
-                     reason_advice(r.reason));
+                     reason_advice(r.reason, journaled));
 }
 
-ProgressView::ProgressView(std::FILE* out, Verbosity verbosity, bool keep_rows)
-    : out_(out), verbosity_(verbosity), keep_rows_(keep_rows) {
+ProgressView::ProgressView(std::FILE* out, Verbosity verbosity, bool keep_rows, bool journaled)
+    : out_(out), verbosity_(verbosity), keep_rows_(keep_rows), journaled_(journaled) {
   const bool terminal = isatty(fileno(out)) != 0;
   const char* term = std::getenv("TERM");
   // A dumb terminal cannot erase a line: it gets the log lines a file would.
@@ -117,7 +117,7 @@ void ProgressView::on_file(const FileResult& r) {
   // Failures are errors: shown even with --quiet, which silences everything else.
   if (failure || verbosity_ == Verbosity::kVerbose) {
     clear_line();
-    fmt::print(out_, "{}\n", file_line(r, colour_));
+    fmt::print(out_, "{}\n", file_line(r, colour_, journaled_));
     draw(true);  // put the live line back under the message at once
     return;
   }

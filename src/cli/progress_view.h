@@ -35,15 +35,17 @@ bool colour_allowed(bool is_terminal, const char* no_color, const char* term);
 size_t terminal_columns(int fd);
 
 // The line for a file that failed or was left alone: which file, what happened, what to do
-// (for failures). `colour` marks "failed" in red.
-std::string file_line(const FileResult& result, bool colour);
+// (for failures). `colour` marks "failed" in red; `journaled` says a run again skips the
+// files this one finished.
+std::string file_line(const FileResult& result, bool colour, bool journaled);
 
 // True for outcomes that are failures (the user must act), not reasons to leave a file alone.
 bool is_failure(Reason reason);
 
 class ProgressView final : public ProgressSink {
  public:
-  ProgressView(std::FILE* out, Verbosity verbosity, bool keep_rows);
+  // `journaled`: the run keeps a journal (failure lines then say finished files are skipped).
+  ProgressView(std::FILE* out, Verbosity verbosity, bool keep_rows, bool journaled);
 
   void on_discovered(uint64_t files, uint64_t bytes) override;
   void on_file(const FileResult& result) override;
@@ -61,6 +63,7 @@ class ProgressView final : public ProgressSink {
   std::FILE* out_;
   Verbosity verbosity_;
   bool keep_rows_;
+  bool journaled_;
   bool live_;    // a terminal that can redraw one line in place
   bool colour_;  // NO_COLOR unset, a terminal, not TERM=dumb
   Clock::time_point start_ = Clock::now();

@@ -106,7 +106,7 @@ json summary_json(const ReportSummary& s) {
                        {"failure", is_failure(reason)},
                        {"files", group->files},
                        {"bytes", group->bytes},
-                       {"advice", std::string(reason_advice(reason))},
+                       {"advice", std::string(reason_advice(reason, s.journaled))},
                        {"examples", std::move(examples)}});
   }
   json slowest = json::array();

@@ -58,7 +58,7 @@ void add_to(ReportTotals& t, const ReportFile& f) {
 
 }  // namespace
 
-std::string_view reason_advice(Reason reason) {
+std::string_view reason_advice(Reason reason, bool journaled) {
   switch (reason) {
     case Reason::kOptimized:
       return "";
@@ -93,8 +93,10 @@ std::string_view reason_advice(Reason reason) {
     case Reason::kEmpty:
       return "Nothing to do: the file is empty.";
     case Reason::kIoError:
-      return "Fix the cause in the message (permissions, free space, a vanished mount) and run "
-             "again: finished files are skipped.";
+      return journaled ? "Fix the cause in the message (permissions, free space, a vanished "
+                         "mount) and run again: finished files are skipped."
+                       : "Fix the cause in the message (permissions, free space, a vanished "
+                         "mount) and run again.";
     case Reason::kSkipped:
       return "Read the message: the file changed while it was read (run again), or this run "
              "was set not to take it (--shard, --plain-zip, symbolic links).";

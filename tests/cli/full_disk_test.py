@@ -12,6 +12,9 @@
    run goes on, since each later picture it shrinks frees space.
 4. A mirror with room, whose journal (--journal) is on a disk that fills during the run: the
    run says that rows were not written and exits 1.
+5. A mirror of 60 symbolic links on a disk of 30 inodes: the first link that finds no room
+   stops the run; the links after it are counted as not started, not failed one by one, and
+   the same command after a remount makes them all.
 
 Usage: full_disk_test.py LIGHTEN_BINARY. Skips (exit 77) where namespaces are not allowed.
 """
@@ -163,6 +166,42 @@ def journal_alone_fills_up(lighten, tmp, failures):
                         "word of it:\n" + read("err1"))
 
 
+def links_fill_up(lighten, tmp, failures):
+    tmp.mkdir()
+    inputs = tmp / "in"
+    inputs.mkdir()
+    links = 60
+    for i in range(links):
+        (inputs / f"l{i:02}").symlink_to(f"target-{i}")
+    for i in range(3):
+        (inputs / f"f{i}.bin").write_bytes(os.urandom(2000))
+    disk = tmp / "disk"
+    disk.mkdir()
+    runs = f"mount -t tmpfs -o size=4m,nr_inodes=30 tmpfs {disk} || exit 99"
+    for n in (1, 2):
+        runs += f"""
+            {lighten} optimize -j2 -o {disk}/out {inputs} >{tmp}/out{n} 2>{tmp}/err{n}
+            echo $? >{tmp}/rc{n}
+            find {disk}/out -type l | wc -l >{tmp}/count{n}
+            mount -o remount,nr_inodes=1000 {disk} || exit 99"""
+    in_namespace(runs)
+    read = lambda name: (tmp / name).read_text()
+    err1 = read("err1")
+    made = int(read("count1"))
+    if read("rc1").strip() != "1" or "stopped, the disk is full" not in err1:
+        failures.append(f"links: the first run exited {read('rc1').strip()} without saying the "
+                        "disk is full:\n" + err1)
+    if err1.count("symbolic link not made") != 1:
+        failures.append("links: links were still tried after the disk was full:\n"
+                        + err1[:1500])
+    if f"{links - made - 1} symbolic links not started" not in err1:
+        failures.append(f"links: {made} made, and the rest not counted as not started:\n"
+                        + err1[-1500:])
+    if read("rc2").strip() != "0" or int(read("count2")) != links:
+        failures.append(f"links: the second run exited {read('rc2').strip()} with "
+                        f"{read('count2').strip()} links:\n{read('err2')}")
+
+
 def main():
     lighten = sys.argv[1]
     if shutil.which("unshare") is None:
@@ -170,7 +209,8 @@ def main():
         return 77
     probe = subprocess.run(["unshare", "-rm", "true"], capture_output=True)
     if probe.returncode != 0:
-        print("SKIP: user and mount namespaces are not allowed here:", probe.stderr.decode().strip())
+        print("SKIP: user and mount namespaces are not allowed here:",
+              probe.stderr.decode().strip())
         return 77
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -182,6 +222,7 @@ def main():
         journal_fills_up(lighten, tmp / "b", failures)
         in_place_goes_on(lighten, tmp / "c", failures)
         journal_alone_fills_up(lighten, tmp / "d", failures)
+        links_fill_up(lighten, tmp / "e", failures)
     for f in failures:
         print("FAIL:", f)
     print("OK" if not failures else f"{len(failures)} failure(s)")

@@ -62,16 +62,20 @@ TEST(ProgressLine, FailureLinesNameTheFileTheProblemAndWhatToDo) {
   r.path = "/data/photos/a.jpg";
   r.reason = Reason::kIoError;
   r.message = "write /out/a.jpg: No space left on device";
-  const std::string plain = file_line(r, false);
+  const std::string plain = file_line(r, false, true);
   EXPECT_EQ(plain.find("\x1b"), std::string::npos);
   EXPECT_EQ(plain.rfind("/data/photos/a.jpg: failed (io-error): write /out/a.jpg: No space", 0), 0u)
       << plain;
-  EXPECT_NE(plain.find("run again"), std::string::npos) << plain;
-  EXPECT_NE(file_line(r, true).find("\x1b[31mfailed\x1b[0m"), std::string::npos);
+  EXPECT_NE(plain.find("run again: finished files are skipped"), std::string::npos) << plain;
+  EXPECT_NE(file_line(r, true, true).find("\x1b[31mfailed\x1b[0m"), std::string::npos);
+  // Without a journal a second run does everything again: the line must not promise skips.
+  const std::string unjournaled = file_line(r, false, false);
+  EXPECT_NE(unjournaled.find("run again."), std::string::npos) << unjournaled;
+  EXPECT_EQ(unjournaled.find("skipped"), std::string::npos) << unjournaled;
 
   r.reason = Reason::kEncrypted;
   r.message = "the PDF needs a password";
-  EXPECT_EQ(file_line(r, true),
+  EXPECT_EQ(file_line(r, true, true),
             "/data/photos/a.jpg: left alone (encrypted): the PDF needs a password");
 }
 
@@ -82,7 +86,7 @@ TEST(ProgressLine, ControlCharactersInNamesAreEscapedOnOneLine) {
   r.path = "/d/a.jpg\nb.jpg: failed (io-error)\t\x1b[2J\\x'";
   r.reason = Reason::kCorrupt;
   r.message = "not a JPEG";
-  EXPECT_EQ(file_line(r, false),
+  EXPECT_EQ(file_line(r, false, true),
             "$'/d/a.jpg\\nb.jpg: failed (io-error)\\t\\x1b[2J\\\\x\\'': left alone (corrupt): not "
             "a JPEG");
   // A name holding a backslash and an n is told apart from one holding a newline.
@@ -97,7 +101,7 @@ TEST(ProgressView, OffATerminalItWritesPlainLinesAndQuietKeepsErrors) {
   std::FILE* out = std::tmpfile();
   ASSERT_NE(out, nullptr);
   {
-    ProgressView view(out, Verbosity::kQuiet, false);
+    ProgressView view(out, Verbosity::kQuiet, false, true);
     view.on_discovered(2, 200);
     FileResult ok;
     ok.path = "/d/ok.png";

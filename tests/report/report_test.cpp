@@ -271,6 +271,30 @@ TEST_F(ReportJournalTest, PageIsSelfContainedAndItsDataCannotEndTheScript) {
   EXPECT_FALSE(doc["left_alone"][0]["advice"].get<std::string>().empty());
 }
 
+// A run's own page under --no-journal must not promise that a second run skips finished files.
+TEST(HtmlReport, IoErrorAdvicePromisesSkipsOnlyWhereAJournalWasKept) {
+  ReportAggregator a;
+  a.add({.path = "/out/a.jpg",
+         .kind = Kind::kJpeg,
+         .reason = Reason::kIoError,
+         .message = "write /out/a.jpg: No space left on device",
+         .bytes_before = 100,
+         .ms = 1,
+         .ssimulacra2 = std::nullopt});
+  ReportSummary summary = a.finish();
+  auto advice = [&] {
+    const std::string page = render_html_report(summary, {});
+    const size_t data = page.find("id=\"report-data\">");
+    const size_t end = page.find("</script>", data);
+    const auto doc = nlohmann::json::parse(page.substr(data + 17, end - data - 17));
+    return doc["left_alone"][0]["advice"].get<std::string>();
+  };
+  EXPECT_NE(advice().find("finished files are skipped"), std::string::npos) << advice();
+  summary.journaled = false;
+  EXPECT_EQ(advice().find("skipped"), std::string::npos) << advice();
+  EXPECT_NE(advice().find("run again"), std::string::npos) << advice();
+}
+
 TEST_F(ReportJournalTest, ABadProbeFileIsNamedWithWhatToPass) {
   write_journal();
   std::ofstream(dir_ / "probe.json") << "{\"schema\": \"something-else\"}";
