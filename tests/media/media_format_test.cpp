@@ -102,6 +102,27 @@ TEST_F(MediaFormat, LosslessModeLeavesLossyVideoAlone) {
   EXPECT_NE(o.message.find("lossless mode does not re-encode"), std::string::npos) << o.message;
 }
 
+// An audio-only file (.m4a) is told that no mode re-encodes it, not to try a perceptual one.
+TEST_F(MediaFormat, AudioAloneIsLeftAloneInEveryModeAndSaysSo) {
+  const fs::path path = dir_ / "tone.m4a";
+  const std::string cmd =
+      "ffmpeg -nostdin -v error -y -f lavfi -i sine=frequency=440:duration=1 "
+      "-c:a aac '" +
+      path.string() + "'";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  const Bytes in = testing::read_file(path);
+  for (const Mode m : {Mode::kLossless, Mode::kCompact}) {
+    const Outcome o = optimize(in, mode(m));
+    EXPECT_FALSE(o.replaced());
+    EXPECT_EQ(o.reason, Reason::kUnsupportedVariant);
+    EXPECT_NE(o.message.find("no video"), std::string::npos) << o.message;
+    EXPECT_EQ(o.message.find("perceptual"), std::string::npos) << o.message;
+  }
+  // A clip with video still hears that a perceptual mode would re-encode it.
+  EXPECT_NE(optimize(phone_clip("phone.mp4"), Policy{}).message.find("perceptual --mode"),
+            std::string::npos);
+}
+
 // A variable-rate video keeps every frame's duration, the last one's too (the muxer used to give
 // it the one before's: 100 ms became 33).
 TEST_F(MediaFormat, AVariableRateVideoKeepsItsLength) {
@@ -120,18 +141,6 @@ TEST_F(MediaFormat, AVariableRateVideoKeepsItsLength) {
   ASSERT_GE(before.video_stream, 0);
   EXPECT_NEAR(after.lengths.at(size_t(after.video_stream)).seconds,
               before.lengths.at(size_t(before.video_stream)).seconds, 0.002);
-}
-
-// An audio-only file (.m4a) is not told it holds "video".
-TEST_F(MediaFormat, LosslessModeNamesAudioToo) {
-  const fs::path out = dir_ / "voice.m4a";
-  const std::string cmd =
-      "ffmpeg -nostdin -v error -y -f lavfi -i sine=f=440:r=44100 -t 1 -c:a aac " + out.string();
-  ASSERT_EQ(std::system(cmd.c_str()), 0);
-  const Outcome o = optimize(testing::read_file(out), Policy{});
-  EXPECT_FALSE(o.replaced());
-  EXPECT_NE(o.message.find("does not re-encode lossy audio or video"), std::string::npos)
-      << o.message;
 }
 
 // Only the marker tells a later run that a video was re-encoded. The 3GP muxer drops the tag

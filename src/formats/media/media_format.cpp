@@ -118,6 +118,9 @@ std::string not_reencoded(const VideoFrames& probe) {
 
 VideoFrames checked_probe(ByteView input, const Policy& policy,
                           const std::optional<Mp4Layout>& layout) {
+  if (layout && !has_video_track(input, *layout))
+    throw FormatError(Reason::kUnsupportedVariant, 0,
+                      "the file has no video, and lossy audio is kept as it is in every mode");
   if (policy.mode == Mode::kLossless)
     throw FormatError(Reason::kUnsupportedVariant, 0,
                       "lossless mode does not re-encode lossy audio or video (a perceptual "

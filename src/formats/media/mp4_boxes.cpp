@@ -227,6 +227,24 @@ bool moov_before_mdat(const Mp4Layout& layout) {
   return false;
 }
 
+bool has_video_track(ByteView file, const Mp4Layout& layout) {
+  try {
+    for (const Mp4Box& trak : children(file, find_box(layout.boxes, "moov"))) {
+      if (trak.type != "trak") continue;
+      const std::vector<Mp4Box> mdia = children(file, find_box(children(file, &trak), "mdia"));
+      const Mp4Box* hdlr = find_box(mdia, "hdlr");
+      // version and flags, pre_defined, then the handler type
+      if (!hdlr || hdlr->end - hdlr->body < 12) return true;
+      if (std::string_view(reinterpret_cast<const char*>(file.data()) + hdlr->body + 8, 4) ==
+          "vide")
+        return true;
+    }
+    return false;
+  } catch (const FormatError&) {
+    return true;
+  }
+}
+
 std::optional<std::string> remux_obstacle(ByteView file, const Mp4Layout& layout) {
   static constexpr std::string_view kKept[] = {"ftyp", "moov", "mdat", "free", "skip", "wide"};
   static constexpr std::string_view kFragments[] = {"moof", "mfra", "sidx", "styp", "ssix"};

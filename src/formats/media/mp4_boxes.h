@@ -40,6 +40,10 @@ std::optional<std::string> remux_obstacle(ByteView file, const Mp4Layout& layout
 // Whether the moov comes before the first mdat (a file that plays while it downloads).
 bool moov_before_mdat(const Mp4Layout& layout);
 
+// Whether a track's handler (moov/trak/mdia/hdlr) says video ('vide'). A track whose boxes
+// cannot be read counts as video, so that the answer never hides one.
+bool has_video_track(ByteView file, const Mp4Layout& layout);
+
 // The children of moov/udta and of each trak/udta, other than 'meta' (whose tags the muxer
 // writes afresh), that `output` does not hold byte for byte in the same place (the moov's, or
 // the track of the same number): "'XMP_' (1,234 bytes)", "track 1's 'name' (22 bytes)". Empty
