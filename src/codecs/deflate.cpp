@@ -79,9 +79,12 @@ Bytes deflate_at_level(ByteView input, int level, DeflateWrapper wrapper) {
   return libdeflate_compress(input, std::clamp(level, 1, 12), wrapper);
 }
 
-Bytes inflate_exact(ByteView input, size_t expected_size, DeflateWrapper wrapper) {
+Bytes inflate_exact(ByteView input, size_t expected_size, DeflateWrapper wrapper,
+                    size_t* consumed) {
   Inflater inf(wrapper);
-  Bytes out(expected_size);
+  // Room grows with the output (from what 64 times the input could give), so a recorded size
+  // far beyond what the stream holds is found out before it is allocated.
+  Bytes out(std::min(expected_size, std::max<size_t>(size_t(1) << 20, input.size() * 64)));
   z_stream& s = inf.stream;
   // zlib counts in uInt; feed in chunks so inputs over 4 GiB are handled too.
   size_t in_pos = 0, out_pos = 0;
@@ -89,11 +92,13 @@ Bytes inflate_exact(ByteView input, size_t expected_size, DeflateWrapper wrapper
   int rc = Z_OK;
   uint8_t spare = 0;  // one byte of room to notice a stream longer than announced
   while (rc != Z_STREAM_END) {
+    if (out_pos == out.size() && out.size() < expected_size)
+      out.resize(std::min(expected_size, out.size() * 2));
     s.next_in = const_cast<Bytef*>(input.data() + in_pos);
     s.avail_in = uInt(std::min(kChunk, input.size() - in_pos));
     const bool full = out_pos == expected_size;
     s.next_out = full ? &spare : out.data() + out_pos;
-    s.avail_out = full ? 1 : uInt(std::min(kChunk, expected_size - out_pos));
+    s.avail_out = full ? 1 : uInt(std::min(kChunk, out.size() - out_pos));
     const uInt before_in = s.avail_in, before_out = s.avail_out;
     rc = inflate(&s, Z_NO_FLUSH);
     in_pos += before_in - s.avail_in;
@@ -108,6 +113,7 @@ Bytes inflate_exact(ByteView input, size_t expected_size, DeflateWrapper wrapper
       throw FormatError(Reason::kTruncated, in_pos, "deflate stream ends early");
   }
   if (out_pos != expected_size) corrupt(s, "is shorter than its recorded size");
+  if (consumed) *consumed = in_pos;
   return out;
 }
 

@@ -18,8 +18,11 @@ Bytes deflate_bytes(ByteView input, int effort, DeflateWrapper wrapper);
 Bytes deflate_at_level(ByteView input, int level, DeflateWrapper wrapper);
 
 // Inflates a stream that must decode to exactly `expected_size` bytes and end there; throws
-// FormatError (kCorrupt) otherwise. Never allocates more than `expected_size`.
-Bytes inflate_exact(ByteView input, size_t expected_size, DeflateWrapper wrapper);
+// FormatError (kCorrupt) otherwise. Memory grows with what the stream produces, never past
+// `expected_size`, so a size that lies costs nothing. `consumed`, when given, receives how many
+// input bytes the stream used (the rest follow its end).
+Bytes inflate_exact(ByteView input, size_t expected_size, DeflateWrapper wrapper,
+                    size_t* consumed = nullptr);
 
 // Inflates a stream of unknown size, refusing to grow past `limit` bytes (kLimitExceeded).
 // `consumed`, when given, receives how many input bytes the stream used.

@@ -83,20 +83,28 @@ void read_local_names(ByteView bytes, std::vector<std::string>& names) {
 
 }  // namespace
 
-ZipNames list_zip_names(ByteView bytes) {
-  ZipNames result;
-  result.mimetype = read_mimetype(bytes);
-  if (bytes.size() < kEocdSize) return result;
+size_t find_zip_end_record(ByteView bytes) {
+  if (bytes.size() < kEocdSize) return std::string::npos;
+  const auto u16 = [&](size_t at) { return uint32_t(bytes[at] | bytes[at + 1] << 8); };
+  const auto u32 = [&](size_t at) { return u16(at) | u16(at + 2) << 16; };
   // The end-of-central-directory record sits within the last 64 KiB + 22 bytes.
   const size_t lowest =
       bytes.size() > kEocdSize + kMaxCommentSize ? bytes.size() - kEocdSize - kMaxCommentSize : 0;
-  size_t eocd = std::string::npos;
+  size_t fallback = std::string::npos;
   for (size_t i = bytes.size() - kEocdSize + 1; i-- > lowest;) {
-    if (starts_with(bytes, "PK\x05\x06", i)) {
-      eocd = i;
-      break;
-    }
+    if (!starts_with(bytes, "PK\x05\x06", i) || i + kEocdSize + u16(i + 20) > bytes.size())
+      continue;
+    const uint64_t cd_size = u32(i + 12), cd_offset = u32(i + 16);
+    if (cd_offset + cd_size == i || (i >= 20 && starts_with(bytes, "PK\x06\x07", i - 20))) return i;
+    if (fallback == std::string::npos) fallback = i;
   }
+  return fallback;
+}
+
+ZipNames list_zip_names(ByteView bytes) {
+  ZipNames result;
+  result.mimetype = read_mimetype(bytes);
+  const size_t eocd = find_zip_end_record(bytes);
   if (eocd == std::string::npos) {
     read_local_names(bytes, result.names);
     return result;

@@ -4,6 +4,7 @@
 
 #include "codecs/deflate.h"
 #include "formats/zip/zip_archive.h"
+#include "formats/zip/zip_format.h"
 #include "lighten/lighten.h"
 #include "support/jpeg_maker.h"
 #include "support/zip_maker.h"
@@ -21,6 +22,21 @@ std::string xml_body(int repeat) {
     s += "<w:p><w:r><w:t>paragraph " + std::to_string(i % 37) + " of the claim</w:t></w:r></w:p>";
   return s + "</w:document>";
 }
+
+// Enough of a context for verify_zip on archives whose entries keep their contents.
+class PlainContext : public Context {
+ public:
+  const Policy& policy() const override { return policy_; }
+  unsigned depth() const override { return 0; }
+  bool out_of_time() const override { return false; }
+  Outcome optimize_embedded_under(ByteView, std::string_view, const Policy&) override { return {}; }
+  Verdict verify_embedded_under(ByteView, ByteView, const Policy&) override {
+    return {false, "no embedded file changes here", {}};
+  }
+
+ private:
+  Policy policy_;
+};
 
 Bytes content_of(const ZipEntry& e) {
   return e.method == kZipMethodDeflate
@@ -130,6 +146,107 @@ TEST(ZipFormat, MimetypeStaysFirstStoredAndIdentical) {
                          b.entries[0].data.begin(), b.entries[0].data.end()));
   // The first bytes readers check for the mimetype are unchanged.
   EXPECT_TRUE(std::equal(hwpx.begin(), hwpx.begin() + 30 + 8 + 19, o.bytes.begin()));
+}
+
+// EPUB and ODF readers look for the mimetype in the first local header, whatever the central
+// directory's order: the local order is kept, and the verifier checks it.
+TEST(ZipFormat, LocalHeadersKeepTheirOrderWhereTheDirectoryListsThemOtherwise) {
+  const auto epub = make_zip(
+      {{.name = "mimetype", .content = text_bytes("application/epub+zip"), .deflate = false},
+       {.name = "META-INF/container.xml", .content = text_bytes(xml_body(100))},
+       {.name = "OEBPS/content.opf", .content = text_bytes(xml_body(200))}},
+      "", {1, 0, 2});
+  ASSERT_EQ(sniff(epub), Kind::kEpub);
+  const Outcome o = optimize(epub, Policy{});
+  ASSERT_TRUE(o.replaced()) << o.message;
+  EXPECT_EQ(sniff(o.bytes), Kind::kEpub);
+  const ZipArchive b = read_zip(o.bytes);
+  ASSERT_EQ(b.entries.size(), 3u);
+  EXPECT_EQ(b.entries[1].name, "mimetype");  // the directory's order, kept
+  EXPECT_EQ(b.entries[1].local_offset, 0u);
+  EXPECT_EQ(b.entries[1].method, kZipMethodStored);
+  EXPECT_TRUE(std::equal(epub.begin(), epub.begin() + 30 + 8 + 20, o.bytes.begin()));
+  EXPECT_LT(b.entries[0].local_offset, b.entries[2].local_offset);
+  // An output whose local headers were put in the directory's order fails verification.
+  ZipArchive reordered = read_zip(o.bytes);
+  for (size_t i = 0; i < reordered.entries.size(); ++i) reordered.entries[i].local_offset = i;
+  PlainContext context;
+  EXPECT_TRUE(verify_zip(epub, o.bytes, context).ok);
+  const Verdict wrong = verify_zip(epub, write_zip(reordered), context);
+  EXPECT_FALSE(wrong.ok);
+  EXPECT_EQ(wrong.problem, "the order of the entries' local headers changed");
+}
+
+// A deflate stream that ends before its entry does: the bytes after it are no reader's, and a
+// re-deflated entry would drop them.
+TEST(ZipFormat, BytesAfterAnEntrysDeflateStreamLeaveTheDocumentAlone) {
+  auto items = docx_items(testing::make_jpeg({.width = 64, .height = 48}));
+  items[1].after_stream = text_bytes("HIDDEN: kept by nobody but this archive");
+  const auto docx = make_zip(items);
+  const Outcome o = optimize(docx, Policy{});
+  EXPECT_FALSE(o.replaced());
+  EXPECT_EQ(o.reason, Reason::kUnsupportedVariant);
+  EXPECT_NE(o.message.find("follow the end of word/document.xml's deflate stream"),
+            std::string::npos)
+      << o.message;
+}
+
+// ZIP64 sizes that add up past 2^64 must not wrap to a small total that passes the budget.
+TEST(ZipFormat, DeclaredSizesThatWrapAroundAreStillOverTheBudget) {
+  const uint64_t big = uint64_t(1) << 31;
+  const auto docx =
+      make_zip({{.name = "[Content_Types].xml", .content = text_bytes("<T/>")},
+                {.name = "word/document.xml", .content = text_bytes("<w/>"), .declared_size = big},
+                {.name = "word/other.bin",
+                 .content = text_bytes("bzip2 data"),
+                 .deflate = false,
+                 .method = 12,
+                 .declared_size = ~uint64_t(0) - big + 50}});
+  const Outcome o = optimize(docx, Policy{});
+  EXPECT_FALSE(o.replaced());
+  EXPECT_EQ(o.reason, Reason::kLimitExceeded) << o.message;
+}
+
+// A recorded size far beyond what the stream holds is found out as the stream ends.
+TEST(ZipFormat, ARecordedSizeTheStreamDoesNotHoldIsCorrupt) {
+  const auto docx = make_zip({{.name = "[Content_Types].xml", .content = text_bytes("<T/>")},
+                              {.name = "word/document.xml",
+                               .content = text_bytes(xml_body(50)),
+                               .declared_size = 60'000'000}});
+  const Outcome o = optimize(docx, Policy{});
+  EXPECT_EQ(o.reason, Reason::kCorrupt) << o.message;
+}
+
+// "PK\5\6" inside the archive comment is not the end record: the document is still one.
+TEST(ZipFormat, AnEndSignatureInsideTheCommentIsPassedOver) {
+  std::string comment = "embedded: PK\x05\x06";
+  comment += std::string(18, '\0');
+  const auto docx = make_zip(docx_items(testing::make_jpeg({.width = 64, .height = 48})), comment);
+  EXPECT_EQ(sniff(docx), Kind::kDocx);
+  const Outcome o = optimize(docx, Policy{});
+  ASSERT_TRUE(o.replaced()) << o.message;
+  EXPECT_EQ(read_zip(o.bytes).comment, text_bytes(comment));
+}
+
+// Effects are looked for in linear time: a part of unclosed elements cannot hold a worker.
+TEST(ZipFormat, EffectsAreFoundAmongManyElementsAndUnclosedOnesEndTheSearch) {
+  std::string slide = "<p:sld>";
+  for (int i = 0; i < 20000; ++i) slide += "<a:lum bright=\"10\"/>";
+  slide += "<a:lum contrast=\"20000\"/></p:sld>";
+  std::string unclosed;
+  for (int i = 0; i < 150000; ++i) unclosed += "<a:lum ";
+  const auto jpeg = testing::make_jpeg({.width = 320, .height = 240, .quality = 95});
+  for (const auto& [text, effect] : {std::pair{slide, true}, std::pair{unclosed, false}}) {
+    const auto pptx = make_zip({{.name = "[Content_Types].xml", .content = text_bytes("<Types/>")},
+                                {.name = "ppt/slides/slide1.xml", .content = text_bytes(text)},
+                                {.name = "ppt/media/image1.jpeg", .content = jpeg}});
+    Policy high;
+    high.mode = Mode::kHigh;
+    const Outcome o = optimize(pptx, high);
+    ASSERT_TRUE(o.replaced()) << o.message;
+    EXPECT_EQ(o.detail.find("pictures optimised losslessly") != std::string::npos, effect)
+        << o.detail;
+  }
 }
 
 TEST(ZipFormat, SignedDocumentsAreLeftAlone) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/zip_names.h"
+
 namespace lighten {
 namespace {
 
@@ -63,17 +65,8 @@ struct EndRecord {
 
 EndRecord read_end(ByteView bytes) {
   if (bytes.size() < kEndSize) throw FormatError(Reason::kTruncated, 0, "too short for a ZIP");
-  const size_t lowest = bytes.size() > kEndSize + 0xFFFF ? bytes.size() - kEndSize - 0xFFFF : 0;
-  size_t eocd = SIZE_MAX;
-  for (size_t i = bytes.size() - kEndSize + 1; i-- > lowest;) {
-    if (!starts_with(bytes, "PK\x05\x06", i)) continue;
-    const size_t comment_len = size_t(bytes[i + 20] | bytes[i + 21] << 8);
-    if (i + kEndSize + comment_len <= bytes.size()) {
-      eocd = i;
-      break;
-    }
-  }
-  if (eocd == SIZE_MAX)
+  const size_t eocd = find_zip_end_record(bytes);
+  if (eocd == std::string::npos)
     throw FormatError(Reason::kTruncated, bytes.size(),
                       "no end-of-central-directory record: the archive is cut short");
   ByteReader r(bytes, eocd + 4);
@@ -186,13 +179,10 @@ void read_local_header(ByteView bytes, ZipEntry& e, uint64_t cd_offset) {
 }
 
 // Every byte before the central directory must belong to exactly one entry.
-void check_layout(const std::vector<ZipEntry>& entries, uint64_t cd_offset) {
-  std::vector<size_t> order(entries.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::sort(order.begin(), order.end(),
-            [&](size_t a, size_t b) { return entries[a].local_offset < entries[b].local_offset; });
+void check_layout(const ZipArchive& archive, uint64_t cd_offset) {
+  const std::vector<ZipEntry>& entries = archive.entries;
   uint64_t expected = 0;
-  for (size_t i : order) {
+  for (size_t i : local_order(archive)) {
     const ZipEntry& e = entries[i];
     if (e.local_offset < expected)
       corrupt(e.local_offset, "entry " + e.name + " overlaps the entry before it");
@@ -235,6 +225,16 @@ Bytes zip64_field(const std::vector<uint64_t>& values) {
 
 }  // namespace
 
+std::vector<size_t> local_order(const ZipArchive& archive) {
+  const std::vector<ZipEntry>& entries = archive.entries;
+  std::vector<size_t> order(entries.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return entries[a].local_offset < entries[b].local_offset;
+  });
+  return order;
+}
+
 ZipArchive read_zip(ByteView bytes, const ZipLimits& limits) {
   const EndRecord end = read_end(bytes);
   if (end.entries > limits.max_entries)
@@ -250,7 +250,7 @@ ZipArchive read_zip(ByteView bytes, const ZipLimits& limits) {
   for (uint64_t i = 0; i < end.entries; ++i) archive.entries.push_back(read_central_entry(r));
   if (r.offset() != end.cd_end) corrupt(r.offset(), "central directory has trailing bytes");
   for (ZipEntry& e : archive.entries) read_local_header(bytes, e, end.cd_offset);
-  check_layout(archive.entries, end.cd_offset);
+  check_layout(archive, end.cd_offset);
   return archive;
 }
 
@@ -259,10 +259,10 @@ Bytes write_zip(const ZipArchive& archive) {
   size_t reserve = 0;
   for (const ZipEntry& e : archive.entries) reserve += e.data.size() + 2 * e.name.size() + 128;
   out.reserve(reserve);
-  std::vector<uint64_t> offsets;
-  offsets.reserve(archive.entries.size());
-  for (const ZipEntry& e : archive.entries) {
-    offsets.push_back(out.size());
+  std::vector<uint64_t> offsets(archive.entries.size());
+  for (size_t i : local_order(archive)) {
+    const ZipEntry& e = archive.entries[i];
+    offsets[i] = out.size();
     const bool wide = e.compressed_size >= k32 || e.uncompressed_size >= k32;
     put32(out, kLocalSignature);
     put16(out, wide ? std::max<uint16_t>(e.local_version_needed, 45) : e.local_version_needed);

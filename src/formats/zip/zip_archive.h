@@ -58,7 +58,13 @@ struct ZipLimits {
 // Throws FormatError.
 ZipArchive read_zip(ByteView bytes, const ZipLimits& limits = {});
 
-// Writes the entries in order; entry.data holds each entry's compressed bytes, and crc32 and
+// The entries' indices in the order of their local headers (by local_offset; ties keep the
+// central directory's order).
+std::vector<size_t> local_order(const ZipArchive& archive);
+
+// Writes the local headers in the order of the entries' local_offset (the input's order, which
+// may differ from the central directory's: a leading `mimetype` must stay first) and the central
+// directory in the entries' order; entry.data holds each entry's compressed bytes, and crc32 and
 // both sizes must describe them. Data descriptors are not written; ZIP64 records only where a
 // size, an offset or the entry count needs them.
 Bytes write_zip(const ZipArchive& archive);

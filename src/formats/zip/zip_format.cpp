@@ -13,8 +13,13 @@
 namespace lighten {
 namespace {
 
+// The entry whose local header comes first: readers of EPUB and ODF (and sniff()) look for
+// `mimetype` there, whatever the central directory's order.
 bool is_first_mimetype(const ZipArchive& a, size_t i) {
-  return i == 0 && a.entries[0].name == "mimetype";
+  if (a.entries[i].name != "mimetype") return false;
+  for (const ZipEntry& e : a.entries)
+    if (e.local_offset < a.entries[i].local_offset) return false;
+  return true;
 }
 
 std::string lower(std::string s) {
@@ -59,10 +64,12 @@ void refuse_protected(const ZipArchive& archive, ByteView input) {
   (void)input;
 }
 
-// Zip bombs are refused from the directory's own figures, before anything is inflated.
+// Zip bombs are refused from the directory's own figures, before anything is inflated. ZIP64
+// sizes reach 2^64: the sum saturates rather than wrap to a small number.
 void check_budget(const ZipArchive& archive, ByteView input, const Policy& policy) {
   uint64_t total = 0;
-  for (const ZipEntry& e : archive.entries) total += e.uncompressed_size;
+  for (const ZipEntry& e : archive.entries)
+    total = e.uncompressed_size > UINT64_MAX - total ? UINT64_MAX : total + e.uncompressed_size;
   if (total > policy.limits.max_expanded_bytes)
     throw FormatError(
         Reason::kLimitExceeded, 0,
@@ -76,9 +83,16 @@ void check_budget(const ZipArchive& archive, ByteView input, const Policy& polic
 }
 
 Bytes entry_content(const ZipEntry& e) {
+  size_t used = e.data.size();
   Bytes content = e.method == kZipMethodDeflate
-                      ? inflate_exact(e.data, e.uncompressed_size, DeflateWrapper::kRaw)
+                      ? inflate_exact(e.data, e.uncompressed_size, DeflateWrapper::kRaw, &used)
                       : Bytes(e.data.begin(), e.data.end());
+  // Bytes inside the entry after its stream ends are no reader's, and re-deflating would drop
+  // them: left alone, as bytes between entries are.
+  if (used != e.data.size())
+    throw FormatError(Reason::kUnsupportedVariant, e.local_offset,
+                      std::to_string(e.data.size() - used) + " bytes follow the end of " + e.name +
+                          "'s deflate stream inside the entry (hidden data)");
   if (e.method == kZipMethodStored && content.size() != e.uncompressed_size)
     throw FormatError(Reason::kCorrupt, e.local_offset,
                       "stored entry " + e.name + " has the wrong size");
@@ -97,11 +111,18 @@ bool worth_redeflating(Kind kind, int effort) {
 }
 
 // Whether a number attribute `attribute` (with its opening quote) is above zero in any element
-// `element` starts (up to its '>'), or anywhere when `element` is empty.
+// `element` starts (up to its '>' or the next '<'), or anywhere when `element` is empty. Each
+// byte is looked at a bounded number of times, whatever the text holds.
 bool above_zero(std::string_view text, std::string_view element, std::string_view attribute) {
+  size_t close = 0;  // the first '>' at or after the current element, once looked for
   for (size_t at = text.find(element.empty() ? attribute : element); at != std::string_view::npos;
        at = text.find(element.empty() ? attribute : element, at + 1)) {
-    const size_t end = element.empty() ? text.size() : text.find('>', at);
+    size_t end = text.size();
+    if (!element.empty()) {
+      if (close != std::string_view::npos && close < at) close = text.find('>', at);
+      if (close == std::string_view::npos) return false;  // no element is closed from here on
+      end = std::min(close, text.find('<', at + 1));
+    }
     const size_t value = text.substr(at, end - at).find(attribute);
     if (value == std::string_view::npos) continue;
     // A positive number: a digit other than zero before anything but digits or a point.
@@ -238,6 +259,10 @@ Verdict verify_zip(ByteView input, ByteView output, Context& context) {
   if (a.entries.size() != b.entries.size()) return {false, "entry count changed", {}};
   if (a.comment != b.comment || a.trailing != b.trailing)
     return {false, "archive comment or trailing bytes changed", {}};
+  // The local headers keep their order (which a leading mimetype and sniffing depend on).
+  if (local_order(a) != local_order(b))
+    return {false, "the order of the entries' local headers changed", {}};
+  if (sniff(input) != sniff(output)) return {false, "the archive no longer reads as its kind", {}};
   QualityFigures quality;  // the worst picture's
   quality.pixels_identical = true;
   // Pictures shown through effects were optimised losslessly: so they are checked.
@@ -299,9 +324,10 @@ void describe_zip(ByteView input, FileInfo& info) {
     m += (m.empty() ? "" : ", ") + std::to_string(n) + " " + name;
   info.properties.emplace_back("compression", m);
   info.properties.emplace_back("expanded size", std::to_string(expanded) + " bytes");
-  if (!archive.entries.empty() && archive.entries[0].name == "mimetype")
-    info.properties.emplace_back(
-        "mimetype", std::string(archive.entries[0].data.begin(), archive.entries[0].data.end()));
+  for (size_t i = 0; i < archive.entries.size(); ++i)
+    if (is_first_mimetype(archive, i))
+      info.properties.emplace_back(
+          "mimetype", std::string(archive.entries[i].data.begin(), archive.entries[i].data.end()));
   try {
     refuse_protected(archive, input);
   } catch (const FormatError& e) {
