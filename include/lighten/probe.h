@@ -35,6 +35,8 @@ struct ProbeOptions {
   DecoderStyle decoder = DecoderStyle::kPil;
   uint32_t passes = 8;  // loader model: how many passes over the sample it simulates
   bool follow_symlinks = false;
+  // Images with more pixels count as failed decodes (Pillow's DecompressionBombError limit).
+  uint64_t max_pixels = 178'956'970;
 };
 
 // Parses a link rate: "1gbit", "200mbit", "800kbit", "50MB/s", "1.5GB/s", "500kB/s" (decimal
@@ -75,7 +77,7 @@ struct Inventory {
 struct StorageFigures {
   Distribution open_ms;           // open() plus the emulated per-open delay
   Distribution read_ms;           // whole-file read, one stream
-  double single_stream_mbps = 0;  // MB/s (decimal) of one reader
+  double single_stream_mbps = 0;  // MB/s (decimal) of one reader, opens and delays included
   double parallel_mbps = 0;       // MB/s of `workers` readers together
   uint64_t bytes_read = 0;        // per pass over the sample
   bool cold = false;              // page cache evicted before each read
@@ -115,6 +117,7 @@ struct TreeProbe {
   // Decode time with `workers` decoders at once over decoding one file at a time: what the
   // cores give W workers right now (hyper-threads, other tenants); the loader model uses it.
   double parallel_decode_slowdown = 1;
+  std::string first_decode_error;  // "/a/b.jpg: the JPEG data ends early (...)"
   LoaderFigures loader;
   double pass_seconds = 0;  // projected time for one pass over every file of the tree
 };

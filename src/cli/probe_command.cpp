@@ -97,6 +97,11 @@ Command add_probe_command(CLI::App& app) {
   cmd->add_option("--passes", o.passes, "Passes over the sample the loader model simulates")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1000u));
+  cmd->add_option("--max-pixels", o.max_pixels,
+                  "Images with more pixels count as failed decodes and are not decoded, as "
+                  "Pillow refuses them (DecompressionBombError)")
+      ->capture_default_str()
+      ->check(CLI::Range(uint64_t(1), uint64_t(1) << 40));
   cmd->add_flag("--follow-symlinks", o.follow_symlinks, "Follow symbolic links while walking");
   cmd->add_option("--json", args->json, "Also write the figures as JSON to this file");
   cmd->add_flag("-q,--quiet", args->quiet, "No progress lines");

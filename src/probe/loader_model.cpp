@@ -1,8 +1,9 @@
 #include "probe/loader_model.h"
 
 #include <algorithm>
-#include <limits>
 #include <optional>
+#include <queue>
+#include <utility>
 #include <vector>
 
 #include "probe/stats.h"
@@ -49,25 +50,25 @@ LoaderRun simulate_loader(std::span<const SampleTiming> samples, const LoaderCon
   auto dispatch_time = [&](uint64_t k) {
     return k < in_flight ? 0.0 : consume_start[k - in_flight];
   };
+  // The runnable workers by the time of their next action (ties: the lowest index). An idle
+  // worker whose next batch waits for a slot (the consumer to take batch k - in_flight) is out
+  // of the queue until that batch is consumed.
+  using Event = std::pair<double, uint32_t>;
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> runnable;
+  auto schedule_idle = [&](uint32_t index) {
+    const Worker& w = pool[index];
+    if (w.next_batch >= batches) return;
+    const double d = dispatch_time(w.next_batch);
+    if (d != kUnknown) runnable.emplace(std::max(w.t, d), index);
+  };
+  for (uint32_t w = 0; w < workers; ++w) schedule_idle(w);
   while (consumed < batches) {
     // The runnable worker with the earliest next action moves one stage, so link requests are
     // served in time order.
-    Worker* next = nullptr;
-    double next_t = std::numeric_limits<double>::infinity();
-    for (Worker& w : pool) {
-      double t;
-      if (w.busy) {
-        t = w.t;
-      } else {
-        if (w.next_batch >= batches) continue;
-        const double d = dispatch_time(w.next_batch);
-        if (d == kUnknown) continue;
-        t = std::max(w.t, d);
-      }
-      if (t < next_t) next_t = t, next = &w;
-    }
-    if (!next) break;  // cannot happen: an earlier batch is always in progress
-    Worker& w = *next;
+    if (runnable.empty()) break;  // cannot happen: an earlier batch is always in progress
+    const auto [next_t, index] = runnable.top();
+    runnable.pop();
+    Worker& w = pool[index];
     if (!w.busy) {
       w.busy = true;
       w.batch = w.next_batch;
@@ -81,6 +82,7 @@ LoaderRun simulate_loader(std::span<const SampleTiming> samples, const LoaderCon
     if (w.stage == 0) {
       const double ms = s.open_ms + config.open_delay_ms;
       w.t += ms, open_ms += ms, w.stage = 1;
+      runnable.emplace(w.t, index);
       continue;
     }
     if (w.stage == 1) {
@@ -88,11 +90,15 @@ LoaderRun simulate_loader(std::span<const SampleTiming> samples, const LoaderCon
       if (link) ms += link->reserve(w.t + s.read_ms, double(s.bytes));
       w.t += ms, read_ms += ms, w.stage = 2;
       run.bytes += s.bytes;
+      runnable.emplace(w.t, index);
       continue;
     }
     const double ms = s.decode_ms * contention;
     w.t += ms, decode_ms += ms, w.stage = 0;
-    if (++w.sample < batch) continue;
+    if (++w.sample < batch) {
+      runnable.emplace(w.t, index);
+      continue;
+    }
     w.busy = false;
     ready[w.batch] = w.t;
     while (consumed < batches && ready[consumed] != kUnknown) {
@@ -100,8 +106,15 @@ LoaderRun simulate_loader(std::span<const SampleTiming> samples, const LoaderCon
       consumer_wait += begin - consumer_end;
       consume_start[consumed] = begin;
       consumer_end = begin + config.step_ms;
+      // The worker whose next batch waited for this slot may start it now.
+      const uint64_t freed = consumed + in_flight;
+      const uint32_t waiting = uint32_t(freed % workers);
+      if (freed < batches && waiting != index && !pool[waiting].busy &&
+          pool[waiting].next_batch == freed)
+        schedule_idle(waiting);
       ++consumed;
     }
+    schedule_idle(index);
   }
 
   LoaderFigures& f = run.figures;

@@ -1,7 +1,10 @@
 #include "probe/measure.h"
 
 #include <fcntl.h>
+// clang-format off
 #include <jpeglib.h>
+#include <jerror.h>
+// clang-format on
 #include <png.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -45,6 +48,7 @@ struct JpegError {
   jpeg_error_mgr pub;
   jmp_buf jump;
   char message[JMSG_LENGTH_MAX];
+  bool ended_early;
 };
 
 extern "C" void probe_jpeg_error_exit(j_common_ptr cinfo) {
@@ -53,9 +57,19 @@ extern "C" void probe_jpeg_error_exit(j_common_ptr cinfo) {
   longjmp(err->jump, 1);
 }
 
-extern "C" void probe_jpeg_silent(j_common_ptr, int) {}
+// Warnings pass, as in Pillow, except the data ending early: Pillow then raises "image file is
+// truncated", and a loader fails on the file.
+extern "C" void probe_jpeg_message(j_common_ptr cinfo, int level) {
+  if (level < 0 && cinfo->err->msg_code == JWRN_JPEG_EOF)
+    reinterpret_cast<JpegError*>(cinfo->err)->ended_early = true;
+}
 
-DecodeTiming decode_jpeg(std::span<const uint8_t> bytes, DecoderStyle style,
+std::string too_many_pixels(uint64_t pixels, uint64_t max_pixels) {
+  return std::to_string(pixels) + " pixels, over the " + std::to_string(max_pixels) +
+         " a loader decodes (Pillow's DecompressionBombError)";
+}
+
+DecodeTiming decode_jpeg(std::span<const uint8_t> bytes, DecoderStyle style, uint64_t max_pixels,
                          std::vector<uint8_t>& pixels) {
   DecodeTiming result;
   result.label = "jpeg-baseline";
@@ -63,8 +77,9 @@ DecodeTiming decode_jpeg(std::span<const uint8_t> bytes, DecoderStyle style,
   JpegError err;
   cinfo.err = jpeg_std_error(&err.pub);
   err.pub.error_exit = probe_jpeg_error_exit;
-  err.pub.emit_message = probe_jpeg_silent;
+  err.pub.emit_message = probe_jpeg_message;
   err.message[0] = '\0';
+  err.ended_early = false;
   const auto start = std::chrono::steady_clock::now();
   if (setjmp(err.jump)) {
     // Locals changed after setjmp are indeterminate here: rebuild the result from memory.
@@ -84,17 +99,29 @@ DecodeTiming decode_jpeg(std::span<const uint8_t> bytes, DecoderStyle style,
   // the loader's convert("RGB") turns grey into the same.
   if (cinfo.jpeg_color_space != JCS_CMYK && cinfo.jpeg_color_space != JCS_YCCK)
     cinfo.out_color_space = style == DecoderStyle::kPil ? JCS_EXT_RGBX : JCS_RGB;
+  if (const uint64_t n = uint64_t(cinfo.image_width) * cinfo.image_height; n > max_pixels) {
+    result.error = too_many_pixels(n, max_pixels);
+    jpeg_destroy_decompress(&cinfo);
+    result.ms = ms_since(start);
+    return result;
+  }
   jpeg_start_decompress(&cinfo);
   const size_t stride = size_t(cinfo.output_width) * size_t(cinfo.output_components);
+  try {
+    pixels.resize(stride * (cinfo.output_height + 1));
+  } catch (const std::bad_alloc&) {
+    result.error = "the pixels do not fit in memory";
+    jpeg_destroy_decompress(&cinfo);
+    result.ms = ms_since(start);
+    return result;
+  }
   if (style == DecoderStyle::kDirect) {
-    pixels.resize(stride * cinfo.output_height);
     while (cinfo.output_scanline < cinfo.output_height) {
       JSAMPROW row = pixels.data() + stride * cinfo.output_scanline;
       jpeg_read_scanlines(&cinfo, &row, 1);
     }
   } else {
     // Pillow's decoder hands each row to its unpacker, which copies it into the image.
-    pixels.resize(stride * (cinfo.output_height + 1));
     uint8_t* scratch = pixels.data() + stride * cinfo.output_height;
     while (cinfo.output_scanline < cinfo.output_height) {
       JSAMPROW row = scratch;
@@ -106,11 +133,12 @@ DecodeTiming decode_jpeg(std::span<const uint8_t> bytes, DecoderStyle style,
   result.pixels = uint64_t(cinfo.output_width) * cinfo.output_height;
   jpeg_destroy_decompress(&cinfo);
   result.ms = ms_since(start);
-  result.ok = true;
+  result.ok = !err.ended_early;
+  if (err.ended_early) result.error = "the JPEG data ends early (Pillow: image file is truncated)";
   return result;
 }
 
-DecodeTiming decode_png(std::span<const uint8_t> bytes, DecoderStyle style,
+DecodeTiming decode_png(std::span<const uint8_t> bytes, DecoderStyle style, uint64_t max_pixels,
                         std::vector<uint8_t>& pixels) {
   DecodeTiming result;
   result.label = "png";
@@ -121,13 +149,22 @@ DecodeTiming decode_png(std::span<const uint8_t> bytes, DecoderStyle style,
   if (png_image_begin_read_from_memory(&image, bytes.data(), bytes.size())) {
     // Pillow holds colour PNGs as RGBX/RGBA (four bytes); torchvision.io as packed RGB.
     image.format = style == DecoderStyle::kPil ? PNG_FORMAT_RGBA : PNG_FORMAT_RGB;
-    pixels.resize(PNG_IMAGE_SIZE(image));
-    if (png_image_finish_read(&image, nullptr, pixels.data(), 0, nullptr)) {
-      result.ok = true;
-      result.pixels = uint64_t(image.width) * image.height;
+    const uint64_t n = uint64_t(image.width) * image.height;
+    if (n > max_pixels) {
+      result.error = too_many_pixels(n, max_pixels);
+    } else {
+      try {
+        pixels.resize(PNG_IMAGE_SIZE(image));
+        if (png_image_finish_read(&image, nullptr, pixels.data(), 0, nullptr)) {
+          result.ok = true;
+          result.pixels = n;
+        }
+      } catch (const std::bad_alloc&) {
+        result.error = "the pixels do not fit in memory";
+      }
     }
   }
-  if (!result.ok) result.error = image.message;
+  if (!result.ok && result.error.empty()) result.error = image.message;
   png_image_free(&image);
   result.ms = ms_since(start);
   return result;
@@ -149,31 +186,54 @@ ReadTiming TimedReader::read(const std::string& path, std::vector<uint8_t>& byte
     clock_.sleep_for(latency_ms_ / 1000.0);
     t.delay_ms = ms_since(start);
   }
-  start = std::chrono::steady_clock::now();
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) {
     t.error = failure("stat", path, errno);
     return t;
   }
-  bytes.resize(size_t(st.st_size));
-  size_t got = 0;
-  while (got < bytes.size()) {
-    const size_t want = std::min(kChunk, bytes.size() - got);
+  if (link_ && one_stream_) link_->drain();
+  const uint64_t size = uint64_t(st.st_size);
+  // Room for the first chunk; the rest is kept only for an image the probe decodes.
+  bytes.resize(size_t(std::min<uint64_t>(size, kChunk)));
+  bool keep = true, decided = size <= kChunk;
+  uint64_t got = 0;
+  while (got < size) {
+    if (!decided && got >= kChunk) {
+      decided = true;
+      const Kind kind = sniff(bytes);
+      keep = (kind == Kind::kJpeg || kind == Kind::kPng) && size <= kMaxKeptBytes;
+      try {
+        if (keep) bytes.resize(size_t(size));
+      } catch (const std::bad_alloc&) {
+        keep = false;  // read through, not decoded: the image's bytes do not fit in memory
+        bytes.resize(kChunk);
+      }
+    }
+    const size_t want = keep ? size_t(std::min<uint64_t>(kChunk, bytes.size() - got))
+                             : size_t(std::min<uint64_t>(kChunk, size - got));
+    uint8_t* into = keep ? bytes.data() + got : scratch(want);
+    start = std::chrono::steady_clock::now();
     if (link_) t.link_wait_ms += link_->acquire(double(want)) * 1000.0;
-    const ssize_t n = ::read(fd.get(), bytes.data() + got, want);
+    const ssize_t n = ::read(fd.get(), into, want);
+    t.read_ms += ms_since(start);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       t.error = failure("read", path, errno);
       return t;
     }
-    if (n == 0) break;
-    got += size_t(n);
+    if (n == 0) break;  // the file shrank while it was read
+    got += uint64_t(n);
   }
-  bytes.resize(got);
-  t.read_ms = ms_since(start);
+  if (keep) bytes.resize(size_t(got));
+  t.whole = keep;
   t.bytes = got;
   t.ok = true;
   return t;
+}
+
+uint8_t* TimedReader::scratch(size_t size) {
+  if (scratch_.size() < size) scratch_.resize(size);
+  return scratch_.data();
 }
 
 std::vector<uint8_t> read_head(const std::string& path, size_t limit) {
@@ -216,17 +276,19 @@ bool evict_from_cache(const std::string& path, std::string& problem) {
   if (cached * 2 > resident.size()) {
     problem = path + ": " + std::to_string(cached * 100 / resident.size()) +
               " % of its pages stayed in the page cache after posix_fadvise(DONTNEED) (tmpfs, "
-              "overlay or dirty pages?); cold figures are warm here. Run on the real storage, "
-              "or drop caches as root (echo 1 > /proc/sys/vm/drop_caches) before a warm run";
+              "overlay or dirty pages?); cold figures are warm here. For cold figures, probe "
+              "the files where they are stored (a disk or network file system with a page "
+              "cache of its own)";
     return false;
   }
   return true;
 }
 
-DecodeTiming decode_image(Kind kind, std::span<const uint8_t> bytes, DecoderStyle style) {
+DecodeTiming decode_image(Kind kind, std::span<const uint8_t> bytes, DecoderStyle style,
+                          uint64_t max_pixels) {
   std::vector<uint8_t> pixels;
-  if (kind == Kind::kJpeg) return decode_jpeg(bytes, style, pixels);
-  if (kind == Kind::kPng) return decode_png(bytes, style, pixels);
+  if (kind == Kind::kJpeg) return decode_jpeg(bytes, style, max_pixels, pixels);
+  if (kind == Kind::kPng) return decode_png(bytes, style, max_pixels, pixels);
   return {};
 }
 

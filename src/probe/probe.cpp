@@ -29,6 +29,7 @@ namespace {
 // sniffed again from their whole bytes.
 constexpr size_t kSniffHead = 64 << 10;
 constexpr uint64_t kMinModelBatches = 16;
+constexpr uint64_t kMaxWorkerSamples = uint64_t(1) << 22;  // workers x batch
 
 // What the emulated link lets through at once: 10 ms of traffic, at most one read chunk, so
 // small files cannot slip through on the burst alone.
@@ -88,27 +89,41 @@ Inventory take_inventory(const batch::WalkResult& walked) {
 
 // The median of three decodes: one preempted run on a shared machine would otherwise decide
 // a file's figure (and, with --compare, the difference between the two trees).
-DecodeTiming typical_decode(Kind kind, std::span<const uint8_t> bytes, DecoderStyle style) {
-  DecodeTiming d = decode_image(kind, bytes, style);
+DecodeTiming typical_decode(Kind kind, std::span<const uint8_t> bytes, DecoderStyle style,
+                            uint64_t max_pixels) {
+  DecodeTiming d = decode_image(kind, bytes, style, max_pixels);
   if (!d.ok) return d;
-  double ms[3] = {d.ms, decode_image(kind, bytes, style).ms, decode_image(kind, bytes, style).ms};
+  double ms[3] = {d.ms, decode_image(kind, bytes, style, max_pixels).ms,
+                  decode_image(kind, bytes, style, max_pixels).ms};
   std::sort(std::begin(ms), std::end(ms));
   d.ms = ms[1];
+  return d;
+}
+
+// The typical decode of what a read brought in; an image read only in part (its bytes did not
+// fit the reader's limit) is a failed decode, as it would be for a loader out of memory.
+DecodeTiming decode_read(const ReadTiming& read, std::span<const uint8_t> bytes,
+                         const ProbeOptions& options) {
+  const Kind kind = sniff(bytes);
+  if (read.whole) return typical_decode(kind, bytes, options.decoder, options.max_pixels);
+  DecodeTiming d = decode_image(kind, {}, options.decoder, options.max_pixels);
+  if (!d.label.empty())
+    d.error = "the image's " + std::to_string(read.bytes) + " bytes were not held to decode";
   return d;
 }
 
 // With --compare, each original and its optimised copy are decoded in turn, so that a busy
 // minute on a shared machine cannot pass for a difference between the trees.
 void paired_decodes(const std::vector<std::string>& a, const std::vector<std::string>& b,
-                    DecoderStyle style, std::vector<DecodeTiming>& out_a,
+                    const ProbeOptions& options, std::vector<DecodeTiming>& out_a,
                     std::vector<DecodeTiming>& out_b) {
   SteadyClock clock;
   TimedReader reader(nullptr, 0, clock);
   std::vector<uint8_t> bytes_a, bytes_b;
   for (size_t i = 0; i < a.size(); ++i) {
-    const bool ok_a = reader.read(a[i], bytes_a).ok, ok_b = reader.read(b[i], bytes_b).ok;
-    out_a.push_back(ok_a ? typical_decode(sniff(bytes_a), bytes_a, style) : DecodeTiming{});
-    out_b.push_back(ok_b ? typical_decode(sniff(bytes_b), bytes_b, style) : DecodeTiming{});
+    const ReadTiming read_a = reader.read(a[i], bytes_a), read_b = reader.read(b[i], bytes_b);
+    out_a.push_back(read_a.ok ? decode_read(read_a, bytes_a, options) : DecodeTiming{});
+    out_b.push_back(read_b.ok ? decode_read(read_b, bytes_b, options) : DecodeTiming{});
   }
 }
 
@@ -174,11 +189,11 @@ class TreeProber {
 
   void single_stream(TreeProbe& tree, const std::vector<std::string>& paths) {
     auto link = make_link();
-    TimedReader reader(link.get(), options_.latency_ms, clock_);
+    TimedReader reader(link.get(), options_.latency_ms, clock_, /*one_stream=*/true);
     std::vector<double> open_ms, read_ms, mpix, quality;
     std::map<std::string, std::vector<double>> decode_ms;
     std::vector<uint8_t> bytes;
-    double total_read_ms = 0;
+    double total_read_ms = 0;  // opens and emulated delays included, as W readers' figure has
     Inventory& inv = tree.inventory;
     StorageFigures& storage = tree.storage;
     storage.cold = options_.cold;
@@ -194,12 +209,11 @@ class TreeProber {
       }
       open_ms.push_back(r.open_ms + r.delay_ms);
       read_ms.push_back(r.read_ms);
-      total_read_ms += r.read_ms;
+      total_read_ms += r.open_ms + r.delay_ms + r.read_ms;
       ++tree.sample_files;
       tree.sample_bytes += r.bytes;
       const Kind kind = sniff(bytes);
-      const DecodeTiming d =
-          decodes_ ? (*decodes_)[i] : typical_decode(kind, bytes, options_.decoder);
+      const DecodeTiming d = decodes_ ? (*decodes_)[i] : decode_read(r, bytes, options_);
       if (!d.label.empty()) {
         DecodeFigures& f = tree.decode[d.label];
         ++f.files;
@@ -209,6 +223,7 @@ class TreeProber {
           mpix.push_back(double(d.pixels) / 1e6);
         } else {
           ++f.failed;
+          if (tree.first_decode_error.empty()) tree.first_decode_error = paths[i] + ": " + d.error;
         }
       }
       if (kind == Kind::kJpeg) describe_jpeg(bytes, inv.jpeg, quality);
@@ -269,7 +284,8 @@ class TreeProber {
   }
 
   // W threads read (untimed, no link) and decode (timed) at once, to see how much slower each
-  // decode gets when W of them share the machine with whatever else runs on it.
+  // decode gets when W of them share the machine with whatever else runs on it. Each file's
+  // figure is the median of three decodes, as alone, so that one worker compares like with like.
   void parallel_decode(TreeProbe& tree, const std::vector<std::string>& paths) {
     say(progress_, fmt::format("{}: {} parallel decoders", tree.path, options_.workers));
     std::atomic<size_t> next{0};
@@ -280,8 +296,8 @@ class TreeProber {
         TimedReader reader(nullptr, 0, clock_);
         std::vector<uint8_t> bytes;
         for (size_t i = next++; i < paths.size(); i = next++)
-          if (reader.read(paths[i], bytes).ok)
-            busy[w] += decode_image(sniff(bytes), bytes, options_.decoder).ms;
+          if (const ReadTiming r = reader.read(paths[i], bytes); r.ok)
+            busy[w] += decode_read(r, bytes, options_).ms;
       });
     for (auto& t : threads) t.join();
     double alone = 0, together = 0;
@@ -339,6 +355,12 @@ ProbeReport run_probe(const ProbeOptions& options, const ProbeProgress& progress
   using namespace probe;
   if (options.workers == 0 || options.batch == 0 || options.sample == 0)
     throw OptionError("--workers, --batch and --sample must be at least 1");
+  // The model steps through at least 4 batches a worker, sample by sample.
+  if (uint64_t(options.workers) * options.batch > kMaxWorkerSamples)
+    throw OptionError(fmt::format(
+        "--workers {} with --batch {} is {} samples a round; the loader model takes at most {}",
+        options.workers, options.batch, uint64_t(options.workers) * options.batch,
+        kMaxWorkerSamples));
   ProbeReport report;
   report.options = options;
   report.cores = std::max(1u, std::thread::hardware_concurrency());
@@ -376,7 +398,7 @@ ProbeReport run_probe(const ProbeOptions& options, const ProbeProgress& progress
   std::vector<DecodeTiming> decodes, other_decodes;
   if (optimised) {
     say(progress, fmt::format("decoding {} pairs of files in turn", paths.size()));
-    paired_decodes(paths, other_paths, options.decoder, decodes, other_decodes);
+    paired_decodes(paths, other_paths, options, decodes, other_decodes);
   }
   report.original = prober.run(options.path, original, paths, optimised ? &decodes : nullptr);
   const auto original_timings = prober.timings();
@@ -397,6 +419,12 @@ ProbeReport run_probe(const ProbeOptions& options, const ProbeProgress& progress
     if (t) {
       if (!t->storage.cold_problem.empty())
         report.warnings.push_back("--cold could not evict files: " + t->storage.cold_problem);
+      uint64_t failed_decodes = 0;
+      for (const auto& [label, f] : t->decode) failed_decodes += f.failed;
+      if (failed_decodes > 0)
+        report.warnings.push_back(fmt::format(
+            "{}: {} sampled images did not decode (first: {}); a loader would fail on them too",
+            t->path, failed_decodes, t->first_decode_error));
       if (t->storage.read_failures > 0)
         report.warnings.push_back(fmt::format(
             "{}: {} sampled files could not be read and were left out (first: {}); check "

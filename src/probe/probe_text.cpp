@@ -128,7 +128,7 @@ void print_probe_report(std::ostream& out, const ProbeReport& report) {
            opt([](auto& x) { return x.storage.read_ms.sum / 1000; }), "{:.2f}", " s");
   t.number("MB/s, one stream", a.storage.single_stream_mbps,
            opt([](auto& x) { return x.storage.single_stream_mbps; }), "{:.1f}");
-  t.number(fmt::format("MB/s, {} readers", o.workers), a.storage.parallel_mbps,
+  t.number(fmt::format("MB/s, {}", counted(o.workers, "reader")), a.storage.parallel_mbps,
            opt([](auto& x) { return x.storage.parallel_mbps; }), "{:.1f}");
 
   t.section(o.decoder == DecoderStyle::kPil ? "decode (full size, as Pillow holds it, one core)"

@@ -27,6 +27,16 @@ double BucketLedger::reserve(double now, double amount) {
   return tokens_ >= 0 ? 0.0 : -tokens_ / rate_;
 }
 
+void BucketLedger::drain(double now) {
+  reserve(now, 0);
+  tokens_ = std::min(tokens_, 0.0);
+}
+
+void TokenBucket::drain() {
+  std::lock_guard lock(mutex_);
+  ledger_.drain(clock_.now());
+}
+
 double TokenBucket::acquire(double amount) {
   double wait;
   {

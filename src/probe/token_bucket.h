@@ -29,6 +29,8 @@ class BucketLedger {
   BucketLedger(double rate, double burst) : rate_(rate), burst_(burst), tokens_(burst) {}
   // Takes `amount` at time `now`; returns how long the caller must wait before using it.
   double reserve(double now, double amount);
+  // Spends what has built up by `now`: the next bytes wait for the link.
+  void drain(double now);
   double rate() const { return rate_; }
   double burst() const { return burst_; }
 
@@ -47,6 +49,8 @@ class TokenBucket {
   TokenBucket(double rate, double burst, Clock& clock) : ledger_(rate, burst), clock_(clock) {}
   // Returns the seconds this caller waited.
   double acquire(double amount);
+  // Spends what has built up while the link was idle (see BucketLedger::drain).
+  void drain();
   double rate() const { return ledger_.rate(); }
 
  private:

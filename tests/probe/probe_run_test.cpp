@@ -104,6 +104,67 @@ TEST(ProbeDecode, BothStylesDecodeGreyColourAndPng) {
   }
 }
 
+// A header may claim any size: an image over the limit fails before its pixels are held, as
+// Pillow's DecompressionBombError fails it in a loader.
+TEST(ProbeDecode, ImagesOverThePixelLimitFailBeforeTheirPixelsAreHeld) {
+  std::vector<uint8_t> jpeg = make_jpeg({.width = 16, .height = 16});
+  for (size_t i = 0; i + 9 < jpeg.size(); ++i)
+    if (jpeg[i] == 0xFF && jpeg[i + 1] == 0xC0) {
+      jpeg[i + 5] = jpeg[i + 7] = 0x4E, jpeg[i + 6] = jpeg[i + 8] = 0x20;  // 20000 x 20000
+      break;
+    }
+  const probe::DecodeTiming bomb = probe::decode_image(Kind::kJpeg, jpeg, DecoderStyle::kPil);
+  EXPECT_FALSE(bomb.ok);
+  EXPECT_NE(bomb.error.find("400000000 pixels"), std::string::npos) << bomb.error;
+  const std::vector<uint8_t> png = testing::make_png({});
+  const probe::DecodeTiming small =
+      probe::decode_image(Kind::kPng, png, DecoderStyle::kDirect, /*max_pixels=*/10);
+  EXPECT_FALSE(small.ok);
+  EXPECT_NE(small.error.find("DecompressionBombError"), std::string::npos) << small.error;
+  EXPECT_TRUE(probe::decode_image(Kind::kPng, png, DecoderStyle::kDirect).ok);
+}
+
+// Pillow raises "image file is truncated" where the JPEG data ends early; so does the probe.
+TEST(ProbeDecode, AJpegThatEndsEarlyIsAFailedDecode) {
+  const std::vector<uint8_t> whole = make_jpeg({.width = 160, .height = 120, .quality = 95});
+  const std::vector<uint8_t> cut(whole.begin(), whole.begin() + long(whole.size() * 2 / 3));
+  for (const DecoderStyle style : {DecoderStyle::kPil, DecoderStyle::kDirect}) {
+    EXPECT_TRUE(probe::decode_image(Kind::kJpeg, whole, style).ok);
+    const probe::DecodeTiming d = probe::decode_image(Kind::kJpeg, cut, style);
+    EXPECT_FALSE(d.ok);
+    EXPECT_NE(d.error.find("ends early"), std::string::npos) << d.error;
+  }
+}
+
+// Every byte is read (and counted), but only images the probe decodes are held whole: W readers
+// of a tree of videos hold W chunks.
+TEST_F(ProbeRun, ReadersHoldWholeFilesOnlyForImagesTheyDecode) {
+  std::vector<uint8_t> video(3 * probe::TimedReader::kChunk + 17, 7);
+  std::vector<uint8_t> jpeg = make_jpeg({.width = 64, .height = 64});
+  jpeg.resize(2 * probe::TimedReader::kChunk, 0);  // zero bytes after the image
+  write_file(dir_ / "big.bin", video);
+  write_file(dir_ / "big.jpg", jpeg);
+  probe::SteadyClock clock;
+  probe::TimedReader reader(nullptr, 0, clock);
+  std::vector<uint8_t> bytes;
+  const probe::ReadTiming v = reader.read((dir_ / "big.bin").string(), bytes);
+  ASSERT_TRUE(v.ok) << v.error;
+  EXPECT_EQ(v.bytes, video.size());
+  EXPECT_FALSE(v.whole);
+  EXPECT_EQ(bytes.size(), probe::TimedReader::kChunk);
+  const probe::ReadTiming j = reader.read((dir_ / "big.jpg").string(), bytes);
+  ASSERT_TRUE(j.ok) << j.error;
+  EXPECT_TRUE(j.whole);
+  EXPECT_EQ(bytes, jpeg);
+}
+
+TEST_F(ProbeRun, RefusesMoreSamplesARoundThanTheModelTakes) {
+  ProbeOptions o = options();
+  o.workers = 1024;
+  o.batch = 65536;
+  EXPECT_THROW(run_probe(o), OptionError);
+}
+
 TEST_F(ProbeRun, EmulatedLinkAndLatencySlowReadsDown) {
   ProbeOptions o = options();
   o.latency_ms = 5;
@@ -113,8 +174,9 @@ TEST_F(ProbeRun, EmulatedLinkAndLatencySlowReadsDown) {
   o.bandwidth = 200e3;  // 200 kB/s: the 10 ms burst (2 kB) is small against each file
   const ProbeReport r = run_probe(o);
   const TreeProbe& t = r.original;
-  // Past the burst, and what refills while a file decodes, every read waits for the link.
-  EXPECT_LT(t.storage.single_stream_mbps, 0.2 * 1.3);
+  // One stream finds the link as it is: what refilled while a file decoded is not its to spend.
+  EXPECT_LE(t.storage.single_stream_mbps, 0.2 * 1.01);
+  EXPECT_GT(t.storage.single_stream_mbps, 0.2 * 0.7);
   EXPECT_LT(t.storage.parallel_mbps, 0.2 * 1.1);
   EXPECT_LE(t.loader.mb_per_s, 0.2 * 1.1);
 }

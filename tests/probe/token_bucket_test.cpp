@@ -56,6 +56,18 @@ TEST(TokenBucket, RefillsAtTheRateUpToTheBurstOnly) {
   EXPECT_NEAR(bucket.acquire(1000), 1.0, 1e-12);
 }
 
+// One reader alone cannot spend what built up while it waited for an open or decoded: drained,
+// the next bytes wait for the link; a debt is not forgiven.
+TEST(TokenBucket, DrainSpendsWhatAnIdleLinkSaved) {
+  ManualClock clock;
+  TokenBucket bucket(1000, 100, clock);
+  clock.advance(10);
+  bucket.drain();
+  EXPECT_NEAR(bucket.acquire(100), 0.1, 1e-12);
+  bucket.drain();
+  EXPECT_NEAR(bucket.acquire(100), 0.2, 1e-12);  // still behind the first 100
+}
+
 TEST(TokenBucket, RequestsLargerThanTheBurstArePaidBackAtTheRate) {
   ManualClock clock;
   TokenBucket bucket(1e6, 1000, clock);
