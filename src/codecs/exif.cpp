@@ -38,6 +38,41 @@ std::optional<int> tiff_orientation(ByteView tiff) {
   return std::nullopt;
 }
 
+bool tiff_names_other_colour_space(ByteView tiff) {
+  const std::optional<bool> little_endian = tiff_little_endian(tiff);
+  if (!little_endian) return false;
+  const bool le = *little_endian;
+  // The value of `tag` (SHORT or LONG, one of it) in the IFD at `at`, if there.
+  auto find = [&](uint32_t at, uint16_t tag) -> std::optional<uint32_t> {
+    ByteReader r(tiff, at);
+    const uint16_t count = le ? r.u16le() : r.u16be();
+    for (uint16_t i = 0; i < count; ++i) {
+      const uint16_t t = le ? r.u16le() : r.u16be();
+      const uint16_t type = le ? r.u16le() : r.u16be();
+      const uint32_t n = le ? r.u32le() : r.u32be();
+      uint32_t value;  // a SHORT fills the first two bytes of the four
+      if (type == 3) {
+        value = le ? r.u16le() : r.u16be();
+        r.skip(2);
+      } else {
+        value = le ? r.u32le() : r.u32be();
+      }
+      if (t == tag && n == 1 && (type == 3 || type == 4)) return value;
+    }
+    return std::nullopt;
+  };
+  try {
+    ByteReader header(tiff, 4);
+    const uint32_t ifd0 = le ? header.u32le() : header.u32be();
+    const std::optional<uint32_t> exif_ifd = find(ifd0, 0x8769);
+    if (!exif_ifd) return false;
+    const std::optional<uint32_t> colour_space = find(*exif_ifd, 0xA001);
+    return colour_space && *colour_space != 1;
+  } catch (const FormatError&) {
+    return false;
+  }
+}
+
 Bytes orientation_only_tiff(int orientation) {
   return {'M',  'M',
           0,    42,  // big-endian TIFF header

@@ -1,5 +1,6 @@
-// The one EXIF field lighten reads and writes itself: the TIFF Orientation tag, which viewers
-// apply when they show a JPEG's or a PNG's image, kept when the rest of the metadata goes.
+// The EXIF fields lighten reads itself: the TIFF Orientation tag, which viewers apply when they
+// show a JPEG's or a PNG's image, kept when the rest of the metadata goes, and the colour space
+// a camera names without an ICC profile.
 #pragma once
 
 #include <optional>
@@ -18,5 +19,10 @@ std::optional<int> tiff_orientation(ByteView tiff);
 
 // TIFF data with an IFD0 of the one Orientation entry (big-endian, no next IFD).
 Bytes orientation_only_tiff(int orientation);
+
+// Whether the Exif IFD names a colour space other than sRGB: ColorSpace (0xA001) other than 1
+// (a camera in Adobe RGB mode writes 0xFFFF, "uncalibrated", with the interoperability index
+// "R03"), which viewers follow where no ICC profile is embedded.
+bool tiff_names_other_colour_space(ByteView tiff);
 
 }  // namespace lighten

@@ -166,6 +166,77 @@ TEST(JpegMetadata, StripKeepsTheFieldOrderOfMotionJpeg) {
   EXPECT_EQ(labels(out.bytes), (std::vector<std::string>{"APP0 JFIF", "APP0 AVI1"}));
 }
 
+// An EXIF APP1 payload (big-endian) whose Exif IFD holds ColorSpace = `space`.
+std::string exif_colour_space_payload(uint16_t space) {
+  std::string s("Exif\0\0MM\0*\0\0\0\x08", 14);
+  s += std::string("\0\x02", 2);
+  s += std::string("\x01\x12\0\x03\0\0\0\x01\0\x01\0\0", 12);  // Orientation 1
+  s += std::string("\x87\x69\0\x04\0\0\0\x01\0\0\0\x26", 12);  // Exif IFD at 38
+  s += std::string("\0\0\0\0", 4);
+  s += std::string("\0\x01", 2);
+  s += std::string("\xA0\x01\0\x03\0\0\0\x01", 8) + char(space >> 8) + char(space) +
+       std::string("\0\0", 2);
+  s += std::string("\0\0\0\0", 4);
+  return s;
+}
+
+// Strip keeps what changes display: ISO 21496-1 gain-map metadata, and an EXIF that names a
+// colour space other than sRGB where no ICC profile says it (a camera in Adobe RGB mode).
+TEST(JpegMetadata, StripKeepsGainMapsAndAColourSpaceNamedInExifAlone) {
+  const std::string iso("urn:iso:std:iso:ts:21496:-1\0\0\0\0\0", 33);
+  const std::string apple_xmp = std::string("http://ns.adobe.com/xap/1.0/\0", 29) +
+                                "<x xmlns:HDRGainMap=\"http://ns.apple.com/HDRGainMap/1.0/\"/>";
+  Policy p;
+  p.metadata = MetadataPolicy::kStrip;
+  TestContext context(p);
+  for (const uint16_t space : {uint16_t(0xFFFF), uint16_t(1)}) {
+    EncodeOptions o;
+    o.markers = {{JPEG_APP0 + 1, exif_colour_space_payload(space)},
+                 {JPEG_APP0 + 2, iso},
+                 {JPEG_APP0 + 1, apple_xmp}};
+    const Bytes in = make_jpeg(o);
+    const Outcome out = optimize_jpeg(in, context);
+    ASSERT_TRUE(out.replaced()) << out.message;
+    const std::vector<std::string> kept =
+        space == 1 ? std::vector<std::string>{"APP0 JFIF", "APP2 "}
+                   : std::vector<std::string>{"APP0 JFIF", "APP1 Exif", "APP2 "};
+    EXPECT_EQ(labels(out.bytes), kept) << space;
+    ASSERT_EQ(out.warnings.size(), 1u);
+    EXPECT_NE(out.warnings[0].find("Apple's HDR gain-map"), std::string::npos);
+    EXPECT_TRUE(verify_jpeg(in, out.bytes, p).ok);
+  }
+  // With a profile, the profile says the colour space: the EXIF goes.
+  EncodeOptions o;
+  o.markers = {{JPEG_APP0 + 1, exif_colour_space_payload(0xFFFF)},
+               {JPEG_APP0 + 2, std::string("ICC_PROFILE\0\x01\x01profile", 21)}};
+  const Outcome out = optimize_jpeg(make_jpeg(o), context);
+  ASSERT_TRUE(out.replaced()) << out.message;
+  EXPECT_EQ(labels(out.bytes), (std::vector<std::string>{"APP0 JFIF", "APP2 ICC"}));
+}
+
+// C2PA Content Credentials sign a hash of the file's other bytes: the file is left as it is.
+TEST(JpegMetadata, ContentCredentialsLeaveTheFileAlone) {
+  // JUMBF: "JP", instance, sequence, then a superbox whose description box is labelled "c2pa".
+  std::string jumbf("JP\0\x01\0\0\0\x01", 8);
+  jumbf += std::string("\0\0\0\x2A", 4) + "jumb" + std::string("\0\0\0\x22", 4) + "jumd";
+  jumbf += "c2pa" + std::string(12, '\x01') + "c2pa" + std::string(1, '\0');
+  EncodeOptions o;
+  o.markers = {{JPEG_APP0 + 11, jumbf}};
+  const Bytes in = make_jpeg(o);
+  for (const MetadataPolicy m : {MetadataPolicy::kKeep, MetadataPolicy::kStrip}) {
+    Policy p;
+    p.metadata = m;
+    TestContext context(p);
+    try {
+      optimize_jpeg(in, context);
+      FAIL() << "a signed file was optimised";
+    } catch (const FormatError& e) {
+      EXPECT_EQ(e.reason(), Reason::kSigned);
+      EXPECT_NE(std::string(e.what()).find("C2PA"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(JpegMetadata, SegmentsAfterTheFrameStayAfterIt) {
   // ICC after SOF, as some writers do: move the APP2 written by libjpeg behind the SOF.
   EncodeOptions o;

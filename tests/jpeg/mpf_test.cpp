@@ -147,6 +147,29 @@ TEST(JpegMpf, TruncatedIndexIsCorrupt) {
   }
 }
 
+// An IFD may hold the MP Entry tag only once: a segment of repeated tags, each pointing at the
+// same table, would otherwise list thousands of entries per 12 bytes (a 65 kB segment, 400 MB).
+TEST(JpegMpf, ARepeatedEntryTagIsRefused) {
+  for (bool le : {true, false}) {
+    std::string s("MPF\0", 4);
+    s += le ? std::string("II*\0", 4) : std::string("MM\0*", 4);
+    put32(s, 8, le);
+    put16(s, 4, le);
+    put16(s, 0xB000, le), put16(s, 7, le), put32(s, 4, le), s += "0100";
+    put16(s, 0xB001, le), put16(s, 4, le), put32(s, 1, le), put32(s, 2, le);
+    for (int copy = 0; copy < 2; ++copy)
+      put16(s, 0xB002, le), put16(s, 7, le), put32(s, 32, le), put32(s, 62, le);
+    put32(s, 0, le);
+    for (int i = 0; i < 2; ++i)
+      put32(s, i == 0 ? 0x20030000 : kPreview, le), put32(s, 0, le), put32(s, 0, le),
+          put32(s, 0, le);
+    EncodeOptions o;
+    o.markers = {{JPEG_APP0 + 2, s}};
+    const Bytes file = make_jpeg(o);
+    EXPECT_THROW(parse_mpf(file, parse_layout(file)), FormatError);
+  }
+}
+
 // The secondary image of `file` as its MPF index locates it.
 ByteView secondary_of(const Bytes& file) {
   const Layout l = parse_layout(file);

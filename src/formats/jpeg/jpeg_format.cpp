@@ -120,6 +120,10 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
     throw FormatError(Reason::kLimitExceeded, 0, "input larger than the policy's limit");
 
   Layout layout = parse_layout(input);
+  if (carries_content_credentials(layout))
+    throw FormatError(Reason::kSigned, 0,
+                      "C2PA Content Credentials (APP11) sign the file's bytes: any rewrite "
+                      "would break them");
   const uint64_t pixels = uint64_t(layout.frame.width) * layout.frame.height;
   if (pixels > policy.limits.max_pixels)
     throw FormatError(Reason::kLimitExceeded, 0,

@@ -31,6 +31,10 @@ bool is_jfif(const Segment& s) {
   return s.marker == kApp0 && payload_starts(s, std::string_view("JFIF\0", 5));
 }
 bool is_adobe(const Segment& s) { return s.marker == 0xEE && payload_starts(s, "Adobe"); }
+// ISO 21496-1 gain-map metadata: how a gain map brightens the image on an HDR display.
+bool is_iso_gain_map(const Segment& s) {
+  return s.marker == 0xE2 && payload_starts(s, "urn:iso:std:iso:ts:21496:-1");
+}
 // Motion-JPEG's field order (ffmpeg reads which field of an interlaced frame comes first).
 bool is_avi1(const Segment& s) { return s.marker == kApp0 && payload_starts(s, "AVI1"); }
 
@@ -49,7 +53,11 @@ bool keep_in_safe(const Segment& s) {
 // image against generation loss).
 bool keep_in_strip(const Segment& s) {
   return is_jfif(s) || is_icc(s) || is_adobe(s) || is_avi1(s) || is_mpf_segment(s) ||
-         is_quality_marker(s);
+         is_iso_gain_map(s) || is_quality_marker(s);
+}
+
+bool has_icc(const Layout& layout) {
+  return std::any_of(layout.segments.begin(), layout.segments.end(), is_icc);
 }
 
 }  // namespace
@@ -155,16 +163,33 @@ Bytes minimal_exif_segment(int orientation) {
   return s;
 }
 
+bool carries_content_credentials(const Layout& layout) {
+  for (const Segment& s : layout.segments)
+    if (s.marker == 0xEB && payload_starts(s, "JP") && contains(s.payload, "c2pa")) return true;
+  return false;
+}
+
 MetadataPlan plan_metadata(ByteView input, const Layout& layout, MetadataPolicy policy) {
   MetadataPlan plan;
   bool exif_written = false;
+  // A camera in Adobe RGB mode names the space in EXIF alone; without a profile, viewers follow
+  // it for a colour image, so strip keeps that EXIF whole.
+  const bool names_colour_space = [&] {
+    if (policy != MetadataPolicy::kStrip || has_icc(layout) || layout.frame.components.size() != 3)
+      return false;
+    for (const Segment& s : layout.segments)
+      if (is_exif(s) && tiff_names_other_colour_space(s.payload.subspan(6))) return true;
+    return false;
+  }();
   for (size_t i = 0; i < layout.segments.size(); ++i) {
     const Segment& s = layout.segments[i];
     if (!s.is_metadata()) continue;
     auto& dest = i < layout.sof_index ? plan.before_sof : plan.after_sof;
     bool keep = policy == MetadataPolicy::kKeep ||
                 (policy == MetadataPolicy::kSafe && keep_in_safe(s)) ||
-                (policy == MetadataPolicy::kStrip && keep_in_strip(s));
+                (policy == MetadataPolicy::kStrip &&
+                 (keep_in_strip(s) || (names_colour_space && is_exif(s) && !exif_written)));
+    if (keep && is_exif(s)) exif_written = true;
     if (keep) {
       auto whole = input.subspan(s.offset, s.length);
       dest.push_back({Bytes(whole.begin(), whole.end()), s.offset});
@@ -179,6 +204,9 @@ MetadataPlan plan_metadata(ByteView input, const Layout& layout, MetadataPolicy 
     }
     if (is_xmp(s) && contains(s.payload, "hdrgm"))
       plan.warnings.push_back("XMP with gain-map (hdrgm) metadata dropped: HDR display is lost");
+    if (is_xmp(s) && contains(s.payload, "http://ns.apple.com/HDRGainMap/"))
+      plan.warnings.push_back(
+          "XMP with Apple's HDR gain-map metadata dropped: HDR display is lost");
     if (is_xmp(s) && contains(s.payload, "GCamera:MotionPhoto"))
       plan.warnings.push_back("XMP motion-photo metadata dropped: the video is no longer found");
   }

@@ -27,6 +27,10 @@ struct MetadataPlan {
 
 MetadataPlan plan_metadata(ByteView input, const Layout& layout, MetadataPolicy policy);
 
+// Whether the file carries C2PA Content Credentials (a JUMBF box labelled "c2pa" in APP11): their
+// signature covers a hash of the file's other bytes, so no rewrite keeps them valid.
+bool carries_content_credentials(const Layout& layout);
+
 // Whether libjpeg recognises the segment as JFIF: APP0 "JFIF\0" with its fixed fields (a payload
 // of 14 bytes or more). JFIF makes it read three planes as YCbCr whatever their identifiers.
 bool libjpeg_reads_jfif(const Segment& s);

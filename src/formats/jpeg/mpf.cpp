@@ -52,6 +52,8 @@ std::optional<MpfIndex> parse_mpf(ByteView input, const Layout& layout) {
         uint32_t n = get32(r, le);
         uint32_t value = get32(r, le);
         if (tag != kTagMpEntry) continue;
+        // One MP Entry tag: repeated ones, each listing one table again, would multiply it.
+        if (!mpf.entries.empty()) throw fail("more than one MP Entry tag");
         if (type != 7 || n % kEntrySize != 0 || n / kEntrySize > kMaxEntries)
           throw fail("malformed MP Entry tag");
         ByteReader e(tiff, n > 4 ? value : r.offset() - 4);
