@@ -140,6 +140,24 @@ TEST(PngReduce, OneFullyTransparentColourBecomesAColourKey) {
   EXPECT_EQ(layout_with_type(layouts_of(testing::write_picture(p)), 2), nullptr);
 }
 
+// A palette's alpha comes from tRNS, which sBIT has no entry for: when the palette becomes grey
+// and alpha, all of the alpha's bits count (an sBIT of 1 would tell readers to shift 128 to 0).
+TEST(PngReduce, AlphaFromAPaletteKeepsEveryBitInSbit) {
+  PngPicture p = picture(256, 4, PNG_COLOR_TYPE_PALETTE, 8);
+  for (int i = 0; i < 256; ++i) {
+    p.palette.push_back({png_byte(i), png_byte(i), png_byte(i)});
+    p.palette_alpha.push_back(uint8_t(i));
+  }
+  p.significant = {8, 8, 8};
+  p.samples = pixels(256, 4, 1, [](uint32_t x, uint32_t, int) { return x; });
+  const Bytes input = testing::write_picture(p);
+  const auto layouts = layouts_of(input);
+  const PngLayout* grey_alpha = layout_with_type(layouts, 4);
+  ASSERT_NE(grey_alpha, nullptr);
+  expect_same_pixels(input, *grey_alpha);
+  EXPECT_EQ(chunk_data(file_of(*grey_alpha), "sBIT"), (Bytes{8, 8}));
+}
+
 TEST(PngReduce, GreyRgbBecomesGrey) {
   PngPicture p = picture(64, 20, PNG_COLOR_TYPE_RGB, 16);
   p.samples = pixels(64, 20, 3, [](uint32_t x, uint32_t y, int) { return x * 1000 + y; });

@@ -119,6 +119,24 @@ TEST(PngMalformed, BadCrcApngAndTruncation) {
   EXPECT_EQ(optimize(apng, Policy{}).reason, Reason::kUnsupportedVariant);
 }
 
+// The verifier compares text chunks as bytes and has libpng inflate them only so far: a comment
+// that inflates to 24 MB (past that limit) is kept byte for byte and the output still verifies.
+TEST(PngMalformed, AHugeCompressedCommentIsKeptAndVerified) {
+  const Bytes input = testing::make_png({});
+  Bytes ztxt = {'C', 'o', 'm', 'm', 'e', 'n', 't', 0, 0};
+  const Bytes comment = deflate_at_level(Bytes(24u << 20, 'a'), 9, DeflateWrapper::kZlib);
+  ztxt.insert(ztxt.end(), comment.begin(), comment.end());
+  Bytes with_comment(input.begin(), input.begin() + 33);  // signature and IHDR
+  append_png_chunk(with_comment, "zTXt", ztxt);
+  with_comment.insert(with_comment.end(), input.begin() + 33, input.end());
+  const Outcome o = optimize(with_comment, Policy{});
+  ASSERT_TRUE(o.replaced()) << o.message;
+  bool kept = false;
+  for (const PngChunk& c : read_png_chunks(o.bytes).chunks)
+    kept |= c.is("zTXt") && std::equal(c.data.begin(), c.data.end(), ztxt.begin(), ztxt.end());
+  EXPECT_TRUE(kept);
+}
+
 TEST(PngCorpus, EveryPngShrinksLosslesslyOrSaysWhy) {
   auto files = testing::corpus_files("png");
   LIGHTEN_REQUIRE_CORPUS(files, "png");

@@ -257,8 +257,10 @@ std::optional<Bytes> convert_significant_bits(const PngFile& png, const PngChunk
   const uint8_t* d = sbit.data.data();
   const bool in_grey = in_type == 0 || in_type == 4;
   const uint8_t r = d[0], g = in_grey ? d[0] : d[1], b = in_grey ? d[0] : d[2];
-  const uint8_t a = in_type == 4 ? d[1] : in_type == 6 ? d[3] : 0;
   const unsigned limit = t.header.color_type == 3 ? 8 : t.header.bit_depth;
+  // Alpha from tRNS (a palette's can take any value) has no entry in the input's sBIT: all of
+  // its bits count.
+  const uint8_t a = in_type == 4 ? d[1] : in_type == 6 ? d[3] : uint8_t(limit);
   auto clamp = [&](uint8_t v) { return uint8_t(std::clamp<unsigned>(v, 1, limit)); };
   switch (t.header.color_type) {
     case 0:
