@@ -117,6 +117,13 @@ TEST(PngMalformed, BadCrcApngAndTruncation) {
   append_png_chunk(apng, "acTL", actl);
   apng.insert(apng.end(), input.begin() + 33, input.end());
   EXPECT_EQ(optimize(apng, Policy{}).reason, Reason::kUnsupportedVariant);
+
+  // C2PA Content Credentials (a caBX chunk) sign the file's bytes.
+  Bytes signed_png(input.begin(), input.begin() + 33);
+  const uint8_t jumbf[8] = {0, 0, 0, 8, 'j', 'u', 'm', 'b'};
+  append_png_chunk(signed_png, "caBX", jumbf);
+  signed_png.insert(signed_png.end(), input.begin() + 33, input.end());
+  EXPECT_EQ(optimize(signed_png, Policy{}).reason, Reason::kSigned);
 }
 
 // The verifier compares text chunks as bytes and has libpng inflate them only so far: a comment

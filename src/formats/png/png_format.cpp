@@ -20,6 +20,10 @@ void refuse_variants(const PngFile& png, const Policy& policy) {
     if (c.is("CgBI"))
       throw FormatError(Reason::kUnsupportedVariant, 0,
                         "Apple CgBI PNG (not a standard PNG) is left as it is");
+    if (c.is("caBX"))
+      throw FormatError(Reason::kSigned, 0,
+                        "C2PA Content Credentials (caBX) sign the file's bytes: any rewrite "
+                        "would break them");
     const bool known_critical = c.is("IHDR") || c.is("PLTE") || c.is("IDAT") || c.is("IEND");
     if (c.critical() && !known_critical)
       throw FormatError(Reason::kUnsupportedVariant, 0, "unknown critical chunk " + c.type_name());
