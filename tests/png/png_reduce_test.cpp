@@ -158,6 +158,19 @@ TEST(PngReduce, AlphaFromAPaletteKeepsEveryBitInSbit) {
   EXPECT_EQ(chunk_data(file_of(*grey_alpha), "sBIT"), (Bytes{8, 8}));
 }
 
+// Layouts are ranked by their whole file: 256 colours in identical rows pack to almost nothing
+// as RGB, and a palette's 768-byte PLTE would make the reduced file the larger one.
+TEST(PngReduce, APaletteThatCostsMoreThanItSavesIsNotTaken) {
+  PngPicture p = picture(256, 256, PNG_COLOR_TYPE_RGB, 8);
+  p.samples = pixels(256, 256, 3, [](uint32_t x, uint32_t, int c) { return (x * (c + 3)) % 256; });
+  const Bytes input = testing::write_picture(p);
+  const Outcome plain = optimize(input, Policy{});
+  const Outcome reduced = optimize(input, reducing());
+  ASSERT_TRUE(plain.replaced()) << plain.message;
+  ASSERT_TRUE(reduced.replaced()) << reduced.message;
+  EXPECT_LE(reduced.bytes.size(), plain.bytes.size()) << reduced.detail;
+}
+
 TEST(PngReduce, GreyRgbBecomesGrey) {
   PngPicture p = picture(64, 20, PNG_COLOR_TYPE_RGB, 16);
   p.samples = pixels(64, 20, 3, [](uint32_t x, uint32_t y, int) { return x * 1000 + y; });

@@ -65,8 +65,10 @@ PngPacked pack_png_layouts(const std::vector<PngLayout>& layouts, Bytes original
   // Each layout on its own, so that a second run on this output meets the same trials again
   // and finds nothing more (idempotence).
   PngPacked best;
+  size_t best_file = 0;  // the winner's whole file: layouts differ in PLTE, tRNS, sBIT, bKGD
   for (size_t i = 0; i < layouts.size(); ++i) {
     const PngLayout& layout = layouts[i];
+    const size_t chunks = assemble_png(layout, {}).size();
     const size_t raw_size = layout.raw.size();
     const bool small = raw_size <= kSmallImageBytes;
     // Quick ranks are not always right: small images, and every image at high effort, give
@@ -117,8 +119,10 @@ PngPacked pack_png_layouts(const std::vector<PngLayout>& layouts, Bytes original
       check_time();
       Bytes packed = level_11 ? deflate_at_level(c.filtered, 11, DeflateWrapper::kZlib)
                               : deflate_bytes(c.filtered, policy.effort, DeflateWrapper::kZlib);
-      if (best.idat.empty() || packed.size() < best.idat.size())
+      if (best.idat.empty() || chunks + packed.size() < best_file) {
+        best_file = chunks + packed.size();
         best = {i, std::move(packed), c.name};
+      }
     }
   }
   return best;

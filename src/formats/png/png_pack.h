@@ -16,7 +16,8 @@ struct PngPacked {
 };
 
 // Filters and deflates every layout with the trials the policy's effort pays for and returns the
-// smallest. layouts[0] is the input's own; `original_filtered` its rows with the input's filters
+// one of the smallest file (its chunks counted: a palette's PLTE can outweigh what it saves in
+// image data). layouts[0] is the input's own; `original_filtered` its rows with the input's filters
 // and `input_idat` its compressed image data. An empty idat means no trial can pay. Throws
 // FormatError(kLimitExceeded) when the time budget runs out.
 PngPacked pack_png_layouts(const std::vector<PngLayout>& layouts, Bytes original_filtered,
