@@ -171,6 +171,20 @@ TEST(PngReduce, APaletteThatCostsMoreThanItSavesIsNotTaken) {
   EXPECT_LE(reduced.bytes.size(), plain.bytes.size()) << reduced.detail;
 }
 
+// A palette that lists one colour twice cannot keep its order; its colours are ordered by use
+// as any other input's, so that a second run on the output meets the same palette and stops.
+TEST(PngReduce, APaletteWithARepeatedEntryIsReducedOnceAndForAll) {
+  PngPicture p = picture(160, 120, PNG_COLOR_TYPE_PALETTE, 8);
+  p.palette = {{100, 100, 100}, {100, 100, 100}, {37, 37, 37}, {201, 201, 201}};
+  p.samples = pixels(160, 120, 1, [](uint32_t x, uint32_t y, int) { return (x / 7 + y / 5) % 4; });
+  const Bytes input = testing::write_picture(p);
+  const Outcome first = optimize(input, reducing());
+  ASSERT_TRUE(first.replaced()) << first.message;
+  EXPECT_EQ(testing::decode_rgba16(first.bytes), testing::decode_rgba16(input));
+  const Outcome second = optimize(first.bytes, reducing());
+  EXPECT_FALSE(second.replaced()) << first.detail << " then " << second.detail;
+}
+
 TEST(PngReduce, GreyRgbBecomesGrey) {
   PngPicture p = picture(64, 20, PNG_COLOR_TYPE_RGB, 16);
   p.samples = pixels(64, 20, 3, [](uint32_t x, uint32_t y, int) { return x * 1000 + y; });

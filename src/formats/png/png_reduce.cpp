@@ -507,7 +507,12 @@ std::vector<PngLayout> reduced_png_layouts(const PngFile& png, const Bytes& raw)
           duplicate_entries = true;
         t.palette.push_back(p);
       }
-    } else {
+    }
+    // Other inputs, and a palette that lists one colour twice (its own order cannot stay), get
+    // their colours by use: a second run on the output then meets the same palette again.
+    const bool own_order = in.color_type == 3 && !duplicate_entries;
+    if (!own_order) {
+      t.palette.clear();
       if (background && std::none_of(colours.begin(), colours.end(), [&](const auto& c) {
             return c.first.r == background->r && c.first.g == background->g &&
                    c.first.b == background->b;
@@ -521,9 +526,8 @@ std::vector<PngLayout> reduced_png_layouts(const PngFile& png, const Bytes& raw)
       for (const auto& c : colours) t.palette.push_back(c.first);
     }
     const PngChunk* old_plte = find_chunk(png, "PLTE");
-    if (!duplicate_entries && t.palette.size() <= 256 &&
-        (in.color_type != 3 || t.palette.size() * 3 != old_plte->data.size() ||
-         palette_depth(t.palette.size()) < in.bit_depth)) {
+    if (t.palette.size() <= 256 && (!own_order || t.palette.size() * 3 != old_plte->data.size() ||
+                                    palette_depth(t.palette.size()) < in.bit_depth)) {
       t.header.bit_depth = uint8_t(palette_depth(t.palette.size()));
       t.description = "palette " + std::to_string(t.palette.size()) + " colours, " +
                       std::to_string(t.header.bit_depth) + "-bit";
