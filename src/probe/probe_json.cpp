@@ -5,7 +5,7 @@
 //   "schema": "lighten-probe/1", "version": "0.1.0", "cores": 2,
 //   "options": {"path", "compare_path", "sample", "workers", "batch", "step_ms",
 //               "bandwidth_bytes_per_s" (0 = none), "latency_ms", "cold", "decoder" ("pil" |
-//               "direct"), "passes"},
+//               "direct"), "passes", "max_pixels"},
 //   "matched_files": 50,               // sample candidates present in both trees (--compare)
 //   "trees": {"original": TREE, "optimised": TREE},   // "optimised" only with --compare
 //   "recommendations": ["sentence", ...], "warnings": ["sentence", ...]
@@ -128,7 +128,8 @@ std::string probe_report_json(const ProbeReport& r) {
         {"latency_ms", o.latency_ms},
         {"cold", o.cold},
         {"decoder", o.decoder == DecoderStyle::kPil ? "pil" : "direct"},
-        {"passes", o.passes}}},
+        {"passes", o.passes},
+        {"max_pixels", o.max_pixels}}},
       {"matched_files", r.matched_files},
       {"trees", trees},
       {"recommendations", r.recommendations},
