@@ -6,6 +6,7 @@
 #include "formats/zip/zip_archive.h"
 #include "formats/zip/zip_format.h"
 #include "lighten/lighten.h"
+#include "support/direct_context.h"
 #include "support/jpeg_maker.h"
 #include "support/zip_maker.h"
 
@@ -22,21 +23,6 @@ std::string xml_body(int repeat) {
     s += "<w:p><w:r><w:t>paragraph " + std::to_string(i % 37) + " of the claim</w:t></w:r></w:p>";
   return s + "</w:document>";
 }
-
-// Enough of a context for verify_zip on archives whose entries keep their contents.
-class PlainContext : public Context {
- public:
-  const Policy& policy() const override { return policy_; }
-  unsigned depth() const override { return 0; }
-  bool out_of_time() const override { return false; }
-  Outcome optimize_embedded_under(ByteView, std::string_view, const Policy&) override { return {}; }
-  Verdict verify_embedded_under(ByteView, ByteView, const Policy&) override {
-    return {false, "no embedded file changes here", {}};
-  }
-
- private:
-  Policy policy_;
-};
 
 Bytes content_of(const ZipEntry& e) {
   return e.method == kZipMethodDeflate
@@ -170,7 +156,7 @@ TEST(ZipFormat, LocalHeadersKeepTheirOrderWhereTheDirectoryListsThemOtherwise) {
   // An output whose local headers were put in the directory's order fails verification.
   ZipArchive reordered = read_zip(o.bytes);
   for (size_t i = 0; i < reordered.entries.size(); ++i) reordered.entries[i].local_offset = i;
-  PlainContext context;
+  testing::DirectContext context;
   EXPECT_TRUE(verify_zip(epub, o.bytes, context).ok);
   const Verdict wrong = verify_zip(epub, write_zip(reordered), context);
   EXPECT_FALSE(wrong.ok);
