@@ -279,6 +279,16 @@ TEST(JpegMpf, ChangedBytesAroundOrInsideSecondaryImagesFailVerification) {
   const ByteView after = secondary_of(out.bytes);
   const size_t at = size_t(after.data() - out.bytes.data());
   EXPECT_TRUE(fails(at + parse_layout(after).segments.back().end() + 20, 0x10));
+  // The index itself: its version, the image count, an entry's attribute and its dependent
+  // images may not change; only the sizes and offsets follow the images.
+  const auto mpf = parse_mpf(out.bytes, lo);
+  ASSERT_TRUE(mpf);
+  const size_t tiff = mpf->segment_offset + MpfIndex::kTiffInSegment;
+  EXPECT_TRUE(fails(tiff + 8 + 2 + 8, 1));                                         // the version
+  EXPECT_TRUE(fails(mpf->segment_offset + mpf->entries[1].field_offset, 1));       // attribute
+  EXPECT_TRUE(fails(mpf->segment_offset + mpf->entries[1].field_offset + 12, 1));  // dependents
+  EXPECT_TRUE(
+      verify_jpeg(in, out.bytes, context.policy(), std::nullopt, std::nullopt, &context).ok);
 }
 
 // Asked for progressive scans, the primary image gets them; the secondary images keep theirs
