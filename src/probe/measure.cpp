@@ -65,8 +65,8 @@ extern "C" void probe_jpeg_message(j_common_ptr cinfo, int level) {
 }
 
 std::string too_many_pixels(uint64_t pixels, uint64_t max_pixels) {
-  return std::to_string(pixels) + " pixels, over the " + std::to_string(max_pixels) +
-         " a loader decodes (Pillow's DecompressionBombError)";
+  return std::to_string(pixels) + " pixels, over --max-pixels " + std::to_string(max_pixels) +
+         " (by default Pillow's DecompressionBombError limit)";
 }
 
 DecodeTiming decode_jpeg(std::span<const uint8_t> bytes, DecoderStyle style, uint64_t max_pixels,

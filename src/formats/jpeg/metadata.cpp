@@ -173,7 +173,8 @@ MetadataPlan plan_metadata(ByteView input, const Layout& layout, MetadataPolicy 
   MetadataPlan plan;
   bool exif_written = false;
   // A camera in Adobe RGB mode names the space in EXIF alone; without a profile, viewers follow
-  // it for a colour image, so strip keeps that EXIF whole.
+  // it for a colour image. Strip drops that EXIF (it holds the GPS position and serial numbers
+  // too) and says what is lost.
   const bool names_colour_space = [&] {
     if (policy != MetadataPolicy::kStrip || has_icc(layout) || layout.frame.components.size() != 3)
       return false;
@@ -187,9 +188,7 @@ MetadataPlan plan_metadata(ByteView input, const Layout& layout, MetadataPolicy 
     auto& dest = i < layout.sof_index ? plan.before_sof : plan.after_sof;
     bool keep = policy == MetadataPolicy::kKeep ||
                 (policy == MetadataPolicy::kSafe && keep_in_safe(s)) ||
-                (policy == MetadataPolicy::kStrip &&
-                 (keep_in_strip(s) || (names_colour_space && is_exif(s) && !exif_written)));
-    if (keep && is_exif(s)) exif_written = true;
+                (policy == MetadataPolicy::kStrip && keep_in_strip(s));
     if (keep) {
       auto whole = input.subspan(s.offset, s.length);
       dest.push_back({Bytes(whole.begin(), whole.end()), s.offset});
@@ -198,6 +197,10 @@ MetadataPlan plan_metadata(ByteView input, const Layout& layout, MetadataPolicy 
     ++plan.dropped;
     if (is_exif(s) && !exif_written) {
       exif_written = true;
+      if (names_colour_space)
+        plan.warnings.push_back(
+            "EXIF naming the colour space (Adobe RGB, no ICC profile) dropped: viewers will show "
+            "the colours as sRGB");
       auto orientation = exif_orientation(s.payload);
       if (orientation && *orientation != 1)
         dest.push_back({minimal_exif_segment(*orientation), SIZE_MAX});

@@ -37,8 +37,6 @@ void read_callback(png_structp png, png_bytep out, size_t n) {
 
 // Rows as stored (as_rgba16 false), or every pixel expanded to RGBA with 16-bit samples, the form
 // in which a reduced image must equal its input. Returns false when libpng cannot decode the file.
-constexpr png_alloc_size_t kChunkInflateLimit = 8u << 20;
-
 bool decode_with_libpng(ByteView bytes, bool as_rgba16, DecodedPng& out) {
   auto reader = std::make_unique<PngReader>();
   reader->bytes = bytes;
@@ -53,9 +51,11 @@ bool decode_with_libpng(ByteView bytes, bool as_rgba16, DecodedPng& out) {
   if (setjmp(png_jmpbuf(r->png))) return false;
   png_set_read_fn(r->png, r, read_callback);
   png_set_user_limits(r->png, 0x7FFFFFFF, 0x7FFFFFFF);
-  // Text and profile chunks are compared as bytes, not read: libpng inflates a zTXt, iTXt or
-  // iCCP only up to this much (a 400 MB comment in a 420 kB file is skipped with a warning).
-  png_set_chunk_malloc_max(r->png, kChunkInflateLimit);
+  png_set_chunk_malloc_max(r->png, 0);  // any chunk length (a limit refuses larger chunks)
+  // Text, profile and EXIF chunks are compared as bytes, not read: libpng would inflate a zTXt,
+  // iTXt or iCCP whole (a 400 MB comment in a 420 kB file) or hold a large one in memory.
+  static constexpr png_byte kSkipped[] = "zTXt\0iTXt\0iCCP\0tEXt\0eXIf\0sPLT";
+  png_set_keep_unknown_chunks(r->png, PNG_HANDLE_CHUNK_NEVER, kSkipped, 6);
   png_read_info(r->png, r->info);
   result->width = png_get_image_width(r->png, r->info);
   result->height = png_get_image_height(r->png, r->info);
@@ -105,9 +105,9 @@ Verdict verify_png(ByteView input, ByteView output, Context& context) {
   const PngFile kept = png_chunks_kept(a, context.policy().metadata, made_chunk, dropped);
   std::vector<ByteView> x, y;
   for (const PngChunk& c : kept.chunks)
-    if (!c.is("IDAT") && !(reduced && follows_reduction(c))) x.push_back(c.whole);
+    if (!c.is("IDAT") && !(expand && follows_reduction(c))) x.push_back(c.whole);
   for (const PngChunk& c : b.chunks)
-    if (!c.is("IDAT") && !(reduced && follows_reduction(c))) y.push_back(c.whole);
+    if (!c.is("IDAT") && !(expand && follows_reduction(c))) y.push_back(c.whole);
   if (x.size() != y.size()) return {false, "the chunk list changed", {}};
   for (size_t i = 0; i < x.size(); ++i)
     if (!std::equal(x[i].begin(), x[i].end(), y[i].begin(), y[i].end()))

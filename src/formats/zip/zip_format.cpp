@@ -119,7 +119,7 @@ bool above_zero(std::string_view text, std::string_view element, std::string_vie
        at = text.find(element.empty() ? attribute : element, at + 1)) {
     size_t end = text.size();
     if (!element.empty()) {
-      if (close != std::string_view::npos && close < at) close = text.find('>', at);
+      if (close != std::string_view::npos && close <= at) close = text.find('>', at);
       if (close == std::string_view::npos) return false;  // no element is closed from here on
       end = std::min(close, text.find('<', at + 1));
     }
