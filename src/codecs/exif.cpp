@@ -38,39 +38,83 @@ std::optional<int> tiff_orientation(ByteView tiff) {
   return std::nullopt;
 }
 
-bool tiff_names_other_colour_space(ByteView tiff) {
+std::optional<ExifColourSpace> tiff_other_colour_space(ByteView tiff) {
   const std::optional<bool> little_endian = tiff_little_endian(tiff);
-  if (!little_endian) return false;
+  if (!little_endian) return std::nullopt;
   const bool le = *little_endian;
-  // The value of `tag` (SHORT or LONG, one of it) in the IFD at `at`, if there.
-  auto find = [&](uint32_t at, uint16_t tag) -> std::optional<uint32_t> {
+  struct Entry {
+    uint16_t type = 0;
+    uint32_t count = 0;
+    std::array<uint8_t, 4> raw{};  // the value field as stored
+    uint32_t number = 0;           // a SHORT's or a LONG's value
+  };
+  // The entry of `tag` in the IFD at `at`, if there.
+  auto find = [&](uint32_t at, uint16_t tag) -> std::optional<Entry> {
     ByteReader r(tiff, at);
     const uint16_t count = le ? r.u16le() : r.u16be();
     for (uint16_t i = 0; i < count; ++i) {
       const uint16_t t = le ? r.u16le() : r.u16be();
-      const uint16_t type = le ? r.u16le() : r.u16be();
-      const uint32_t n = le ? r.u32le() : r.u32be();
-      uint32_t value;  // a SHORT fills the first two bytes of the four
-      if (type == 3) {
-        value = le ? r.u16le() : r.u16be();
-        r.skip(2);
-      } else {
-        value = le ? r.u32le() : r.u32be();
-      }
-      if (t == tag && n == 1 && (type == 3 || type == 4)) return value;
+      Entry e;
+      e.type = le ? r.u16le() : r.u16be();
+      e.count = le ? r.u32le() : r.u32be();
+      const ByteView raw = r.take(4);
+      std::copy(raw.begin(), raw.end(), e.raw.begin());
+      ByteReader v(raw);
+      if (e.type == 3) e.number = le ? v.u16le() : v.u16be();
+      if (e.type == 4) e.number = le ? v.u32le() : v.u32be();
+      if (t == tag) return e;
     }
     return std::nullopt;
   };
   try {
     ByteReader header(tiff, 4);
-    const uint32_t ifd0 = le ? header.u32le() : header.u32be();
-    const std::optional<uint32_t> exif_ifd = find(ifd0, 0x8769);
-    if (!exif_ifd) return false;
-    const std::optional<uint32_t> colour_space = find(*exif_ifd, 0xA001);
-    return colour_space && *colour_space != 1;
+    const std::optional<Entry> exif_ifd = find(le ? header.u32le() : header.u32be(), 0x8769);
+    if (!exif_ifd || exif_ifd->type != 4) return std::nullopt;
+    const std::optional<Entry> space = find(exif_ifd->number, 0xA001);
+    if (!space || space->type != 3 || space->count != 1 || space->number == 1) return std::nullopt;
+    ExifColourSpace out;
+    out.colour_space = uint16_t(space->number);
+    if (const std::optional<Entry> interop = find(exif_ifd->number, 0xA005);
+        interop && interop->type == 4)
+      if (const std::optional<Entry> index = find(interop->number, 0x0001);
+          index && index->type == 2 && index->count == 4)
+        out.interop_index = index->raw;
+    return out;
   } catch (const FormatError&) {
-    return false;
+    return std::nullopt;
   }
+}
+
+Bytes minimal_tiff(int orientation, const std::optional<ExifColourSpace>& colour) {
+  Bytes out = {'M', 'M', 0, 42, 0, 0, 0, 8};
+  auto put16 = [&](uint32_t v) {
+    out.push_back(uint8_t(v >> 8));
+    out.push_back(uint8_t(v));
+  };
+  auto put32 = [&](uint32_t v) {
+    put16(v >> 16);
+    put16(v & 0xFFFF);
+  };
+  // Each IFD follows the one before it: its offset is where the last one ends.
+  const bool interop = colour && colour->interop_index != std::array<uint8_t, 4>{};
+  const uint16_t ifd0_entries = uint16_t((orientation != 1) + (colour ? 1 : 0));
+  const uint32_t exif_at = 8 + 2 + 12 * ifd0_entries + 4;
+  const uint32_t interop_at = exif_at + 2 + 12 * (interop ? 2 : 1) + 4;
+  put16(ifd0_entries);
+  if (orientation != 1) put16(0x0112), put16(3), put32(1), put16(uint32_t(orientation)), put16(0);
+  if (colour) put16(0x8769), put16(4), put32(1), put32(exif_at);
+  put32(0);  // no next IFD
+  if (!colour) return out;
+  put16(interop ? 2 : 1);
+  put16(0xA001), put16(3), put32(1), put16(colour->colour_space), put16(0);
+  if (interop) put16(0xA005), put16(4), put32(1), put32(interop_at);
+  put32(0);
+  if (!interop) return out;
+  put16(1);
+  put16(0x0001), put16(2), put32(4);
+  out.insert(out.end(), colour->interop_index.begin(), colour->interop_index.end());
+  put32(0);
+  return out;
 }
 
 Bytes orientation_only_tiff(int orientation) {

@@ -3,6 +3,8 @@
 // a camera names without an ICC profile.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <optional>
 
 #include "core/bytes.h"
@@ -20,9 +22,17 @@ std::optional<int> tiff_orientation(ByteView tiff);
 // TIFF data with an IFD0 of the one Orientation entry (big-endian, no next IFD).
 Bytes orientation_only_tiff(int orientation);
 
-// Whether the Exif IFD names a colour space other than sRGB: ColorSpace (0xA001) other than 1
-// (a camera in Adobe RGB mode writes 0xFFFF, "uncalibrated", with the interoperability index
-// "R03"), which viewers follow where no ICC profile is embedded.
-bool tiff_names_other_colour_space(ByteView tiff);
+// The colour space an Exif IFD names where it is not sRGB: ColorSpace (0xA001) other than 1,
+// and the interoperability index beside it (a camera in Adobe RGB mode writes 0xFFFF,
+// "uncalibrated", and "R03"). Viewers follow them where no ICC profile is embedded.
+struct ExifColourSpace {
+  uint16_t colour_space = 1;
+  std::array<uint8_t, 4> interop_index{};  // the ASCII value with its NUL; all zero when none
+};
+std::optional<ExifColourSpace> tiff_other_colour_space(ByteView tiff);
+
+// TIFF data (big-endian) with an IFD0 of Orientation (when not 1) and, when given, an Exif IFD
+// of that ColorSpace and an interoperability IFD of its index: what --metadata strip keeps.
+Bytes minimal_tiff(int orientation, const std::optional<ExifColourSpace>& colour);
 
 }  // namespace lighten

@@ -168,8 +168,9 @@ const std::vector<OptionRow>& rows() {
                   "JPEG and PNG metadata: keep every segment as it is (an EXIF thumbnail is "
                   "optimised in place like any JPEG); safe drops comments and editor "
                   "records (COM, APP12, APP13; tIME and 'Comment' text); strip keeps only what "
-                  "changes display (ICC, orientation, colour transform, gain-map metadata; "
-                  "PNG colour chunks, tRNS, bKGD, pHYs) and warns of what else is lost"},
+                  "changes display (ICC, orientation, an EXIF colour space no profile "
+                  "overrides, colour transform, gain-map metadata; PNG colour chunks, tRNS, "
+                  "bKGD, pHYs) and warns of what else is lost"},
                  [](Policy& p, const OptionSpec& spec, std::string_view v) {
                    p.metadata = static_cast<MetadataPolicy>(parse_choice(spec, v, kMetadataNames));
                  },

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <optional>
 #include <string>
 
@@ -33,6 +35,10 @@ Bytes sample_jpeg() {
                {JPEG_APP0 + 1, std::string("http://ns.adobe.com/xap/1.0/\0<x hdrgm:Version/>", 48)},
                {JPEG_APP0 + 2, std::string("ICC_PROFILE\0\x01\x01profile", 21)}};
   return make_jpeg(o);
+}
+
+bool contains_text(ByteView bytes, std::string_view text) {
+  return std::search(bytes.begin(), bytes.end(), text.begin(), text.end()) != bytes.end();
 }
 
 std::vector<std::string> labels(const Bytes& jpeg) {
@@ -166,24 +172,30 @@ TEST(JpegMetadata, StripKeepsTheFieldOrderOfMotionJpeg) {
   EXPECT_EQ(labels(out.bytes), (std::vector<std::string>{"APP0 JFIF", "APP0 AVI1"}));
 }
 
-// An EXIF APP1 payload (big-endian) whose Exif IFD holds ColorSpace = `space`.
+// An EXIF APP1 payload (big-endian) whose Exif IFD holds ColorSpace = `space` and an
+// interoperability IFD of index "R03", beside a Make that strip must drop.
 std::string exif_colour_space_payload(uint16_t space) {
   std::string s("Exif\0\0MM\0*\0\0\0\x08", 14);
   s += std::string("\0\x02", 2);
-  s += std::string("\x01\x12\0\x03\0\0\0\x01\0\x01\0\0", 12);  // Orientation 1
-  s += std::string("\x87\x69\0\x04\0\0\0\x01\0\0\0\x26", 12);  // Exif IFD at 38
+  s += std::string("\x01\x0f\0\x02\0\0\0\x04", 8) + "ACM" + std::string(1, '\0');  // Make
+  s += std::string("\x87\x69\0\x04\0\0\0\x01\0\0\0\x26", 12);                      // Exif IFD at 38
   s += std::string("\0\0\0\0", 4);
-  s += std::string("\0\x01", 2);
+  s += std::string("\0\x02", 2);  // the Exif IFD: ColorSpace, interoperability IFD at 68
   s += std::string("\xA0\x01\0\x03\0\0\0\x01", 8) + char(space >> 8) + char(space) +
        std::string("\0\0", 2);
+  s += std::string("\xA0\x05\0\x04\0\0\0\x01\0\0\0\x44", 12);
+  s += std::string("\0\0\0\0", 4);
+  s += std::string("\0\x01", 2);  // the interoperability IFD
+  s += std::string("\0\x01\0\x02\0\0\0\x04", 8) + "R03" + std::string(1, '\0');
   s += std::string("\0\0\0\0", 4);
   return s;
 }
 
 // Strip keeps ISO 21496-1 gain-map metadata (how a gain map brightens the image on an HDR
-// display). An EXIF that names a colour space other than sRGB where no ICC profile does (a camera
-// in Adobe RGB mode) goes, as it holds GPS positions and serial numbers too, with a warning.
-TEST(JpegMetadata, StripKeepsGainMapsAndWarnsOfAColourSpaceNamedInExifAlone) {
+// display), and where an EXIF names a colour space other than sRGB and no ICC profile does (a
+// camera in Adobe RGB mode), that colour space, in a minimal EXIF of its own: the camera's EXIF
+// (GPS positions, serial numbers) goes.
+TEST(JpegMetadata, StripKeepsGainMapsAndAColourSpaceNamedInExifAlone) {
   const std::string iso("urn:iso:std:iso:ts:21496:-1\0\0\0\0\0", 33);
   const std::string apple_xmp = std::string("http://ns.adobe.com/xap/1.0/\0", 29) +
                                 "<x xmlns:HDRGainMap=\"http://ns.apple.com/HDRGainMap/1.0/\"/>";
@@ -198,21 +210,33 @@ TEST(JpegMetadata, StripKeepsGainMapsAndWarnsOfAColourSpaceNamedInExifAlone) {
     const Bytes in = make_jpeg(o);
     const Outcome out = optimize_jpeg(in, context);
     ASSERT_TRUE(out.replaced()) << out.message;
-    EXPECT_EQ(labels(out.bytes), (std::vector<std::string>{"APP0 JFIF", "APP2 "})) << space;
-    std::string warnings;
-    for (const std::string& w : out.warnings) warnings += w + "\n";
-    EXPECT_NE(warnings.find("Apple's HDR gain-map"), std::string::npos) << warnings;
-    EXPECT_EQ(warnings.find("Adobe RGB") != std::string::npos, space != 1) << warnings;
+    const std::vector<std::string> kept =
+        space == 1 ? std::vector<std::string>{"APP0 JFIF", "APP2 "}
+                   : std::vector<std::string>{"APP0 JFIF", "APP1 Exif", "APP2 "};
+    EXPECT_EQ(labels(out.bytes), kept) << space;
+    ASSERT_EQ(out.warnings.size(), 1u);
+    EXPECT_NE(out.warnings[0].find("Apple's HDR gain-map"), std::string::npos);
     EXPECT_TRUE(verify_jpeg(in, out.bytes, p).ok);
+    for (const Segment& s : parse_layout(out.bytes).segments) {
+      if (segment_label(s) != "Exif") continue;
+      const auto colour = tiff_other_colour_space(s.payload.subspan(6));
+      ASSERT_TRUE(colour);
+      EXPECT_EQ(colour->colour_space, 0xFFFF);
+      EXPECT_EQ(colour->interop_index, (std::array<uint8_t, 4>{'R', '0', '3', 0}));
+      EXPECT_FALSE(contains_text(s.payload, "ACM"));
+    }
+    // A second run finds the same minimal EXIF and nothing more to do.
+    TestContext again(p);
+    const Outcome second = optimize_jpeg(out.bytes, again);
+    EXPECT_TRUE(!second.replaced() || second.bytes == out.bytes);
   }
-  // With a profile, the profile says the colour space: nothing is lost.
+  // With a profile, the profile says the colour space: the EXIF goes.
   EncodeOptions o;
   o.markers = {{JPEG_APP0 + 1, exif_colour_space_payload(0xFFFF)},
                {JPEG_APP0 + 2, std::string("ICC_PROFILE\0\x01\x01profile", 21)}};
   const Outcome out = optimize_jpeg(make_jpeg(o), context);
   ASSERT_TRUE(out.replaced()) << out.message;
   EXPECT_EQ(labels(out.bytes), (std::vector<std::string>{"APP0 JFIF", "APP2 ICC"}));
-  EXPECT_TRUE(out.warnings.empty());
 }
 
 // C2PA Content Credentials sign a hash of the file's other bytes: the file is left as it is.

@@ -149,10 +149,11 @@ std::optional<int> exif_orientation(ByteView payload) {
   return tiff_orientation(payload.subspan(6));
 }
 
-Bytes minimal_exif_segment(int orientation) {
+Bytes minimal_exif_segment(int orientation, const std::optional<ExifColourSpace>& colour) {
   // APP1: "Exif\0\0", then the TIFF data.
   // Sized once and filled by position (GCC 12 warns falsely on vector::insert).
-  const Bytes tiff = orientation_only_tiff(orientation);
+  const Bytes tiff =
+      colour ? minimal_tiff(orientation, colour) : orientation_only_tiff(orientation);
   constexpr uint8_t kHeader[] = {0xFF, 0xE1, 0x00, 0x00, 'E', 'x', 'i', 'f', 0, 0};
   Bytes s(sizeof(kHeader) + tiff.size());
   std::copy(std::begin(kHeader), std::end(kHeader), s.begin());
@@ -173,14 +174,14 @@ MetadataPlan plan_metadata(ByteView input, const Layout& layout, MetadataPolicy 
   MetadataPlan plan;
   bool exif_written = false;
   // A camera in Adobe RGB mode names the space in EXIF alone; without a profile, viewers follow
-  // it for a colour image. Strip drops that EXIF (it holds the GPS position and serial numbers
-  // too) and says what is lost.
-  const bool names_colour_space = [&] {
+  // it for a colour image. Strip writes that colour space (and the orientation) into a minimal
+  // EXIF of its own: the camera's holds GPS positions and serial numbers too.
+  const std::optional<ExifColourSpace> colour = [&]() -> std::optional<ExifColourSpace> {
     if (policy != MetadataPolicy::kStrip || has_icc(layout) || layout.frame.components.size() != 3)
-      return false;
+      return std::nullopt;
     for (const Segment& s : layout.segments)
-      if (is_exif(s) && tiff_names_other_colour_space(s.payload.subspan(6))) return true;
-    return false;
+      if (is_exif(s)) return tiff_other_colour_space(s.payload.subspan(6));
+    return std::nullopt;
   }();
   for (size_t i = 0; i < layout.segments.size(); ++i) {
     const Segment& s = layout.segments[i];
@@ -197,13 +198,9 @@ MetadataPlan plan_metadata(ByteView input, const Layout& layout, MetadataPolicy 
     ++plan.dropped;
     if (is_exif(s) && !exif_written) {
       exif_written = true;
-      if (names_colour_space)
-        plan.warnings.push_back(
-            "EXIF naming the colour space (Adobe RGB, no ICC profile) dropped: viewers will show "
-            "the colours as sRGB");
-      auto orientation = exif_orientation(s.payload);
-      if (orientation && *orientation != 1)
-        dest.push_back({minimal_exif_segment(*orientation), SIZE_MAX});
+      const int orientation = exif_orientation(s.payload).value_or(1);
+      if (orientation != 1 || colour)
+        dest.push_back({minimal_exif_segment(orientation, colour), SIZE_MAX});
     }
     if (is_xmp(s) && contains(s.payload, "hdrgm"))
       plan.warnings.push_back("XMP with gain-map (hdrgm) metadata dropped: HDR display is lost");

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "codecs/exif.h"
 #include "core/bytes.h"
 #include "formats/jpeg/markers.h"
 #include "lighten/policy.h"
@@ -56,8 +57,10 @@ std::string quoted_icc_space(const std::string& space);
 
 // EXIF Orientation (1..8) from an APP1 payload starting "Exif\0\0", if present and readable.
 std::optional<int> exif_orientation(ByteView app1_payload);
-// A whole APP1 segment with a minimal EXIF carrying only the Orientation tag.
-Bytes minimal_exif_segment(int orientation);
+// A whole APP1 segment with a minimal EXIF carrying only the Orientation tag, and the colour
+// space where one is given (codecs/exif.h, minimal_tiff).
+Bytes minimal_exif_segment(int orientation,
+                           const std::optional<ExifColourSpace>& colour = std::nullopt);
 
 // lighten's own APP15 segment on perceptual outputs: "LIGHTEN\0" then ASCII
 // "v1 floor=F score=S". It says the file was already requantised by lighten, so later runs stay
