@@ -32,19 +32,21 @@ def in_namespace(script):
     return None
 
 
-def two_runs(lighten, tmp, size, inputs, target_args):
-    """The script of two runs of lighten on a tmpfs of `size`, remounted at 16 MB in between;
-    each run's stdout, stderr, exit status and file count under tmp."""
+def two_runs(lighten, tmp, target_args, mount="size=1m", remount="size=16m", count="ls"):
+    """The script of two runs of lighten on a tmpfs mounted with `mount`, remounted with
+    `remount` in between; each run's stdout, stderr, exit status and the count of what the
+    mirror holds (`count`: "ls" for its entries, "links" for its symbolic links) under tmp."""
     disk = tmp / "disk"
     disk.mkdir()
+    listing = f"ls {disk}/out" if count == "ls" else f"find {disk}/out -type l"
     runs = ""
     for n in (1, 2):
         runs += f"""
             {lighten} optimize -j2 {target_args} >{tmp}/out{n} 2>{tmp}/err{n}
             echo $? >{tmp}/rc{n}
-            ls {disk}/out | wc -l >{tmp}/count{n}
-            mount -o remount,size=16m {disk} || exit 99"""
-    return f"mount -t tmpfs -o size={size} tmpfs {disk} || exit 99" + runs
+            {listing} | wc -l >{tmp}/count{n}
+            mount -o remount,{remount} {disk} || exit 99"""
+    return f"mount -t tmpfs -o {mount} tmpfs {disk} || exit 99" + runs
 
 
 def mirror_fills_up(lighten, tmp, failures):
@@ -53,7 +55,7 @@ def mirror_fills_up(lighten, tmp, failures):
     inputs.mkdir()
     for i in range(FILES):
         (inputs / f"f{i:02}.bin").write_bytes(os.urandom(FILE_BYTES))
-    why = in_namespace(two_runs(lighten, tmp, "1m", inputs, f"-o {tmp}/disk/out {inputs}"))
+    why = in_namespace(two_runs(lighten, tmp, f"-o {tmp}/disk/out {inputs}"))
     if why:
         return why
     read = lambda name: (tmp / name).read_text()
@@ -83,7 +85,7 @@ def journal_fills_up(lighten, tmp, failures):
     count = 400
     for i in range(count):
         (inputs / f"s{i:03}.bin").write_bytes(os.urandom(2000))
-    in_namespace(two_runs(lighten, tmp, "1m", inputs, f"-o {tmp}/disk/out {inputs}"))
+    in_namespace(two_runs(lighten, tmp, f"-o {tmp}/disk/out {inputs}"))
     read = lambda name: (tmp / name).read_text()
     if read("rc1").strip() != "1":
         failures.append(f"small files: the first run exited {read('rc1').strip()}, not 1:\n"
@@ -175,16 +177,8 @@ def links_fill_up(lighten, tmp, failures):
         (inputs / f"l{i:02}").symlink_to(f"target-{i}")
     for i in range(3):
         (inputs / f"f{i}.bin").write_bytes(os.urandom(2000))
-    disk = tmp / "disk"
-    disk.mkdir()
-    runs = f"mount -t tmpfs -o size=4m,nr_inodes=30 tmpfs {disk} || exit 99"
-    for n in (1, 2):
-        runs += f"""
-            {lighten} optimize -j2 -o {disk}/out {inputs} >{tmp}/out{n} 2>{tmp}/err{n}
-            echo $? >{tmp}/rc{n}
-            find {disk}/out -type l | wc -l >{tmp}/count{n}
-            mount -o remount,nr_inodes=1000 {disk} || exit 99"""
-    in_namespace(runs)
+    in_namespace(two_runs(lighten, tmp, f"-o {tmp}/disk/out {inputs}",
+                          mount="size=4m,nr_inodes=30", remount="nr_inodes=1000", count="links"))
     read = lambda name: (tmp / name).read_text()
     err1 = read("err1")
     made = int(read("count1"))
