@@ -1,5 +1,6 @@
 #include "codecs/exif.h"
 
+#include <algorithm>
 #include <string_view>
 
 #include "core/errors.h"
@@ -12,27 +13,49 @@ std::optional<bool> tiff_little_endian(ByteView tiff) {
   return std::nullopt;
 }
 
+namespace {
+
+struct IfdEntry {
+  uint16_t type = 0;
+  uint32_t count = 0;
+  std::array<uint8_t, 4> raw{};  // the value field as stored
+  uint32_t number = 0;           // a SHORT's or a LONG's value
+};
+
+// The entry of `tag` in the IFD at `at` of TIFF data in the byte order `le`, if there. Throws
+// FormatError where the IFD runs past the data.
+std::optional<IfdEntry> ifd_entry(ByteView tiff, bool le, uint32_t at, uint16_t tag) {
+  ByteReader r(tiff, at);
+  const uint16_t count = le ? r.u16le() : r.u16be();
+  for (uint16_t i = 0; i < count; ++i) {
+    const uint16_t t = le ? r.u16le() : r.u16be();
+    IfdEntry e;
+    e.type = le ? r.u16le() : r.u16be();
+    e.count = le ? r.u32le() : r.u32be();
+    const ByteView raw = r.take(4);
+    std::copy(raw.begin(), raw.end(), e.raw.begin());
+    ByteReader v(raw);
+    if (e.type == 3) e.number = le ? v.u16le() : v.u16be();
+    if (e.type == 4) e.number = le ? v.u32le() : v.u32be();
+    if (t == tag) return e;
+  }
+  return std::nullopt;
+}
+
+uint32_t ifd0_offset(ByteView tiff, bool le) {
+  ByteReader header(tiff, 4);
+  return le ? header.u32le() : header.u32be();
+}
+
+}  // namespace
+
 std::optional<int> tiff_orientation(ByteView tiff) {
-  const std::optional<bool> little_endian = tiff_little_endian(tiff);
-  if (!little_endian) return std::nullopt;
-  const bool le = *little_endian;
+  const std::optional<bool> le = tiff_little_endian(tiff);
+  if (!le) return std::nullopt;
   try {
-    ByteReader r(tiff, 4);
-    auto u16 = [&] { return le ? r.u16le() : r.u16be(); };
-    auto u32 = [&] { return le ? r.u32le() : r.u32be(); };
-    r.seek(u32());
-    uint16_t count = u16();
-    for (uint16_t i = 0; i < count; ++i) {
-      uint16_t tag = u16();
-      uint16_t type = u16();
-      uint32_t n = u32();
-      uint16_t value = u16();
-      r.skip(2);
-      if (tag == 0x0112 && type == 3 && n == 1) {
-        if (value >= 1 && value <= 8) return value;
-        return std::nullopt;
-      }
-    }
+    const std::optional<IfdEntry> e = ifd_entry(tiff, *le, ifd0_offset(tiff, *le), 0x0112);
+    if (e && e->type == 3 && e->count == 1 && e->number >= 1 && e->number <= 8)
+      return int(e->number);
   } catch (const FormatError&) {
   }
   return std::nullopt;
@@ -42,41 +65,16 @@ std::optional<ExifColourSpace> tiff_other_colour_space(ByteView tiff) {
   const std::optional<bool> little_endian = tiff_little_endian(tiff);
   if (!little_endian) return std::nullopt;
   const bool le = *little_endian;
-  struct Entry {
-    uint16_t type = 0;
-    uint32_t count = 0;
-    std::array<uint8_t, 4> raw{};  // the value field as stored
-    uint32_t number = 0;           // a SHORT's or a LONG's value
-  };
-  // The entry of `tag` in the IFD at `at`, if there.
-  auto find = [&](uint32_t at, uint16_t tag) -> std::optional<Entry> {
-    ByteReader r(tiff, at);
-    const uint16_t count = le ? r.u16le() : r.u16be();
-    for (uint16_t i = 0; i < count; ++i) {
-      const uint16_t t = le ? r.u16le() : r.u16be();
-      Entry e;
-      e.type = le ? r.u16le() : r.u16be();
-      e.count = le ? r.u32le() : r.u32be();
-      const ByteView raw = r.take(4);
-      std::copy(raw.begin(), raw.end(), e.raw.begin());
-      ByteReader v(raw);
-      if (e.type == 3) e.number = le ? v.u16le() : v.u16be();
-      if (e.type == 4) e.number = le ? v.u32le() : v.u32be();
-      if (t == tag) return e;
-    }
-    return std::nullopt;
-  };
   try {
-    ByteReader header(tiff, 4);
-    const std::optional<Entry> exif_ifd = find(le ? header.u32le() : header.u32be(), 0x8769);
+    const std::optional<IfdEntry> exif_ifd = ifd_entry(tiff, le, ifd0_offset(tiff, le), 0x8769);
     if (!exif_ifd || exif_ifd->type != 4) return std::nullopt;
-    const std::optional<Entry> space = find(exif_ifd->number, 0xA001);
+    const std::optional<IfdEntry> space = ifd_entry(tiff, le, exif_ifd->number, 0xA001);
     if (!space || space->type != 3 || space->count != 1 || space->number == 1) return std::nullopt;
     ExifColourSpace out;
     out.colour_space = uint16_t(space->number);
-    if (const std::optional<Entry> interop = find(exif_ifd->number, 0xA005);
+    if (const auto interop = ifd_entry(tiff, le, exif_ifd->number, 0xA005);
         interop && interop->type == 4)
-      if (const std::optional<Entry> index = find(interop->number, 0x0001);
+      if (const auto index = ifd_entry(tiff, le, interop->number, 0x0001);
           index && index->type == 2 && index->count == 4)
         out.interop_index = index->raw;
     return out;
