@@ -32,6 +32,16 @@ def in_namespace(script):
     return None
 
 
+def random_inputs(tmp, count, size, prefix):
+    """tmp/in holding `count` files of `size` random bytes (nothing optimises them)."""
+    tmp.mkdir()
+    inputs = tmp / "in"
+    inputs.mkdir()
+    for i in range(count):
+        (inputs / f"{prefix}{i:03}.bin").write_bytes(os.urandom(size))
+    return inputs
+
+
 def two_runs(lighten, tmp, target_args, mount="size=1m", remount="size=16m", count="ls"):
     """The script of two runs of lighten on a tmpfs mounted with `mount`, remounted with
     `remount` in between; each run's stdout, stderr, exit status and the count of what the
@@ -50,11 +60,7 @@ def two_runs(lighten, tmp, target_args, mount="size=1m", remount="size=16m", cou
 
 
 def mirror_fills_up(lighten, tmp, failures):
-    tmp.mkdir()
-    inputs = tmp / "in"
-    inputs.mkdir()
-    for i in range(FILES):
-        (inputs / f"f{i:02}.bin").write_bytes(os.urandom(FILE_BYTES))
+    inputs = random_inputs(tmp, FILES, FILE_BYTES, "f")
     why = in_namespace(two_runs(lighten, tmp, f"-o {tmp}/disk/out {inputs}"))
     if why:
         return why
@@ -79,12 +85,8 @@ def mirror_fills_up(lighten, tmp, failures):
 
 
 def journal_fills_up(lighten, tmp, failures):
-    tmp.mkdir()
-    inputs = tmp / "in"
-    inputs.mkdir()
     count = 400
-    for i in range(count):
-        (inputs / f"s{i:03}.bin").write_bytes(os.urandom(2000))
+    inputs = random_inputs(tmp, count, 2000, "s")
     in_namespace(two_runs(lighten, tmp, f"-o {tmp}/disk/out {inputs}"))
     read = lambda name: (tmp / name).read_text()
     if read("rc1").strip() != "1":
@@ -146,11 +148,7 @@ def in_place_goes_on(lighten, tmp, failures):
 
 
 def journal_alone_fills_up(lighten, tmp, failures):
-    tmp.mkdir()
-    inputs = tmp / "in"
-    inputs.mkdir()
-    for i in range(400):
-        (inputs / f"s{i:03}.bin").write_bytes(os.urandom(2000))
+    inputs = random_inputs(tmp, 400, 2000, "s")
     disk, small = tmp / "disk", tmp / "small"
     disk.mkdir()
     small.mkdir()
@@ -169,14 +167,10 @@ def journal_alone_fills_up(lighten, tmp, failures):
 
 
 def links_fill_up(lighten, tmp, failures):
-    tmp.mkdir()
-    inputs = tmp / "in"
-    inputs.mkdir()
+    inputs = random_inputs(tmp, 3, 2000, "f")
     links = 60
     for i in range(links):
         (inputs / f"l{i:02}").symlink_to(f"target-{i}")
-    for i in range(3):
-        (inputs / f"f{i}.bin").write_bytes(os.urandom(2000))
     in_namespace(two_runs(lighten, tmp, f"-o {tmp}/disk/out {inputs}",
                           mount="size=4m,nr_inodes=30", remount="nr_inodes=1000", count="links"))
     read = lambda name: (tmp / name).read_text()
