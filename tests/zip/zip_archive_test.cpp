@@ -86,5 +86,80 @@ TEST(ZipArchive, LyingEntryCountIsRefusedWithoutHugeAllocation) {
   EXPECT_THROW(read_zip(zip), FormatError);
 }
 
+uint64_t read_le(const Bytes& b, size_t at, int n) {
+  uint64_t v = 0;
+  for (int i = n - 1; i >= 0; --i) v = v << 8 | b[at + size_t(i)];
+  return v;
+}
+
+void put_le(Bytes& out, uint64_t v, int n) {
+  for (int i = 0; i < n; ++i) out.push_back(uint8_t(v >> (8 * i)));
+}
+
+// Puts a ZIP64 end record, with `extensible` bytes after its 44 fixed ones, and its locator
+// before the end record of an archive without a comment, as a streaming writer may.
+Bytes with_zip64_end(const Bytes& zip, const Bytes& extensible) {
+  const size_t eocd = zip.size() - 22;
+  const uint64_t entries = read_le(zip, eocd + 10, 2), cd_size = read_le(zip, eocd + 12, 4),
+                 cd_offset = read_le(zip, eocd + 16, 4);
+  Bytes out(zip.begin(), zip.begin() + long(eocd));
+  const uint64_t z64 = out.size();
+  put_le(out, 0x06064b50, 4);
+  put_le(out, 44 + extensible.size(), 8);
+  put_le(out, 45, 2), put_le(out, 45, 2), put_le(out, 0, 4), put_le(out, 0, 4);
+  put_le(out, entries, 8), put_le(out, entries, 8);
+  put_le(out, cd_size, 8), put_le(out, cd_offset, 8);
+  out.insert(out.end(), extensible.begin(), extensible.end());
+  put_le(out, 0x07064b50, 4), put_le(out, 0, 4), put_le(out, z64, 8), put_le(out, 1, 4);
+  out.insert(out.end(), zip.begin() + long(eocd), zip.end());
+  return out;
+}
+
+Reason refusal(const Bytes& zip) {
+  try {
+    read_zip(zip);
+  } catch (const FormatError& e) {
+    return e.reason();
+  }
+  return Reason::kOptimized;
+}
+
+TEST(ZipArchive, Zip64EndRecordIsReadAndExtensibleDataIsRefused) {
+  const auto zip = make_zip({{.name = "a.xml", .content = text_bytes("<a/>")},
+                             {.name = "b.xml", .content = text_bytes(std::string(90, 'b'))}});
+  const ZipArchive wide = read_zip(with_zip64_end(zip, {}));
+  ASSERT_EQ(wide.entries.size(), 2u);
+  EXPECT_EQ(write_zip(wide), zip);  // small enough for the plain end record alone
+  // Eight bytes of vendor data after the fixed fields: valid, but a rewrite would lose them.
+  EXPECT_EQ(refusal(with_zip64_end(zip, text_bytes("vendor!!"))), Reason::kUnsupportedVariant);
+  // A locator that points into the middle of the record is damage, not a variant.
+  Bytes damaged = with_zip64_end(zip, {});
+  damaged[damaged.size() - 22 - 20 + 8] += 4;
+  EXPECT_EQ(refusal(damaged), Reason::kCorrupt);
+}
+
+// A signature record after the directory entries signs the directory as it is written.
+TEST(ZipArchive, SignedCentralDirectoryIsRefused) {
+  const auto zip = make_zip({{.name = "a.xml", .content = text_bytes("<a/>")}});
+  const size_t eocd = zip.size() - 22;
+  Bytes signature = text_bytes("PK\x05\x05");
+  put_le(signature, 6, 2);
+  const Bytes sig_data = text_bytes("sig123");
+  signature.insert(signature.end(), sig_data.begin(), sig_data.end());
+  // Writers differ on whether the directory's size counts the record; both are refused.
+  for (const bool counted : {true, false}) {
+    Bytes signed_zip(zip.begin(), zip.begin() + long(eocd));
+    signed_zip.insert(signed_zip.end(), signature.begin(), signature.end());
+    Bytes end(zip.begin() + long(eocd), zip.end());
+    if (counted) {
+      end.resize(12);
+      put_le(end, read_le(zip, eocd + 12, 4) + signature.size(), 4);
+      end.insert(end.end(), zip.begin() + long(eocd) + 16, zip.end());
+    }
+    signed_zip.insert(signed_zip.end(), end.begin(), end.end());
+    EXPECT_EQ(refusal(signed_zip), Reason::kSigned) << counted;
+  }
+}
+
 }  // namespace
 }  // namespace lighten

@@ -54,6 +54,15 @@ SplitExtra split_extra(ByteView extra) {
   return out;
 }
 
+// A signature record (PK\5\5) after the directory's entries signs the directory as written:
+// a rewrite would drop or invalidate it.
+void refuse_signature_record(ByteView bytes, uint64_t at) {
+  if (starts_with(bytes, "PK\x05\x05", at))
+    throw FormatError(Reason::kSigned, at,
+                      "the central directory carries a digital signature record, which a "
+                      "rewrite would invalidate");
+}
+
 struct EndRecord {
   uint64_t entries = 0;
   uint64_t cd_size = 0;
@@ -89,10 +98,20 @@ EndRecord read_end(ByteView bytes) {
     ByteReader loc(bytes, eocd - kLocatorSize + 4);
     loc.skip(4);
     const uint64_t z64 = loc.u32le() | uint64_t(loc.u32le()) << 32;
-    if (z64 + 56 != eocd - kLocatorSize) corrupt(eocd, "ZIP64 locator points to the wrong place");
+    const size_t locator = eocd - kLocatorSize;
+    if (z64 > locator || locator - z64 < 56)
+      corrupt(eocd, "ZIP64 locator points to the wrong place");
     ByteReader z(bytes, z64);
     if (z.u32le() != kZip64EndSignature) corrupt(z64, "ZIP64 end record missing");
-    z.skip(8 + 2 + 2 + 4 + 4);  // record size, versions, disks
+    const uint64_t record_size = z.u32le() | uint64_t(z.u32le()) << 32;
+    // A record longer than its 44 fixed bytes carries extensible data (central directory
+    // encryption, vendor fields) that the writer would not carry over.
+    if (record_size > 44 && record_size == locator - z64 - 12)
+      throw FormatError(Reason::kUnsupportedVariant, z64,
+                        "the ZIP64 end record carries " + std::to_string(record_size - 44) +
+                            " bytes of extensible data, which are not handled");
+    if (z64 + 56 != locator) corrupt(eocd, "ZIP64 locator points to the wrong place");
+    z.skip(2 + 2 + 4 + 4);  // versions, disks
     const uint64_t here = z.u32le() | uint64_t(z.u32le()) << 32;
     end.entries = z.u32le() | uint64_t(z.u32le()) << 32;
     end.cd_size = z.u32le() | uint64_t(z.u32le()) << 32;
@@ -100,6 +119,8 @@ EndRecord read_end(ByteView bytes) {
     if (here != end.entries) corrupt(z64, "ZIP64 entry counts disagree");
     end.cd_end = z64;
   }
+  if (end.cd_offset < end.cd_end && end.cd_end - end.cd_offset > end.cd_size)
+    refuse_signature_record(bytes, end.cd_offset + end.cd_size);
   if (end.cd_offset > end.cd_end || end.cd_end - end.cd_offset != end.cd_size)
     corrupt(eocd, "central directory size and offset do not fit the archive");
   return end;
@@ -248,7 +269,10 @@ ZipArchive read_zip(ByteView bytes, const ZipLimits& limits) {
   ByteReader r(bytes.first(end.cd_end), end.cd_offset);
   archive.entries.reserve(end.entries);
   for (uint64_t i = 0; i < end.entries; ++i) archive.entries.push_back(read_central_entry(r));
-  if (r.offset() != end.cd_end) corrupt(r.offset(), "central directory has trailing bytes");
+  if (r.offset() != end.cd_end) {
+    refuse_signature_record(bytes, r.offset());
+    corrupt(r.offset(), "central directory has trailing bytes");
+  }
   for (ZipEntry& e : archive.entries) read_local_header(bytes, e, end.cd_offset);
   check_layout(archive, end.cd_offset);
   return archive;
