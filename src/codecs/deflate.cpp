@@ -2,10 +2,13 @@
 
 #include <libdeflate.h>
 #include <zlib.h>
+#include <zopfli/deflate.h>
+#include <zopfli/util.h>
 #include <zopfli/zopfli.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
@@ -34,20 +37,6 @@ Bytes libdeflate_compress(ByteView input, int level, DeflateWrapper wrapper) {
   return out;
 }
 
-Bytes zopfli_compress(ByteView input, int iterations, DeflateWrapper wrapper) {
-  ZopfliOptions options;
-  ZopfliInitOptions(&options);
-  options.numiterations = iterations;
-  unsigned char* out = nullptr;
-  size_t size = 0;
-  ZopfliCompress(&options,
-                 wrapper == DeflateWrapper::kZlib ? ZOPFLI_FORMAT_ZLIB : ZOPFLI_FORMAT_DEFLATE,
-                 input.data(), input.size(), &out, &size);
-  Bytes result(out, out + size);
-  std::free(out);
-  return result;
-}
-
 struct Inflater {
   explicit Inflater(DeflateWrapper wrapper) {
     if (inflateInit2(&stream, wrapper == DeflateWrapper::kZlib ? 15 : -15) != Z_OK)
@@ -64,15 +53,54 @@ struct Inflater {
 
 }  // namespace
 
-Bytes deflate_bytes(ByteView input, int effort, DeflateWrapper wrapper) {
+Bytes deflate_bytes(ByteView input, int effort, DeflateWrapper wrapper,
+                    const OutOfTime& out_of_time) {
   if (effort >= 8) {
     // zopfli's fixed block-splitting limit loses to libdeflate on large inputs: keep the smaller.
-    Bytes z = zopfli_compress(input, effort >= 9 ? 5 : 1, wrapper);
+    Bytes z = zopfli_deflate(input, effort >= 9 ? 5 : 1, wrapper, out_of_time);
     Bytes l = libdeflate_compress(input, 12, wrapper);
     return z.size() <= l.size() ? z : l;
   }
   const int level = effort <= 2 ? 6 : effort <= 4 ? 9 : 12;
   return libdeflate_compress(input, level, wrapper);
+}
+
+// ZopfliCompress's own loop over master blocks, with the question asked between them.
+Bytes zopfli_deflate(ByteView input, int iterations, DeflateWrapper wrapper,
+                     const OutOfTime& out_of_time) {
+  ZopfliOptions options;
+  ZopfliInitOptions(&options);
+  options.numiterations = iterations;
+  unsigned char* raw = nullptr;  // grown by zopfli with realloc
+  size_t size = 0;
+  struct Freed {
+    unsigned char*& p;
+    ~Freed() { std::free(p); }
+  } freed{raw};
+  unsigned char bit_pointer = 0;
+  size_t at = 0;
+  do {
+    if (out_of_time && out_of_time())
+      throw FormatError(Reason::kLimitExceeded, at, "the time budget ran out");
+    const bool last = input.size() - at <= ZOPFLI_MASTER_BLOCK_SIZE;
+    const size_t end = last ? input.size() : at + ZOPFLI_MASTER_BLOCK_SIZE;
+    ZopfliDeflatePart(&options, 2, last, input.data(), at, end, &bit_pointer, &raw, &size);
+    at = end;
+  } while (at < input.size());
+  const bool zlib = wrapper == DeflateWrapper::kZlib;
+  Bytes out(size + (zlib ? 2 : 0));
+  if (zlib) out[0] = 0x78, out[1] = 0xDA;  // zopfli's header: 32K window, best compression
+  if (size > 0) std::memcpy(out.data() + (zlib ? 2 : 0), raw, size);
+  if (zlib) {
+    uLong adler = adler32(0L, Z_NULL, 0);
+    for (size_t done = 0; done < input.size();) {
+      const size_t n = std::min<size_t>(input.size() - done, std::numeric_limits<uInt>::max());
+      adler = adler32(adler, input.data() + done, uInt(n));
+      done += n;
+    }
+    for (int shift = 24; shift >= 0; shift -= 8) out.push_back(uint8_t(adler >> shift));
+  }
+  return out;
 }
 
 Bytes deflate_at_level(ByteView input, int level, DeflateWrapper wrapper) {

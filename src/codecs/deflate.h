@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "core/bytes.h"
 
@@ -10,9 +11,18 @@ namespace lighten {
 
 enum class DeflateWrapper { kRaw, kZlib };
 
+// Asked during long compressions; true stops them with FormatError (kLimitExceeded).
+using OutOfTime = std::function<bool()>;
+
 // Compresses with the back-end `effort` calls for: libdeflate level 6 (effort 1-2), 9 (3-4),
 // 12 (5-7); at 8 and 9 the smaller of libdeflate 12 and zopfli (1 or 5 iterations).
-Bytes deflate_bytes(ByteView input, int effort, DeflateWrapper wrapper);
+Bytes deflate_bytes(ByteView input, int effort, DeflateWrapper wrapper,
+                    const OutOfTime& out_of_time = {});
+
+// Compresses with zopfli as its own ZopfliCompress does, byte for byte, one megabyte block at a
+// time, asking `out_of_time` before each (zopfli takes about a second a megabyte).
+Bytes zopfli_deflate(ByteView input, int iterations, DeflateWrapper wrapper,
+                     const OutOfTime& out_of_time = {});
 
 // Compresses with libdeflate at `level` (1-12): for quick trials that rank candidates.
 Bytes deflate_at_level(ByteView input, int level, DeflateWrapper wrapper);

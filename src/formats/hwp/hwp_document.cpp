@@ -105,10 +105,10 @@ std::optional<Inflated> inflate_stream(ByteView stream, size_t limit) {
   return out;
 }
 
-Bytes deflate_stream(ByteView content, Trailer trailer, int effort) {
+Bytes deflate_stream(ByteView content, Trailer trailer, int effort, const OutOfTime& out_of_time) {
   if (trailer == Trailer::kUnknown)
     throw FormatError(Reason::kInternalError, 0, "cannot write bytes of unknown meaning");
-  Bytes out = deflate_bytes(content, effort, DeflateWrapper::kRaw);
+  Bytes out = deflate_bytes(content, effort, DeflateWrapper::kRaw, out_of_time);
   if (trailer != Trailer::kNone) {
     const uint32_t crc = trailer == Trailer::kCrcAndSize ? crc32_of(content) : 0;
     const uint32_t size = uint32_t(content.size());

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "codecs/deflate.h"
 #include "core/bytes.h"
 #include "formats/cfb/compound_file.h"
 #include "formats/hwp/hwp_records.h"
@@ -43,7 +44,8 @@ struct Inflated {
 // trailer follows with a wrong CRC. Throws kLimitExceeded past `limit` bytes.
 std::optional<Inflated> inflate_stream(ByteView stream, size_t limit);
 // The inverse, with the deflate back-end `effort` chooses (never for Trailer::kUnknown).
-Bytes deflate_stream(ByteView content, Trailer trailer, int effort);
+Bytes deflate_stream(ByteView content, Trailer trailer, int effort,
+                     const OutOfTime& out_of_time = {});
 
 enum class StreamRole : uint8_t {
   kFileHeader,    // never changed

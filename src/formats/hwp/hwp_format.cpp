@@ -119,7 +119,8 @@ std::optional<Bytes> optimise_stream(const StreamPlan& plan, ByteView raw, Conte
   }
   if (!plan.deflated) return changed ? std::optional<Bytes>(std::move(content)) : std::nullopt;
   if (!changed && !worth_redeflating(kind, effort)) return std::nullopt;
-  Bytes packed = hwp::deflate_stream(content, trailer, effort);
+  Bytes packed =
+      hwp::deflate_stream(content, trailer, effort, [&context] { return context.out_of_time(); });
   if (packed.size() >= raw.size()) return std::nullopt;
   if (!changed) ++tally.redeflated;
   return packed;

@@ -93,7 +93,8 @@ std::optional<ImageRows> predictable_image(QPDFObjectHandle image) {
   return layout;
 }
 
-std::optional<Bytes> png_predicted(const Bytes& decoded, const ImageRows& layout, int effort) {
+std::optional<Bytes> png_predicted(const Bytes& decoded, const ImageRows& layout, int effort,
+                                   const OutOfTime& out_of_time) {
   const size_t row_bytes = layout.row_bytes();
   if (row_bytes == 0 || decoded.size() / row_bytes != layout.rows ||
       decoded.size() % row_bytes != 0)
@@ -116,11 +117,11 @@ std::optional<Bytes> png_predicted(const Bytes& decoded, const ImageRows& layout
                 samples.begin() + (row + 1) * row_bytes);
   }
   Bytes best = deflate_bytes(png_filter(rows, header, PngFilterStrategy::kMinSum), effort,
-                             DeflateWrapper::kZlib);
+                             DeflateWrapper::kZlib, out_of_time);
   // At high effort, the entropy heuristic as well: it wins on some photographic rows.
   if (effort >= kEntropyTrialEffort) {
     Bytes entropy = deflate_bytes(png_filter(rows, header, PngFilterStrategy::kEntropy), effort,
-                                  DeflateWrapper::kZlib);
+                                  DeflateWrapper::kZlib, out_of_time);
     if (entropy.size() < best.size()) best = std::move(entropy);
   }
   return best;

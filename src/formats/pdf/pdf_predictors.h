@@ -6,6 +6,7 @@
 
 #include <optional>
 
+#include "codecs/deflate.h"
 #include "core/bytes.h"
 
 namespace lighten::pdf {
@@ -26,7 +27,8 @@ std::optional<ImageRows> predictable_image(QPDFObjectHandle image);
 
 // The image's samples (`decoded` is the inflated stream) PNG-filtered per row and deflated;
 // nullopt when the data does not hold exactly `rows` rows.
-std::optional<Bytes> png_predicted(const Bytes& decoded, const ImageRows& layout, int effort);
+std::optional<Bytes> png_predicted(const Bytes& decoded, const ImageRows& layout, int effort,
+                                   const OutOfTime& out_of_time);
 
 // The /DecodeParms the PNG-predicted data needs.
 QPDFObjectHandle png_decode_parms(const ImageRows& layout);

@@ -305,11 +305,12 @@ void StreamOptimizer::keep_smallest(QPDFObjectHandle stream, size_t current, con
     photo = photo_as_jpeg(
         stream, Bytes(samples->getBuffer(), samples->getBuffer() + samples->getSize()), policy);
   }
-  Bytes packed = deflate_bytes(decoded, policy.effort, DeflateWrapper::kZlib);
+  const OutOfTime out_of_time = [this] { return context_.out_of_time(); };
+  Bytes packed = deflate_bytes(decoded, policy.effort, DeflateWrapper::kZlib, out_of_time);
   size_t best = std::min(current, packed.size() + filter_cost);
   std::optional<pdf::ImageRows> layout = image ? predictable_image(stream) : std::nullopt;
   std::optional<Bytes> predicted;
-  if (layout) predicted = png_predicted(decoded, *layout, policy.effort);
+  if (layout) predicted = png_predicted(decoded, *layout, policy.effort, out_of_time);
   if (predicted && predicted->size() + kDecodeParmsCost + filter_cost < best)
     best = predicted->size() + kDecodeParmsCost + filter_cost;
   else

@@ -58,9 +58,9 @@ size_t sampled_trial_size(const Bytes& filtered, int level) {
 PngPacked pack_png_layouts(const std::vector<PngLayout>& layouts, Bytes original_filtered,
                            ByteView input_idat, Context& context) {
   const Policy& policy = context.policy();
+  const OutOfTime out_of_time = [&context] { return context.out_of_time(); };
   auto check_time = [&] {
-    if (context.out_of_time())
-      throw FormatError(Reason::kLimitExceeded, 0, "the time budget ran out");
+    if (out_of_time()) throw FormatError(Reason::kLimitExceeded, 0, "the time budget ran out");
   };
   // Each layout on its own, so that a second run on this output meets the same trials again
   // and finds nothing more (idempotence).
@@ -117,8 +117,9 @@ PngPacked pack_png_layouts(const std::vector<PngLayout>& layouts, Bytes original
                           double(raw_size) > kVeryCompressible * double(best_trial);
     for (const Candidate& c : candidates) {
       check_time();
-      Bytes packed = level_11 ? deflate_at_level(c.filtered, 11, DeflateWrapper::kZlib)
-                              : deflate_bytes(c.filtered, policy.effort, DeflateWrapper::kZlib);
+      Bytes packed =
+          level_11 ? deflate_at_level(c.filtered, 11, DeflateWrapper::kZlib)
+                   : deflate_bytes(c.filtered, policy.effort, DeflateWrapper::kZlib, out_of_time);
       if (best.idat.empty() || chunks + packed.size() < best_file) {
         best_file = chunks + packed.size();
         best = {i, std::move(packed), c.name};

@@ -208,7 +208,8 @@ Outcome optimize_zip(ByteView input, Context& context) {
     Bytes packed;  // the content deflated, when worth trying
     if (e.method == kZipMethodDeflate || may_deflate_stored) {
       if (changed || worth_redeflating(item_kind, policy.effort))
-        packed = deflate_bytes(content, policy.effort, DeflateWrapper::kRaw);
+        packed = deflate_bytes(content, policy.effort, DeflateWrapper::kRaw,
+                               [&context] { return context.out_of_time(); });
     }
     if (e.method == kZipMethodDeflate && packed.empty()) continue;  // unchanged media
     // A stored entry is deflated only when that pays; a deflated one stays deflated.
