@@ -364,6 +364,33 @@ TEST(PdfFormat, TheVerifierReadsEachJpegAsItWasOptimised) {
   EXPECT_EQ(uninverted.mode, Mode::kLossless);
 }
 
+// An image's ICC profile is read within a bound, in the optimiser and in the verifier: two Flate
+// filters in a row turn a few hundred bytes into 64 MB (into gigabytes, with a third).
+TEST(PdfFormat, AnIccProfileThatDecodesPastItsBoundRefusesTheFile) {
+  const std::string inner = testing::zlib_fast(std::string(64 << 20, '\0'));
+  const std::string bomb = testing::zlib_fast(inner);
+  ASSERT_LT(bomb.size(), 2000u);
+  auto pdf_of = [&](const std::vector<uint8_t>& jpeg) {
+    auto objects = Sample{}.objects();
+    objects[4] = stream_object(
+        "/Type /XObject /Subtype /Image /Width 320 /Height 240 /ColorSpace [/ICCBased 9 0 R] "
+        "/BitsPerComponent 8 /Filter /DCTDecode",
+        testing::as_string(jpeg));
+    objects.push_back(stream_object("/N 3 /Filter [/FlateDecode /FlateDecode]", bomb));
+    return as_bytes(make_pdf(objects));
+  };
+  const auto pdf = pdf_of(Sample{}.rgb_jpeg);
+  Policy high;
+  high.mode = Mode::kHigh;
+  const Outcome o = optimize(pdf, high);
+  EXPECT_EQ(o.reason, Reason::kLimitExceeded) << reason_name(o.reason) << ": " << o.message;
+  EXPECT_NE(o.message.find("ICC profile"), std::string::npos) << o.message;
+  RecordingContext context(high);
+  const auto coarser = testing::make_jpeg({.width = 320, .height = 240, .quality = 80});
+  EXPECT_THROW(verify_pdf(pdf, pdf_of(coarser), context), FormatError);
+  EXPECT_TRUE(context.policies.empty());
+}
+
 // /ColorTransform 0 makes a viewer show a YCbCr-coded photo's planes as RGB: colours the
 // perceptual search never scores, with two planes its tables would treat as chroma. Such an
 // image is optimised losslessly (same tables), while /ColorTransform 1, the transform the search

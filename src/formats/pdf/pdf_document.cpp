@@ -1,5 +1,6 @@
 #include "formats/pdf/pdf_document.h"
 
+#include <qpdf/Pipeline.hh>
 #include <qpdf/Pl_Discard.hh>
 #include <qpdf/QPDFExc.hh>
 #include <qpdf/QPDFLogger.hh>
@@ -7,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <stdexcept>
 #include <string_view>
 
 #include "codecs/deflate.h"
@@ -207,6 +209,48 @@ std::map<QPDFObjGen, std::string> image_names(QPDF& pdf) {
       names.emplace(image.getObjGen(), "page " + std::to_string(n) + " image " + name);
   }
   return names;
+}
+
+namespace {
+
+// Collects what qpdf decodes, and stops it (qpdf catches the exception and reports failure)
+// once the data would pass the limit.
+class BoundedSink final : public Pipeline {
+ public:
+  BoundedSink(size_t limit) : Pipeline("lighten bounded sink", nullptr), limit_(limit) {}
+  void write(unsigned char const* data, size_t len) override {
+    if (len > limit_ - bytes.size()) {
+      over_limit = true;
+      throw std::length_error("stream data past the limit");
+    }
+    bytes.insert(bytes.end(), data, data + len);
+  }
+  void finish() override {}
+
+  Bytes bytes;
+  bool over_limit = false;
+
+ private:
+  size_t limit_;
+};
+
+}  // namespace
+
+std::optional<Bytes> decoded_within(QPDFObjectHandle stream, size_t limit,
+                                    const std::string& what) {
+  BoundedSink sink(limit);
+  bool ok = false, filtered = false;
+  try {
+    ok = stream.pipeStreamData(&sink, &filtered, 0, qpdf_dl_generalized,
+                               /*suppress_warnings=*/true);
+  } catch (const std::exception&) {
+    ok = false;
+  }
+  if (sink.over_limit)
+    throw FormatError(Reason::kLimitExceeded, 0,
+                      what + " decodes to more than " + std::to_string(limit) + " bytes");
+  if (!ok || !filtered) return std::nullopt;  // not filtered: a filter qpdf cannot undo
+  return std::move(sink.bytes);
 }
 
 Bytes raw_data(QPDFObjectHandle stream) {

@@ -7,6 +7,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/bytes.h"
@@ -62,6 +63,11 @@ std::map<QPDFObjGen, std::string> image_names(QPDF& pdf);
 
 // Raw (still encoded, decrypted) bytes of a stream.
 Bytes raw_data(QPDFObjectHandle stream);
+
+// A stream's data decoded through all its filters by qpdf, held only up to `limit` bytes:
+// nullopt when the filters fail; FormatError (kLimitExceeded, naming `what`) when the data
+// runs past `limit`. A few kilobytes of chained Flate filters can decode to gigabytes.
+std::optional<Bytes> decoded_within(QPDFObjectHandle stream, size_t limit, const std::string& what);
 
 // --- implementation of the template ---
 [[noreturn]] void rethrow_as_format_error();

@@ -21,11 +21,9 @@ constexpr int kMaxDepth = 256;
 // claims, and PDF 2.0 pages may add their own; past this many, every device space counts as
 // redefined.
 constexpr size_t kMaxIntents = 8;
-// The largest output intent profile read (press profiles run to a few MB), and the most bytes
-// of profiles read from one document; past that every device space counts as redefined (a
-// document past it only by copies of one profile, which a run merges, is read whole by the next
-// run: bounded work comes first there).
-constexpr size_t kMaxProfileBytes = 32 << 20;
+// The most bytes of output intent profiles read from one document; past that every device space
+// counts as redefined (a document past it only by copies of one profile, which a run merges, is
+// read whole by the next run: bounded work comes first there).
 constexpr size_t kMaxProfileBytesRead = 64 << 20;
 
 constexpr const char* kDefaults[][2] = {{"/DefaultGray", "/DeviceGray"},

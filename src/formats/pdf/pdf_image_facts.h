@@ -6,10 +6,15 @@
 #include <qpdf/QPDF.hh>
 #include <qpdf/QPDFObjectHandle.hh>
 
+#include <cstddef>
 #include <set>
 #include <string>
 
 namespace lighten::pdf {
+
+// The largest ICC profile read (press profiles run to a few MB): an output intent's longer one
+// counts as unreadable, an image's refuses the file.
+inline constexpr size_t kMaxProfileBytes = 32 << 20;
 
 struct ImageFacts {
   // Images other objects name as /SMask or /Mask, and images a graphics state's luminosity soft

@@ -116,13 +116,8 @@ bool rgb_by_identifiers_alone(ByteView jpeg) {
 // "Lab ", ...: bytes 16-19 of its header); empty when unreadable.
 std::string icc_data_space(QPDFObjectHandle profile) {
   if (!profile.isStream()) return {};
-  try {
-    const std::shared_ptr<Buffer> data = profile.getStreamData(qpdf_dl_generalized);
-    if (!data) return {};
-    return icc_header_data_space(ByteView(data->getBuffer(), data->getSize())).value_or("");
-  } catch (const std::exception&) {
-    return {};
-  }
+  const std::optional<Bytes> data = decoded_within(profile, kMaxProfileBytes, "an ICC profile");
+  return data ? icc_header_data_space(*data).value_or("") : "";
 }
 
 // Whether a viewer shows a JPEG image of `components` components as the perceptual search scores
@@ -210,13 +205,8 @@ std::optional<Bytes> viewer_profile(QPDFObjectHandle stream) {
   }
   if (family != "/ICCBased" || space.getArrayNItems() != 2 || !space.getArrayItem(1).isStream())
     return Bytes{};
-  try {
-    const std::shared_ptr<Buffer> data = space.getArrayItem(1).getStreamData(qpdf_dl_generalized);
-    if (!data) return Bytes{};
-    return Bytes(data->getBuffer(), data->getBuffer() + data->getSize());
-  } catch (const std::exception&) {
-    return Bytes{};
-  }
+  return decoded_within(space.getArrayItem(1), kMaxProfileBytes, "an ICC profile")
+      .value_or(Bytes{});
 }
 
 }  // namespace
