@@ -464,20 +464,26 @@ TEST(PdfFormat, SecondRunFindsNothing) {
   EXPECT_FALSE(second.replaced()) << second.detail;
 }
 
-// Bytes another tool appended after %%EOF stay after the output's; a blank tail does not.
+// Bytes another tool appended after %%EOF stay after the output's, %%EOF lines of their own
+// included; a blank tail does not.
 TEST(PdfFormat, DataAfterTheEndStaysAfterTheEnd) {
   const std::string appended = "%appended by a scanner\nPK\x03\x04 not part of the PDF\n";
+  for (const std::string& tail : std::vector<std::string>{
+           appended, "RECORD-1 %%EOF\nRECORD-2", "a blob that ends as a PDF does\n%%EOF\n"}) {
+    SCOPED_TRACE(tail);
+    const auto input = as_bytes(Sample{}.pdf() + tail);
+    const Outcome o = optimize(input, Policy{});
+    ASSERT_TRUE(o.replaced()) << o.message;
+    const std::string out = text_of(o.bytes);
+    ASSERT_GE(out.size(), tail.size());
+    EXPECT_EQ(out.substr(out.size() - tail.size()), tail);
+    EXPECT_NE(o.detail.find(std::to_string(tail.size()) + " bytes after %%EOF kept"),
+              std::string::npos)
+        << o.detail;
+    expect_same_content(input, o.bytes);
+    EXPECT_FALSE(optimize(o.bytes, Policy{}).replaced());
+  }
   const auto input = as_bytes(Sample{}.pdf() + appended);
-  const Outcome o = optimize(input, Policy{});
-  ASSERT_TRUE(o.replaced()) << o.message;
-  const std::string out = text_of(o.bytes);
-  ASSERT_GE(out.size(), appended.size());
-  EXPECT_EQ(out.substr(out.size() - appended.size()), appended);
-  EXPECT_NE(o.detail.find(std::to_string(appended.size()) + " bytes after %%EOF kept"),
-            std::string::npos)
-      << o.detail;
-  expect_same_content(input, o.bytes);
-  EXPECT_FALSE(optimize(o.bytes, Policy{}).replaced());
 
   const Outcome blank = optimize(as_bytes(Sample{}.pdf() + "\r\n\n  \n"), Policy{});
   ASSERT_TRUE(blank.replaced()) << blank.message;
@@ -489,6 +495,14 @@ TEST(PdfFormat, DataAfterTheEndStaysAfterTheEnd) {
   const Verdict cut = verify_pdf(input, as_bytes(Sample{}.pdf()), context);
   EXPECT_FALSE(cut.ok);
   EXPECT_EQ(cut.problem, "the data after %%EOF changed");
+}
+
+// qpdf reads past bytes before the header, and its output would not carry them.
+TEST(PdfFormat, BytesBeforeTheHeaderLeaveTheFileAlone) {
+  const Outcome o =
+      optimize(as_bytes("Content-Type: application/pdf\r\n\r\n" + Sample{}.pdf()), Policy{});
+  EXPECT_EQ(o.reason, Reason::kUnsupportedVariant) << reason_name(o.reason) << ": " << o.message;
+  EXPECT_NE(o.message.find("33 bytes come before the %PDF header"), std::string::npos) << o.message;
 }
 
 TEST(PdfFormat, NoObjectStreamsBelowPdf15) {

@@ -154,7 +154,11 @@ void refuse_warnings(QPDF& pdf, const char* when) {
 ByteView data_after_eof(ByteView bytes) {
   static constexpr std::string_view kEof = "%%EOF";
   const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  const size_t at = text.rfind(kEof);
+  // The PDF's own end is the first %%EOF after its last startxref; a later one belongs to what
+  // was appended. (Appended data holding a startxref reads as an incremental update: refused.)
+  const size_t xref = text.rfind("startxref");
+  if (xref == std::string_view::npos) return {};
+  const size_t at = text.find(kEof, xref);
   if (at == std::string_view::npos) return {};
   size_t from = at + kEof.size();
   if (from < text.size() && text[from] == '\r') ++from;

@@ -44,8 +44,9 @@ struct PdfFacts {
 // Looks at the whole file: signatures, PDF/A metadata, encryption, incremental updates.
 PdfFacts inspect(QPDF& pdf, ByteView bytes);
 
-// What follows the file's last %%EOF and its end of line, when that is more than whitespace:
-// data another tool appended, which readers skip and the output carries after its own %%EOF.
+// What follows the file's %%EOF (the first after its last startxref) and its end of line, when
+// that is more than whitespace: data another tool appended, which readers skip and the output
+// carries after its own %%EOF.
 ByteView data_after_eof(ByteView bytes);
 
 // The stream's one filter ("/FlateDecode"), "" when unfiltered, "?" for a chain or anything odd.

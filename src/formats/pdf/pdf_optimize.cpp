@@ -123,6 +123,16 @@ std::string describe_work(const pdf::StreamTally& t, int merged, bool object_str
 
 Outcome optimize_pdf(ByteView input, Context& context) {
   const Policy& policy = context.policy();
+  // qpdf finds a header up to a kilobyte in and counts offsets from it; what comes before it
+  // (a mail or web wrapper, another format's header) would not be written again.
+  const std::string_view text(reinterpret_cast<const char*>(input.data()), input.size());
+  if (const size_t header = text.substr(0, 1024).find("%PDF-"); header > 0)
+    throw FormatError(Reason::kUnsupportedVariant, 0,
+                      header == std::string_view::npos
+                          ? "no %PDF header in the first kilobyte"
+                          : std::to_string(header) +
+                                " bytes come before the %PDF header, which a rewritten file "
+                                "would not keep");
   std::unique_ptr<QPDF> doc;
   try {
     doc = pdf::open_pdf(input, "input", policy.repair);
