@@ -250,7 +250,7 @@ const std::vector<OptionRow>& rows() {
           0,
           0,
           "PDFs below 1.5 keep their version (no object streams), or raise them to 1.5 "
-          "so object and cross-reference streams can be written (never PDF/A-1)"},
+          "so object and cross-reference streams can be written (never PDF/A-1 or PDF/X)"},
          [](Policy& p, const OptionSpec& spec, std::string_view v) {
            p.pdf_version = static_cast<PdfVersionPolicy>(parse_choice(spec, v, kPdfVersionNames));
          },

@@ -566,6 +566,26 @@ TEST(PdfFormat, SignedDocumentsAreLeftAlone) {
   const Outcome o = optimize(as_bytes(make_pdf(objects)), Policy{});
   EXPECT_FALSE(o.replaced());
   EXPECT_EQ(o.reason, Reason::kSigned) << o.message;
+  // The same field written directly into the form, under a parent field's /Kids.
+  auto direct = Sample{}.objects(
+      "/AcroForm << /Fields [<< /T (Parent) /Kids [<< /FT /Sig /T (Signature1) /V << /Type /Sig "
+      "/Filter /Adobe.PPKLite /ByteRange [0 100 200 300] /Contents <0011223344> >> >>] >>] >>");
+  const Outcome d = optimize(as_bytes(make_pdf(direct)), Policy{});
+  EXPECT_EQ(d.reason, Reason::kSigned) << reason_name(d.reason) << ": " << d.message;
+}
+
+// Certificate security: qpdf has no key to open it with, and the file is encrypted, not damaged.
+TEST(PdfFormat, CertificateEncryptedFilesAreEncrypted) {
+  auto objects = Sample{}.objects();
+  objects.push_back(
+      "<< /Filter /Adobe.PubSec /SubFilter /adbe.pkcs7.s5 /V 4 /R 4 /Length 128 /Recipients "
+      "[<3082>] /CF << /DefaultCryptFilter << /CFM /AESV2 /Recipients [<3082>] >> >> /StmF "
+      "/DefaultCryptFilter /StrF /DefaultCryptFilter >>");
+  const std::string trailer = "/Encrypt " + std::to_string(objects.size()) +
+                              " 0 R /ID [<0123456789abcdef0123456789abcdef>"
+                              "<0123456789abcdef0123456789abcdef>]";
+  const Outcome o = optimize(as_bytes(make_pdf(objects, "1.6", trailer)), Policy{});
+  EXPECT_EQ(o.reason, Reason::kEncrypted) << reason_name(o.reason) << ": " << o.message;
 }
 
 TEST(PdfFormat, IncrementalUpdatesAreLeftAlone) {

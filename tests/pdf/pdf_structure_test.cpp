@@ -194,6 +194,27 @@ TEST(PdfStructure, PdfA1IsNotRaised) {
   EXPECT_EQ(o.detail.find("raised"), std::string::npos);
 }
 
+// PDF/X fixes the version too (X-1a:2001 at 1.3): by its document information key, or by an
+// output intent of its subtype.
+TEST(PdfStructure, PdfXIsNotRaised) {
+  Policy raise;
+  raise.pdf_version = PdfVersionPolicy::kRaise;
+  for (const bool by_intent : {false, true}) {
+    SCOPED_TRACE(by_intent ? "output intent" : "document information");
+    auto objects = two_pages(false);
+    objects.push_back("<< /Title (press) /GTS_PDFXVersion (PDF/X-1:2001) >>");
+    if (by_intent)
+      objects[0] =
+          "<< /Type /Catalog /Pages 2 0 R /OutputIntents [<< /Type /OutputIntent /S /GTS_PDFX "
+          "/OutputConditionIdentifier (CGATS TR 001) >>] >>";
+    const std::string info = by_intent ? "" : "/Info " + std::to_string(objects.size()) + " 0 R";
+    const Outcome o = optimize(as_bytes(make_pdf(objects, "1.3", info)), raise);
+    ASSERT_TRUE(o.replaced()) << o.message;
+    EXPECT_EQ(open(o.bytes)->getPDFVersion(), "1.3");
+    EXPECT_EQ(text_of(o.bytes).find("/ObjStm"), std::string::npos);
+  }
+}
+
 TEST(PdfStructure, IdenticalStreamsBecomeOneObject) {
   const auto input = as_bytes(make_pdf(two_pages(true)));
   const Outcome o = optimize(input, Policy{});

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 #include <stdexcept>
 #include <string_view>
 
@@ -69,9 +70,35 @@ void read_pdfa(QPDF& pdf, PdfFacts& facts) {
   facts.pdfa_conformance = xmp_value(text, "pdfaid:conformance");
 }
 
+// PDF/X names itself in the document information (/GTS_PDFXVersion, up to X-3) or by an output
+// intent of subtype /GTS_PDFX.
+bool claims_pdfx(QPDF& pdf) {
+  QPDFObjectHandle info = pdf.getTrailer().getKey("/Info");
+  if (info.isDictionary() && info.hasKey("/GTS_PDFXVersion")) return true;
+  QPDFObjectHandle intents = pdf.getRoot().getKey("/OutputIntents");
+  if (!intents.isArray()) return false;
+  for (QPDFObjectHandle intent : intents.aitems())
+    if (intent.isDictionary() && intent.getKey("/S").isNameAndEquals("/GTS_PDFX")) return true;
+  return false;
+}
+
 // A signature dictionary: /ByteRange says which bytes a digest covers.
 bool is_signature_value(QPDFObjectHandle v) {
   return v.isDictionary() && v.hasKey("/ByteRange") && v.hasKey("/Contents");
+}
+
+// Whether a form field, or one below it in /Kids, is a signed signature field. Fields may be
+// written as direct objects, which the walk over indirect objects does not see.
+bool signed_field_below(QPDFObjectHandle field, std::set<QPDFObjGen>& seen, int depth) {
+  if (depth > 32 || !field.isDictionary()) return false;
+  if (field.isIndirect() && !seen.insert(field.getObjGen()).second) return false;
+  if (field.getKey("/FT").isNameAndEquals("/Sig") && is_signature_value(field.getKey("/V")))
+    return true;
+  QPDFObjectHandle kids = field.getKey("/Kids");
+  if (!kids.isArray()) return false;
+  for (QPDFObjectHandle kid : kids.aitems())
+    if (signed_field_below(kid, seen, depth + 1)) return true;
+  return false;
 }
 
 void read_signatures(QPDF& pdf, PdfFacts& facts) {
@@ -81,6 +108,16 @@ void read_signatures(QPDF& pdf, PdfFacts& facts) {
     facts.signature_reason = "the catalog has /Perms (DocMDP or UR signatures)";
     return;
   }
+  QPDFObjectHandle form = root.getKey("/AcroForm");
+  QPDFObjectHandle fields = form.isDictionary() ? form.getKey("/Fields") : QPDFObjectHandle();
+  std::set<QPDFObjGen> seen;
+  if (fields.isArray())
+    for (QPDFObjectHandle field : fields.aitems())
+      if (signed_field_below(field, seen, 0)) {
+        facts.signed_ = true;
+        facts.signature_reason = "a signed signature field in the form's /Fields";
+        return;
+      }
   for (QPDFObjectHandle obj : pdf.getAllObjects()) {
     QPDFObjectHandle dict = obj.isStream() ? obj.getDict() : obj;
     if (!dict.isDictionary()) continue;
@@ -105,6 +142,11 @@ void rethrow_as_format_error() {
     if (e.getErrorCode() == qpdf_e_password)
       throw FormatError(Reason::kEncrypted, 0,
                         "encrypted with a user password: " + e.getMessageDetail());
+    // Certificate (public-key) security and other handlers qpdf has no key for.
+    if (e.getErrorCode() == qpdf_e_unsupported &&
+        e.getMessageDetail().find("encryption") != std::string::npos)
+      throw FormatError(Reason::kEncrypted, 0,
+                        "encrypted in a way qpdf cannot open: " + e.getMessageDetail());
     throw FormatError(Reason::kCorrupt, offset, "qpdf: " + e.getMessageDetail());
   } catch (const std::exception& e) {
     throw FormatError(Reason::kCorrupt, 0, std::string("qpdf: ") + e.what());
@@ -177,6 +219,7 @@ PdfFacts inspect(QPDF& pdf, ByteView bytes) {
   facts.xref_sections = int(count_occurrences(bytes, "startxref"));
   facts.incremental = facts.xref_sections > (facts.linearized ? 2 : 1);
   read_pdfa(pdf, facts);
+  facts.pdfx = claims_pdfx(pdf);
   read_signatures(pdf, facts);
   return facts;
 }

@@ -37,6 +37,7 @@ struct PdfFacts {
   std::string signature_reason;  // what made it count as signed
   int pdfa_part = 0;             // 0 when not PDF/A
   std::string pdfa_conformance;  // "B", "A", "U", ...
+  bool pdfx = false;             // claims PDF/X (its version is part of the claim)
   int xref_sections = 1;         // startxref keywords: >1 (beyond linearisation) = updates
   bool incremental = false;
 };

@@ -52,9 +52,10 @@ void refuse_protected(const PdfFacts& facts) {
 }
 
 // Encrypted files are not raised: their encryption parameters were chosen for their version.
+// Nor are PDF/A-1 and PDF/X files, whose standards fix the version (PDF/X-1a:2001 at 1.3).
 bool may_raise_version(const PdfFacts& facts, const Policy& policy) {
   return policy.pdf_version == PdfVersionPolicy::kRaise && version_number(facts.version) < 15 &&
-         facts.pdfa_part != 1 && !facts.encrypted;
+         facts.pdfa_part != 1 && !facts.pdfx && !facts.encrypted;
 }
 
 struct WriteSettings {
