@@ -93,6 +93,32 @@ TEST(CfbCompoundFile, RoundTripKeepsEverything) {
   }
 }
 
+// Bytes after the last sector in use are data another tool appended: they follow the output's
+// last sector. Zero padding there is let go.
+TEST(CfbCompoundFile, BytesAfterTheLastSectorAreKept) {
+  for (uint16_t major : {3, 4}) {
+    SCOPED_TRACE(major);
+    const Bytes file = make_cfb(sample_items(), {major, false});
+    const Bytes appended = pattern(1000, 9);  // not a whole sector
+    Bytes with_tail = file;
+    with_tail.insert(with_tail.end(), appended.begin(), appended.end());
+    CompoundFile a = CompoundFile::parse(with_tail);
+    EXPECT_EQ(a.trailing(), appended);
+    a.replace_stream("DocInfo", pattern(3000, 7));
+    const Bytes out = a.serialize();
+    ASSERT_GT(out.size(), appended.size());
+    EXPECT_TRUE(std::equal(appended.begin(), appended.end(), out.end() - long(appended.size())));
+    const CompoundFile b = CompoundFile::parse(out);
+    EXPECT_EQ(b.trailing(), appended);
+    EXPECT_EQ(b.serialize(), out);
+
+    Bytes padded = file;
+    padded.resize(file.size() + 3 * 512, 0);
+    EXPECT_TRUE(CompoundFile::parse(padded).trailing().empty());
+    EXPECT_EQ(CompoundFile::parse(padded).serialize(), CompoundFile::parse(file).serialize());
+  }
+}
+
 TEST(CfbCompoundFile, ReplaceMovesStreamsBetweenMiniAndRegular) {
   CompoundFile cfb = CompoundFile::parse(make_cfb(sample_items()));
   const CompoundFile original = cfb;

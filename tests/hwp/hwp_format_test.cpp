@@ -76,6 +76,25 @@ TEST(HwpFormat, PicturesShrinkAndEverythingElseIsKept) {
             hwp::Trailer::kCrcAndSize);
 }
 
+// What another tool appended after the compound file stays after it, and the verifier holds the
+// output to it.
+TEST(HwpFormat, BytesAfterTheCompoundFileAreKept) {
+  Bytes doc = make_hwp(picture_document());
+  const std::string appended = "APPENDED-DATA: a record another tool added";
+  doc.insert(doc.end(), appended.begin(), appended.end());
+  DirectContext context;
+  const Outcome o = optimize_hwp(doc, context);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  ASSERT_GT(o.bytes.size(), appended.size());
+  EXPECT_EQ(std::string(o.bytes.end() - long(appended.size()), o.bytes.end()), appended);
+  EXPECT_TRUE(verify_hwp(doc, o.bytes, context).ok);
+  const Bytes cut(o.bytes.begin(), o.bytes.end() - long(appended.size()));
+  const Verdict v = verify_hwp(doc, cut, context);
+  EXPECT_FALSE(v.ok);
+  EXPECT_EQ(v.problem, "the bytes after the last sector changed");
+  EXPECT_FALSE(optimize_hwp(o.bytes, context).replaced());
+}
+
 TEST(HwpFormat, SecondRunFindsNothing) {
   const Bytes doc = make_hwp(picture_document());
   DirectContext context;

@@ -121,6 +121,20 @@ TEST(OfficeBinaryFormat, PptPicturesShrinkLosslessly) {
   EXPECT_FALSE(optimize(o.bytes, Policy{}).replaced());
 }
 
+// Bytes another tool appended after the compound file stay after it, in PPT as in XLS.
+TEST(OfficeBinaryFormat, BytesAfterTheCompoundFileAreKept) {
+  const std::string appended = "TRAILER-DATA: kept by nobody but this file";
+  for (Bytes input : {make_ppt({plain_jpeg(320)}), make_xls(plain_jpeg(400))}) {
+    input.insert(input.end(), appended.begin(), appended.end());
+    REQUIRE_REGISTERED(input);
+    const Outcome o = optimize(input, Policy{});
+    ASSERT_TRUE(o.replaced()) << o.message;
+    ASSERT_GT(o.bytes.size(), appended.size());
+    EXPECT_EQ(std::string(o.bytes.end() - long(appended.size()), o.bytes.end()), appended);
+    EXPECT_FALSE(optimize(o.bytes, Policy{}).replaced());
+  }
+}
+
 TEST(OfficeBinaryFormat, XlsPicturesShrinkLosslessly) {
   const Bytes input = make_xls(plain_jpeg(400));  // spans several CONTINUE records
   ASSERT_EQ(sniff(input), Kind::kXls);

@@ -58,6 +58,7 @@ struct CompoundState {
   std::vector<DirectoryEntry> entries;
   std::vector<Bytes> contents;  // per entry: the stream's bytes (empty for non-streams)
   std::unordered_map<std::string, size_t> streams;  // path -> entry index (first one wins)
+  Bytes trailing;  // what follows the last sector in use, unless all zero
 };
 
 struct CompoundFile::Impl : CompoundState {};

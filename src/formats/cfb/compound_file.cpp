@@ -68,6 +68,7 @@ class Reader {
     read_mini_fat();
     build_paths(impl);
     read_contents(impl);
+    read_trailing(impl);
     for (size_t i = 0; i < impl.entries.size(); ++i)
       if (impl.entries[i].type == EntryType::kStream && !impl.entries[i].path.empty())
         impl.streams.emplace(impl.entries[i].path, i);
@@ -181,6 +182,21 @@ class Reader {
         impl.entries[i].size = sector_size_ == 512 ? get_u32(r + kEntSize) : get_u64(r + kEntSize);
       }
     }
+  }
+
+  // Bytes after the last sector the FAT holds in use: data another tool appended, or free
+  // sectors a writer left at the end. Only all-zero padding is let go.
+  void read_trailing(CompoundState& impl) const {
+    size_t end = sector_size_;  // the header's
+    for (size_t id = std::min(fat_.size(), sector_count_); id-- > 0;)
+      if (fat_[id] != kFreeSector) {
+        end = sector_offset(uint32_t(id)) + sector_size_;
+        break;
+      }
+    if (end >= bytes_.size()) return;
+    const ByteView rest = bytes_.subspan(end);
+    if (std::any_of(rest.begin(), rest.end(), [](uint8_t b) { return b != 0; }))
+      impl.trailing.assign(rest.begin(), rest.end());
   }
 
   void read_mini_fat() {
@@ -345,5 +361,7 @@ uint16_t CompoundFile::major_version() const {
 }
 
 uint32_t CompoundFile::sector_size() const { return impl_->sector_size; }
+
+const Bytes& CompoundFile::trailing() const { return impl_->trailing; }
 
 }  // namespace lighten::cfb

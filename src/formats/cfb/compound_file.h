@@ -47,6 +47,9 @@ class CompoundFile {
   Bytes entry_record(size_t index) const;
   uint16_t major_version() const;  // 3 (512-byte sectors) or 4 (4096-byte sectors)
   uint32_t sector_size() const;
+  // What follows the last sector in use (data another tool appended, free sectors left at the
+  // end), unless it is all zero; serialize() writes it after the output's last sector.
+  const Bytes& trailing() const;
 
  private:
   struct Impl;

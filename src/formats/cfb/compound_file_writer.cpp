@@ -39,6 +39,7 @@ class Writer {
 
   Bytes write() {
     plan();
+    out_.reserve(s_ * (1 + layout_.total()) + impl_.trailing.size());
     out_.assign(s_ * (1 + layout_.total()), 0);
     fat_.assign(layout_.fat * (s_ / 4), kFreeSector);
     uint32_t next = 0;
@@ -71,6 +72,7 @@ class Writer {
                 out_.begin() + offset(dir_start) + i * kEntrySize);
     write_fat(fat_start, difat_start);
     write_header(dir_start, mini_fat_start, fat_start, difat_start);
+    out_.insert(out_.end(), impl_.trailing.begin(), impl_.trailing.end());
     return std::move(out_);
   }
 

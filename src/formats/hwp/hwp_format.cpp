@@ -114,15 +114,19 @@ std::optional<Bytes> optimise_stream(const StreamPlan& plan, ByteView raw, Conte
             optimise_image(content, kind, plan.path, context, pictures, tally)) {
       content = std::move(*image);
       changed = true;
-      ++tally.optimised[kind];
     }
   }
-  if (!plan.deflated) return changed ? std::optional<Bytes>(std::move(content)) : std::nullopt;
+  // A picture counts as optimised only once its stream is written.
+  if (!plan.deflated) {
+    if (!changed) return std::nullopt;
+    ++tally.optimised[kind];
+    return content;
+  }
   if (!changed && !worth_redeflating(kind, effort)) return std::nullopt;
   Bytes packed =
       hwp::deflate_stream(content, trailer, effort, [&context] { return context.out_of_time(); });
   if (packed.size() >= raw.size()) return std::nullopt;
-  if (!changed) ++tally.redeflated;
+  ++(changed ? tally.optimised[kind] : tally.redeflated);
   return packed;
 }
 
@@ -245,6 +249,8 @@ Verdict verify_hwp(ByteView input, ByteView output, Context& context) {
     return {false, "the compound file version changed", {}};
   if (a.file.entries().size() != b.entries().size())
     return {false, "the number of directory entries changed", {}};
+  if (a.file.trailing() != b.trailing())
+    return {false, "the bytes after the last sector changed", {}};
   for (size_t i = 0; i < b.entries().size(); ++i) {
     const cfb::DirectoryEntry& x = a.file.entries()[i];
     const cfb::DirectoryEntry& y = b.entries()[i];

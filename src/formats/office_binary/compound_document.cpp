@@ -75,6 +75,7 @@ std::string compare_storage(const cfb::CompoundFile& before, const cfb::Compound
   const auto& a = before.entries();
   const auto& b = after.entries();
   if (a.size() != b.size()) return "the storage tree has a different number of entries";
+  if (before.trailing() != after.trailing()) return "the bytes after the last sector changed";
   for (size_t i = 0; i < a.size(); ++i) {
     if (a[i].path != b[i].path || a[i].type != b[i].type)
       return "storage entry " + std::to_string(i) + " (" + a[i].path + ") changed";
