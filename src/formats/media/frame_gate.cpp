@@ -34,6 +34,31 @@ std::string fmt_score(const char* what, int64_t frame, double score, double floo
                      floor_text(floor));
 }
 
+// What the re-encode of `s` would lose, or score on a scale it was not made for; "" for nothing.
+// The muxer copies data tracks it has a sample entry for (timecode, GoPro metadata) and writes
+// an empty one for the rest (Apple's 'mebx'). Stereo 3D, 360-degree projection and Dolby Vision
+// configuration are side data the MP4 muxer does not write by default, and HDR frames carry
+// mastering metadata the encoder is not given; SSIMULACRA2 reads PQ or HLG codes as SDR.
+std::string uncarried_by_reencode(const AVStream* s, bool is_the_video) {
+  const AVCodecParameters* q = s->codecpar;
+  if (q->codec_type == AVMEDIA_TYPE_DATA && q->codec_tag != MKTAG('t', 'm', 'c', 'd') &&
+      q->codec_tag != MKTAG('g', 'p', 'm', 'd')) {
+    char tag[AV_FOURCC_MAX_STRING_SIZE] = {};
+    av_fourcc_make_string(tag, q->codec_tag);
+    return fmt::format("a timed metadata track ('{}')", tag);
+  }
+  if (!is_the_video) return {};
+  for (int k = 0; k < s->nb_side_data; ++k) {
+    const AVPacketSideDataType type = s->side_data[k].type;
+    if (type == AV_PKT_DATA_STEREO3D) return "stereo 3D signalling";
+    if (type == AV_PKT_DATA_SPHERICAL) return "360-degree projection signalling";
+    if (type == AV_PKT_DATA_DOVI_CONF) return "Dolby Vision signalling";
+  }
+  if (q->color_trc == AVCOL_TRC_SMPTE2084) return "HDR video (PQ transfer)";
+  if (q->color_trc == AVCOL_TRC_ARIB_STD_B67) return "HDR video (HLG transfer)";
+  return {};
+}
+
 void describe(const Demuxer& demuxer, VideoFrames& out) {
   const AVFormatContext* f = demuxer.format();
   for (unsigned i = 0; i < f->nb_streams; ++i) {
@@ -54,6 +79,7 @@ void describe(const Demuxer& demuxer, VideoFrames& out) {
         {s->duration != AV_NOPTS_VALUE ? double(s->duration) * av_q2d(s->time_base) : -1.0, 0});
     for (int k = 0; k < s->nb_side_data; ++k)
       out.encrypted = out.encrypted || s->side_data[k].type == AV_PKT_DATA_ENCRYPTION_INIT_INFO;
+    if (out.uncarried.empty()) out.uncarried = uncarried_by_reencode(s, int(i) == demuxer.video());
   }
   out.video_stream = demuxer.video();
   for (const AVDictionaryEntry* t = nullptr;

@@ -41,6 +41,9 @@ struct VideoFrames {
   double duration_s = 0;   // of the file, as the container states it
   bool encrypted = false;  // a stream carries encryption (CENC) information
   std::string marker;      // an earlier re-encode's container tag "lighten" (or 3GP box), if any
+  // What a re-encode would lose or misjudge, "" when nothing: "HDR video (PQ transfer)",
+  // "stereo 3D signalling", "a timed metadata track ('mebx')", ...
+  std::string uncarried;
   // decode_frames only: every decoded frame's presentation time in seconds, in output order.
   std::vector<double> times;
 };

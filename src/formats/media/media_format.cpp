@@ -137,6 +137,10 @@ VideoFrames checked_probe(ByteView input, const Policy& policy,
                           "): a second re-encode would lose quality again");
   if (!encoder_for(probe.codec, to_h264(policy), 0))
     throw FormatError(Reason::kUnsupportedVariant, 0, not_reencoded(probe));
+  if (!probe.uncarried.empty())
+    throw FormatError(Reason::kUnsupportedVariant, 0,
+                      "the file holds " + probe.uncarried +
+                          ", which a re-encode would not carry over: the video is left as it is");
   // Nothing else tells a later run that a video was re-encoded (a JPEG's tables can): without the
   // marker, every run would re-encode the last one's output and lose quality again.
   if (policy.quality_marker != QualityMarker::kWrite)
@@ -317,6 +321,9 @@ void describe_media(ByteView input, FileInfo& info) {
                                ? " (perceptual modes re-encode it with --video-codec h264)"
                                : " (left as it is in every mode)"));
   if (v.encrypted) info.properties.emplace_back("encrypted", "yes (left as it is)");
+  if (!v.uncarried.empty())
+    info.properties.emplace_back("not re-encoded",
+                                 v.uncarried + " (a re-encode would not carry it)");
 }
 
 }  // namespace lighten
