@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <unordered_set>
 
 #include "core/errors.h"
 
@@ -107,18 +108,20 @@ const UserData* scope_of(const std::vector<UserData>& scopes, int track) {
   return nullptr;
 }
 
+std::string_view text_of(ByteView file, const Mp4Box& box) {
+  return {reinterpret_cast<const char*>(file.data()) + box.begin, box.end - box.begin};
+}
+
 // The items of `in` (from `input`) that `out` (of `output`, possibly null) lacks byte for byte.
+// Looked up by hash: a scope may hold 65,536 items, and pairwise comparison took a minute.
 std::vector<const Mp4Box*> lacking_items(ByteView input, const UserData& in, ByteView output,
                                          const UserData* out) {
+  std::unordered_set<std::string_view> kept;
+  if (out)
+    for (const Mp4Box& y : out->items) kept.insert(text_of(output, y));
   std::vector<const Mp4Box*> lacking;
-  for (const Mp4Box& x : in.items) {
-    const ByteView bytes = input.subspan(x.begin, x.end - x.begin);
-    const bool kept =
-        out && std::any_of(out->items.begin(), out->items.end(), [&](const Mp4Box& y) {
-          return same_bytes(bytes, output.subspan(y.begin, y.end - y.begin));
-        });
-    if (!kept) lacking.push_back(&x);
-  }
+  for (const Mp4Box& x : in.items)
+    if (!kept.contains(text_of(input, x))) lacking.push_back(&x);
   return lacking;
 }
 
