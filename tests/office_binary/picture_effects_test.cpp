@@ -61,5 +61,77 @@ TEST(PictureEffects, OnlyWellFormedTablesAreRead) {
   EXPECT_FALSE(shows_pictures_through_effects({}));
 }
 
+// The count in the header bounds the table: an effect just past its last property is not its.
+TEST(PictureEffects, TheTableEndsWithItsCount) {
+  Bytes table = property_table({{0x0100, 0x2000}, {0x0101, 0}, {kPictureContrast, 0x20000}});
+  ASSERT_TRUE(shows(table));
+  table[0] = uint8_t((table[0] & 0x0F) | (2 << 4));  // two properties; the length still covers 3
+  EXPECT_FALSE(shows(table));
+}
+
+// The scan, read naively: every candidate header's properties in turn.
+bool shows_naively(ByteView s) {
+  for (size_t pos = 0; pos + kHeaderSize <= s.size(); ++pos) {
+    const uint16_t vi = uint16_t(s[pos] | s[pos + 1] << 8),
+                   type = uint16_t(s[pos + 2] | s[pos + 3] << 8);
+    if ((type != kFopt && type != kSecondaryFopt && type != kTertiaryFopt) || (vi & 0xF) != 3)
+      continue;
+    const size_t count = vi >> 4;
+    const uint32_t length = get_u32le(s, pos + 4);
+    if (length < count * 6 || s.size() - pos - kHeaderSize < length) continue;
+    for (size_t i = 0; i < count; ++i) {
+      const size_t at = pos + kHeaderSize + 6 * i;
+      const uint16_t opid = uint16_t(s[at] | s[at + 1] << 8);
+      const uint32_t v = get_u32le(s, at + 2);
+      if (opid & 0x8000) continue;
+      const uint16_t id = opid & 0x3FFF;
+      if (((id == kPictureTransparent || id == kPictureTransparentExt) && v != 0xFFFFFFFF) ||
+          (id == kPictureContrast && int32_t(v) > 0x10000) ||
+          (id == kBlipBooleans && (v & 2) && (v & 0x20000)))
+        return true;
+    }
+  }
+  return false;
+}
+
+// Streams of overlapping table headers, effect properties and noise, answered as the naive scan
+// answers them; and a crafted stream where every eighth byte starts a 4,083-property table.
+TEST(PictureEffects, EveryStreamIsAnsweredAsTheNaiveScanAnswersIt) {
+  uint32_t state = 7;
+  auto next = [&state] { return state = state * 1103515245u + 12345u, state >> 8; };
+  int shown = 0;
+  for (int n = 0; n < 3000; ++n) {
+    Bytes stream;
+    while (stream.size() < 120) {
+      const uint32_t r = next();
+      switch (r % 4) {
+        case 0: {  // a table header, its count and length drawn small
+          const uint16_t count = uint16_t(next() % 6);
+          const uint32_t length = next() % 40;
+          testing::append(stream,
+                          {uint8_t(0x03 | count << 4), 0, 0x0B, 0xF0, uint8_t(length), 0, 0, 0});
+          break;
+        }
+        case 1: {  // a property that is an effect, or one that is not
+          const uint16_t id = next() % 2 ? kPictureContrast : 0x0100;
+          testing::append(stream, {uint8_t(id), uint8_t(id >> 8), 0, 0, 2, 0});
+          break;
+        }
+        default:
+          stream.push_back(uint8_t(next()));
+      }
+    }
+    const bool expected = shows_naively(stream);
+    shown += expected;
+    ASSERT_EQ(shows_pictures_through_effects(stream), expected) << "stream " << n;
+  }
+  EXPECT_GT(shown, 300);
+  EXPECT_LT(shown, 2700);
+  Bytes crafted;
+  for (int i = 0; i < 250000; ++i)
+    testing::append(crafted, {0x33, 0xFF, 0x0B, 0xF0, 0xB2, 0x5F, 0, 0});
+  EXPECT_FALSE(shows_pictures_through_effects(crafted));
+}
+
 }  // namespace
 }  // namespace lighten::officeart
