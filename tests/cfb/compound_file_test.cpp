@@ -220,6 +220,18 @@ TEST(CfbCompoundFile, BoundsNesting) {
   EXPECT_EQ(*ok.read_stream(deep + "leaf"), pattern(10, 1));
   for (int i = 20; i < 200; ++i) deep += "s/";
   EXPECT_EQ(reason_of(make_cfb({{deep + "leaf", pattern(10, 1)}})), Reason::kCorrupt);
+  // Many streams under long-named storages: their paths together may not outgrow the file
+  // many times over (each is held twice); the same streams higher up are read.
+  std::string long_named;
+  for (int i = 0; i < 100; ++i) long_named += std::string(30, char('a' + i % 26)) + "/";
+  std::vector<CfbItem> low, high;
+  for (int i = 0; i < 2000; ++i) {
+    low.push_back({long_named + "stream" + std::to_string(i), pattern(8, uint32_t(i))});
+    high.push_back(
+        {long_named.substr(0, 31 * 3) + "stream" + std::to_string(i), pattern(8, uint32_t(i))});
+  }
+  EXPECT_EQ(reason_of(make_cfb(low)), Reason::kCorrupt);
+  EXPECT_EQ(CompoundFile::parse(make_cfb(high)).stream_paths().size(), 2000u);
 }
 
 TEST(CfbCompoundFile, RejectsTruncation) {

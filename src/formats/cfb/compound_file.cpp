@@ -216,18 +216,20 @@ class Reader {
     visited[0] = 1;
     struct Pending {
       uint32_t id;
-      std::string parent;
+      uint32_t parent;  // the storage's entry, whose path is set by then; kNoStream: the root
       unsigned depth;
     };
-    // Paths grow with nesting: deep storage chains could make them quadratic in the input.
+    // Paths grow with nesting: deep storage chains could make them quadratic in the input. Each
+    // is held twice (the entry's, the stream index's key), so their total is bounded well inside
+    // the 16 bytes per input byte the batch reserves for a file.
     constexpr unsigned kMaxDepth = 128;
-    const size_t max_path_bytes = (1u << 20) + 32 * bytes_.size();
+    const size_t max_path_bytes = (1u << 20) + 4 * bytes_.size();
     size_t path_bytes = 0;
     std::vector<Pending> stack;
     const uint32_t root_child = get_u32(impl.records[0].data() + kEntChild);
-    if (root_child != kNoStream) stack.push_back({root_child, "", 1});
+    if (root_child != kNoStream) stack.push_back({root_child, kNoStream, 1});
     while (!stack.empty()) {
-      Pending p = std::move(stack.back());
+      const Pending p = stack.back();
       stack.pop_back();
       if (p.id >= n) corrupt(0, "directory link " + std::to_string(p.id) + " out of range");
       if (visited[p.id]) corrupt(0, "directory tree loops at entry " + std::to_string(p.id));
@@ -240,18 +242,19 @@ class Reader {
       if (name_bytes < 2 || name_bytes > 64 || name_bytes % 2)
         corrupt(0, "directory entry " + std::to_string(p.id) + " has a bad name length");
       const std::string name = utf8_name(r, name_bytes / 2 - 1);
-      const std::string path = p.parent.empty() ? name : p.parent + "/" + name;
+      const std::string* parent = p.parent == kNoStream ? nullptr : &impl.entries[p.parent].path;
+      std::string path = parent == nullptr || parent->empty() ? name : *parent + "/" + name;
       path_bytes += path.size();
       if (p.depth > kMaxDepth || path_bytes > max_path_bytes)
         corrupt(0, "storages nested too deep");
-      impl.entries[p.id].path = path;
+      impl.entries[p.id].path = std::move(path);
       for (size_t link : {kEntLeft, kEntRight}) {
         const uint32_t sibling = get_u32(r + link);
         if (sibling != kNoStream) stack.push_back({sibling, p.parent, p.depth});
       }
       const uint32_t child = get_u32(r + kEntChild);
       if (type == EntryType::kStorage && child != kNoStream)
-        stack.push_back({child, path, p.depth + 1});
+        stack.push_back({child, p.id, p.depth + 1});
     }
   }
 
