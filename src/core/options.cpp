@@ -151,7 +151,7 @@ const std::vector<OptionRow>& rows() {
                   "lossless (no generation loss); omit writes none: re-runs then trust the "
                   "tables alone, and a file whose requantised tables would not tell is "
                   "optimised losslessly instead; re-encoded video carries a 'lighten' container "
-                  "tag, and with omit is not re-encoded"},
+                  "tag (or an 'lgtn' user data box), and with omit is not re-encoded"},
                  [](Policy& p, const OptionSpec& spec, std::string_view v) {
                    p.quality_marker =
                        static_cast<QualityMarker>(parse_choice(spec, v, kMarkerNames));

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -12,6 +13,7 @@
 #include "core/bytes.h"
 #include "formats/media/frame_gate.h"
 #include "formats/media/mp4_boxes.h"
+#include "formats/media/mp4_metadata.h"
 #include "lighten/lighten.h"
 #include "support/corpus.h"
 
@@ -165,20 +167,65 @@ TEST_F(MediaFormat, EveryReencodedVideoCarriesTheMarker) {
   EXPECT_NE(unmarked.message.find("--quality-marker write"), std::string::npos) << unmarked.message;
 }
 
-TEST_F(MediaFormat, CoverArtTheRemuxWouldDropIsNamed) {
+// An iTunes-style file keeps its style: its title, artist and cover art come out as the same
+// 'ilst' items (written as QuickTime keys, players that read only iTunes items lost them), and
+// lighten's marker goes into a user data box of its own.
+TEST_F(MediaFormat, ITunesTagsAndCoverArtAreKeptAsTheyAre) {
   ASSERT_FALSE(phone_clip("plain.mp4").empty());
   const fs::path cover = dir_ / "cover.png", out = dir_ / "covered.mp4";
   ASSERT_EQ(
       std::system(("ffmpeg -nostdin -v error -y -f lavfi -i color=red:size=64x64 -frames:v 1 " +
                    cover.string() + " && ffmpeg -nostdin -v error -y -i " +
                    (dir_ / "plain.mp4").string() + " -i " + cover.string() +
-                   " -map 0 -map 1 -c copy -disposition:v:1 attached_pic " + out.string())
+                   " -map 0 -map 1 -c copy -disposition:v:1 attached_pic -metadata "
+                   "title=\"My Title\" -metadata artist=Someone " +
+                   out.string())
                       .c_str()),
       0);
-  const Outcome o = optimize(testing::read_file(out), mode(Mode::kCompact));
-  EXPECT_FALSE(o.replaced());
-  EXPECT_EQ(o.reason, Reason::kUnsupportedVariant);
-  EXPECT_NE(o.message.find("png 64x64 (cover art)"), std::string::npos) << o.message;
+  const Bytes input = testing::read_file(out);
+  const std::vector<media::MetadataItem> items = media::metadata_items(input);
+  ASSERT_GE(items.size(), 3u);
+  EXPECT_FALSE(media::has_keyed_metadata(input));
+  const Outcome o = optimize(input, mode(Mode::kCompact));
+  ASSERT_TRUE(o.replaced()) << o.message;
+  EXPECT_TRUE(media::metadata_lost(input, o.bytes).empty());
+  for (const char* name : {"'\\xA9nam'", "'\\xA9ART'", "'covr'"})
+    EXPECT_TRUE(std::any_of(items.begin(), items.end(), [&](const media::MetadataItem& m) {
+      return m.name == name;
+    })) << name;
+  EXPECT_FALSE(media::has_keyed_metadata(o.bytes));
+  const media::VideoFrames written = media::probe_video(o.bytes);
+  EXPECT_FALSE(written.marker.empty());
+  EXPECT_NE(written.streams.back().find("(cover art)"), std::string::npos);
+  EXPECT_EQ(optimize(o.bytes, mode(Mode::kCompact)).reason, Reason::kAlreadyOptimized);
+}
+
+// QuickTime keys keep their values' types: libavformat reads an integer as text and would
+// write it back as text, so such a file is left alone and the item named.
+TEST_F(MediaFormat, KeyedMetadataThatWouldChangeTypeIsNamed) {
+  const fs::path out = dir_ / "keys.mov";
+  ASSERT_EQ(std::system(("ffmpeg -nostdin -v error -y -f lavfi -i testsrc2=size=320x240:rate=30 "
+                         "-t 1 -c:v libx264 -crf 4 -movflags use_metadata_tags -metadata "
+                         "com.apple.quicktime.make=Apple -metadata "
+                         "com.apple.quicktime.live-photo.auto=7 " +
+                         out.string())
+                            .c_str()),
+            0);
+  const Bytes text_typed = testing::read_file(out);
+  ASSERT_TRUE(media::has_keyed_metadata(text_typed));
+  const Outcome kept = optimize(text_typed, mode(Mode::kCompact));
+  ASSERT_TRUE(kept.replaced()) << kept.message;
+  EXPECT_TRUE(media::metadata_lost(text_typed, kept.bytes).empty());
+  // The value "7" (UTF-8, type 1) as a one-byte signed integer (type 21) instead.
+  Bytes int_typed = text_typed;
+  const std::string utf8 = std::string("data\0\0\0\x01\0\0\0\0", 12) + "7";
+  const auto at = std::search(int_typed.begin(), int_typed.end(), utf8.begin(), utf8.end());
+  ASSERT_NE(at, int_typed.end());
+  at[7] = 21;
+  const Outcome o = optimize(int_typed, mode(Mode::kCompact));
+  EXPECT_EQ(o.reason, Reason::kUnsupportedVariant) << o.message;
+  EXPECT_NE(o.message.find("'com.apple.quicktime.live-photo.auto' of the file"), std::string::npos)
+      << o.message;
 }
 
 // `file` (the moov its last box) with `box` appended to its first track's first sample entry,

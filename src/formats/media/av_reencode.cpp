@@ -13,6 +13,7 @@ extern "C" {
 #include "formats/media/av_enums.h"
 #include "formats/media/av_io.h"
 #include "formats/media/mp4_boxes.h"
+#include "formats/media/mp4_metadata.h"
 
 namespace lighten::media {
 namespace {
@@ -228,16 +229,21 @@ Bytes reencode_video(ByteView input, const EncoderChoice& choice, const Context*
     copy_stream_properties(in->streams[i], os);
   }
   // MOV/MP4 muxers drop the file's own keys (com.apple.quicktime.location.ISO6709, make, model)
-  // unless asked to keep every metadata tag.
+  // unless asked to keep every metadata tag, which they then write as keys too: a file with
+  // keys is written so, any other in the iTunes (or QuickTime) style it has, lighten's marker
+  // then in a user data box of its own (the muxer keeps no tag it has no name for).
   AVDictionary* mux_options = nullptr;
   const bool avi = std::string(out->oformat->name) == "avi";
+  const bool keyed = !avi && has_keyed_metadata(input);
   // A full-range video whose codec has no range flag of its own (MPEG-4 part 2) keeps the
   // range only in MP4's colr atom, which the muxer writes when asked.
   const bool full_range = named_or(in_video->codecpar->color_range, AVCOL_RANGE_NB,
                                    AVCOL_RANGE_UNSPECIFIED) == AVCOL_RANGE_JPEG;
-  if (!avi)
-    av_dict_set(&mux_options, "movflags",
-                full_range ? "use_metadata_tags+write_colr" : "use_metadata_tags", 0);
+  if (!avi) {
+    std::string flags = keyed ? "use_metadata_tags" : "";
+    if (full_range) flags += flags.empty() ? "write_colr" : "+write_colr";
+    if (!flags.empty()) av_dict_set(&mux_options, "movflags", flags.c_str(), 0);
+  }
   int header = avformat_init_output(out, &mux_options);
   if (header >= 0) {
     // libavformat names itself the file's encoder: the file keeps the tag it had, or none.
@@ -319,7 +325,7 @@ Bytes reencode_video(ByteView input, const EncoderChoice& choice, const Context*
   write_encoded(nullptr);
   check(av_write_trailer(out), "finishing the container");
   const std::string format = out->oformat->name;
-  if (!choice.marker.empty() && (format == "3gp" || format == "3g2"))
+  if (!choice.marker.empty() && (format == "3gp" || format == "3g2" || (!avi && !keyed)))
     return with_marker_box(std::move(sink.bytes), choice.marker);
   return std::move(sink.bytes);
 }

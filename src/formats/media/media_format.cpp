@@ -12,6 +12,7 @@
 #include "formats/media/av_reencode.h"
 #include "formats/media/frame_gate.h"
 #include "formats/media/mp4_boxes.h"
+#include "formats/media/mp4_metadata.h"
 
 namespace lighten {
 namespace {
@@ -100,6 +101,10 @@ std::optional<std::string> structure_changed(ByteView input, const Mp4Layout& a,
   const std::vector<std::string> lost = user_data_lost(input, output);
   if (!lost.empty())
     return fmt::format("user data {} would not be carried over", fmt::join(lost, ", "));
+  const std::vector<std::string> items = metadata_lost(input, output);
+  if (!items.empty())
+    return fmt::format("the metadata item {} would not be carried over as it is",
+                       fmt::join(items, ", "));
   return std::nullopt;
 }
 

@@ -1,0 +1,170 @@
+#include "formats/media/mp4_metadata.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string_view>
+#include <unordered_map>
+
+#include "core/errors.h"
+#include "formats/media/mp4_boxes.h"
+
+namespace lighten::media {
+namespace {
+
+uint32_t be32(ByteView b, size_t at) {
+  return uint32_t(b[at]) << 24 | uint32_t(b[at + 1]) << 16 | uint32_t(b[at + 2]) << 8 | b[at + 3];
+}
+
+std::string_view text(ByteView file, size_t begin, size_t end) {
+  return {reinterpret_cast<const char*>(file.data()) + begin, end - begin};
+}
+
+std::string printable(std::string_view s) {
+  std::string out;
+  for (unsigned char c : s)
+    out += c >= 0x20 && c <= 0x7E ? std::string(1, char(c)) : fmt::format("\\x{:02X}", c);
+  return out;
+}
+
+std::vector<Mp4Box> children(ByteView file, const Mp4Box& box, size_t skip = 0) {
+  if (box.end - box.body < skip) return {};
+  return read_boxes(file, box.body + skip, box.end);
+}
+
+// An ISO 'meta' is a full box (version and flags first); QuickTime's is not.
+std::vector<Mp4Box> meta_children(ByteView file, const Mp4Box& meta) {
+  const bool full = meta.end - meta.body >= 4 && be32(file, meta.body) == 0;
+  return children(file, meta, full ? 4 : 0);
+}
+
+std::string handler_of(ByteView file, const std::vector<Mp4Box>& kids) {
+  for (const Mp4Box& b : kids)
+    if (b.type == "hdlr" && b.end - b.body >= 12)
+      return std::string(text(file, b.body + 8, b.body + 12));
+  return {};
+}
+
+// The keys an 'mdta' item list is indexed by (1 for the first).
+std::vector<std::string> keys_of(ByteView file, const std::vector<Mp4Box>& kids) {
+  std::vector<std::string> keys;
+  for (const Mp4Box& b : kids) {
+    if (b.type != "keys" || b.end - b.body < 8) continue;
+    const uint32_t count = be32(file, b.body + 4);
+    size_t at = b.body + 8;
+    for (uint32_t i = 0; i < count && b.end - at >= 8; ++i) {
+      const uint32_t size = be32(file, at);
+      if (size < 8 || size > b.end - at) break;
+      keys.emplace_back(text(file, at + 8, at + size));
+      at += size;
+    }
+  }
+  return keys;
+}
+
+// A '----' item's name: its 'mean' and 'name' (each a full box holding text).
+std::string freeform_name(ByteView file, const std::vector<Mp4Box>& parts) {
+  std::string name = "----";
+  for (const Mp4Box& p : parts)
+    if ((p.type == "mean" || p.type == "name") && p.end - p.body >= 4)
+      name.append(":").append(text(file, p.body + 4, p.end));  // GCC 12 warns on + here
+  return name;
+}
+
+void add_meta(ByteView file, const Mp4Box& meta, const std::string& scope,
+              std::vector<MetadataItem>& out) {
+  std::vector<Mp4Box> kids;
+  try {
+    kids = meta_children(file, meta);
+  } catch (const FormatError&) {
+    out.push_back(
+        {scope, "'meta' box that does not parse", std::string(text(file, meta.begin, meta.end))});
+    return;
+  }
+  const bool keyed = handler_of(file, kids) == "mdta";
+  const std::vector<std::string> keys = keyed ? keys_of(file, kids) : std::vector<std::string>{};
+  for (const Mp4Box& list : kids) {
+    if (list.type != "ilst") continue;
+    for (const Mp4Box& item : children(file, list)) {
+      const std::vector<Mp4Box> parts = children(file, item);
+      std::string name = item.type;
+      if (keyed) {
+        const uint32_t index = be32(file, item.begin + 4);
+        name = index >= 1 && index <= keys.size() ? keys[index - 1] : fmt::format("key {}", index);
+      } else if (item.type == "----") {
+        name = freeform_name(file, parts);
+      }
+      std::string values;
+      for (const Mp4Box& p : parts) {
+        if (p.type != "data" || p.end - p.body < 8) continue;
+        const std::string_view type = text(file, p.body, p.body + 4),
+                               value = text(file, p.body + 8, p.end);
+        values += fmt::format("{}:{}:", type.size(), value.size());
+        values += type;
+        values += value;
+      }
+      out.push_back({scope, fmt::format("'{}'", printable(name)), std::move(values)});
+    }
+  }
+}
+
+// The 'meta' boxes directly in `parent` (a moov or a trak) and in its user data.
+std::vector<Mp4Box> metas_in(ByteView file, const Mp4Box& parent) {
+  std::vector<Mp4Box> metas;
+  for (const Mp4Box& b : children(file, parent)) {
+    if (b.type == "meta") metas.push_back(b);
+    if (b.type != "udta") continue;
+    for (const Mp4Box& u : children(file, b))
+      if (u.type == "meta") metas.push_back(u);
+  }
+  return metas;
+}
+
+}  // namespace
+
+std::vector<MetadataItem> metadata_items(ByteView file) {
+  std::vector<MetadataItem> items;
+  const Mp4Layout layout = read_mp4_layout(file);
+  for (const Mp4Box& moov : layout.boxes) {
+    if (moov.type != "moov") continue;
+    for (const Mp4Box& meta : metas_in(file, moov)) add_meta(file, meta, "the file", items);
+    int track = 0;
+    for (const Mp4Box& trak : children(file, moov)) {
+      if (trak.type != "trak") continue;
+      const std::string scope = fmt::format("track {}", ++track);
+      for (const Mp4Box& meta : metas_in(file, trak)) add_meta(file, meta, scope, items);
+    }
+  }
+  return items;
+}
+
+bool has_keyed_metadata(ByteView file) {
+  const Mp4Layout layout = read_mp4_layout(file);
+  for (const Mp4Box& moov : layout.boxes) {
+    if (moov.type != "moov") continue;
+    for (const Mp4Box& meta : metas_in(file, moov)) {
+      try {
+        if (handler_of(file, meta_children(file, meta)) == "mdta") return true;
+      } catch (const FormatError&) {
+      }
+    }
+  }
+  return false;
+}
+
+std::vector<std::string> metadata_lost(ByteView input, ByteView output) {
+  std::unordered_map<std::string, int> held;  // scope, name and values of each output item
+  auto key = [](const MetadataItem& m) { return m.scope + '\0' + m.name + '\0' + m.values; };
+  for (const MetadataItem& m : metadata_items(output)) ++held[key(m)];
+  std::vector<std::string> lost;
+  for (const MetadataItem& m : metadata_items(input)) {
+    int& n = held[key(m)];
+    if (n > 0)
+      --n;
+    else
+      lost.push_back(m.name + " of " + m.scope);
+  }
+  return lost;
+}
+
+}  // namespace lighten::media
