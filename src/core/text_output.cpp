@@ -1,26 +1,56 @@
 #include "core/text_output.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <stdexcept>
 
 namespace lighten {
+namespace {
 
-void write_text_atomically(const std::string& path, std::string_view text,
+// Where a write to `path` should land: through symbolic links to what they name, so that a
+// link stays a link (and a dangling one gets its target).
+std::string through_links(const std::string& path) {
+  std::filesystem::path p = path;
+  for (int hops = 0; hops < 40; ++hops) {
+    struct stat st;
+    if (::lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return p.string();
+    std::error_code ec;
+    const std::filesystem::path target = std::filesystem::read_symlink(p, ec);
+    if (ec) return p.string();
+    p = target.is_absolute() ? target : p.parent_path() / target;
+  }
+  return p.string();
+}
+
+}  // namespace
+
+void write_text_atomically(const std::string& requested, std::string_view text,
                            std::string_view advice) {
-  const std::string temp = path + ".tmp-" + std::to_string(::getpid());
+  const std::string path = through_links(requested);
+  // A pipe, a terminal or a device (/dev/stdout) is written as it is: renaming a file over it
+  // would replace the device node.
+  struct stat st;
+  const bool special = ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+  const std::string temp = special ? path : path + ".tmp-" + std::to_string(::getpid());
   auto fail = [&](std::string_view op) {
     const int err = errno;
-    ::unlink(temp.c_str());
-    throw std::runtime_error(std::string(op) + " " + path + ": " + std::strerror(err) + "; " +
+    if (!special) ::unlink(temp.c_str());
+    throw std::runtime_error(std::string(op) + " " + requested + ": " + std::strerror(err) + "; " +
                              std::string(advice));
   };
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail("cannot create");
+  if (special && S_ISDIR(st.st_mode)) {
+    errno = EISDIR;
+    fail("cannot write");
+  }
+  const int fd = special ? ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC)
+                         : ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) fail(special ? "cannot open" : "cannot create");
   size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
@@ -31,12 +61,12 @@ void write_text_atomically(const std::string& path, std::string_view text,
     }
     done += size_t(n);
   }
-  if (::fsync(fd) != 0) {
+  if (!special && ::fsync(fd) != 0) {
     ::close(fd);
     fail("cannot write");
   }
   if (::close(fd) != 0) fail("cannot write");
-  if (::rename(temp.c_str(), path.c_str()) != 0) fail("cannot rename onto");
+  if (!special && ::rename(temp.c_str(), path.c_str()) != 0) fail("cannot rename onto");
 }
 
 std::string utc_time_text(const char* format) {

@@ -7,9 +7,10 @@
 
 namespace lighten {
 
-// Writes `text` to a temporary file beside `path`, syncs it and renames it over `path`.
-// Throws std::runtime_error naming the operation, the path and the system's reason, followed by
-// `advice` ("choose a writable --json path").
+// Writes `text` to a temporary file beside `path`, syncs it and renames it over `path`; through
+// a symbolic link, beside and over what it names (the link stays). A pipe or device at `path`
+// (/dev/stdout) is written directly. Throws std::runtime_error naming the operation, the path
+// and the system's reason, followed by `advice` ("choose a writable --json path").
 void write_text_atomically(const std::string& path, std::string_view text, std::string_view advice);
 
 // The current time in UTC, formatted by strftime's `format` ("%Y-%m-%dT%H:%M:%SZ").

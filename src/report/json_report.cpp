@@ -1,12 +1,6 @@
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
 
+#include "core/text_output.h"
 #include "lighten/lighten.h"
 #include "lighten/report.h"
 
@@ -61,16 +55,10 @@ void write_json_report(const std::string& path, const BatchSummary& summary,
   }
   doc["files"] = std::move(files);
 
-  const std::string temp = path + ".tmp";
-  {
-    std::ofstream out(temp, std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot write report " + temp + ": " + std::strerror(errno));
-    // Paths and messages need not be UTF-8 (file names in Latin-1, MP4 box types like "\xA9xyz").
-    out << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-    if (!out.flush()) throw std::runtime_error("cannot write report " + temp);
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0)
-    throw std::runtime_error("cannot rename report to " + path + ": " + std::strerror(errno));
+  // Paths and messages need not be UTF-8 (file names in Latin-1, MP4 box types like "\xA9xyz").
+  write_text_atomically(path,
+                        doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+                        "choose a writable --report path");
 }
 
 }  // namespace lighten
