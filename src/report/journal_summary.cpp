@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <filesystem>
 #include <memory>
 #include <stdexcept>
 
@@ -50,6 +51,15 @@ Db open_read_only(const std::string& path) {
           SQLITE_OK &&
       (sqlite3_errcode(db.get()) == SQLITE_READONLY ||
        sqlite3_errcode(db.get()) == SQLITE_CANTOPEN)) {
+    // Read so, rows a run committed to the write-ahead log but not yet into the file would be
+    // left out without a word.
+    std::error_code ec;
+    const uintmax_t wal = std::filesystem::file_size(path + "-wal", ec);
+    if (!ec && wal > 0)
+      fail(path, "its write-ahead log (" + path +
+                     "-wal) holds rows that cannot be read here: SQLite needs to write the -shm "
+                     "file beside it; run `lighten report` as the user who ran lighten, or copy "
+                     "the journal with its -wal file to a writable folder");
     raw = nullptr;
     rc = sqlite3_open_v2(immutable_uri(path).c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
                          nullptr);
