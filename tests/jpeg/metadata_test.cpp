@@ -287,5 +287,37 @@ TEST(JpegMetadata, SegmentsAfterTheFrameStayAfterIt) {
   EXPECT_TRUE(verify_jpeg(moved, out.bytes, context.policy()).ok);
 }
 
+// Readers take metadata from the header alone, which ends at the first scan: a segment after it
+// is never seen, and written before the scans it would be (an orientation applied, a profile
+// followed). Kept, it leaves the file alone; dropped, nothing stands in for it.
+TEST(JpegMetadata, SegmentsAfterTheFirstScanAreNotMovedBeforeIt) {
+  const Bytes plain = make_jpeg(EncodeOptions{});
+  ASSERT_EQ(plain[plain.size() - 2], 0xFF);
+  const std::string exif = exif_payload(6);
+  Bytes late(plain.begin(), plain.end() - 2);
+  late.push_back(0xFF);
+  late.push_back(0xE1);
+  late.push_back(uint8_t((exif.size() + 2) >> 8));
+  late.push_back(uint8_t(exif.size() + 2));
+  late.insert(late.end(), exif.begin(), exif.end());
+  late.insert(late.end(), plain.end() - 2, plain.end());
+  TestContext keep;
+  try {
+    (void)optimize_jpeg(late, keep);
+    ADD_FAILURE() << "the EXIF after the scan was kept";
+  } catch (const FormatError& e) {
+    EXPECT_EQ(e.reason(), Reason::kUnsupportedVariant);
+    EXPECT_NE(std::string(e.what()).find("APP1 segment after the first scan"), std::string::npos)
+        << e.what();
+  }
+  Policy strip;
+  strip.metadata = MetadataPolicy::kStrip;
+  TestContext stripping(strip);
+  const Outcome stripped = optimize_jpeg(late, stripping);
+  ASSERT_TRUE(stripped.replaced()) << stripped.message;
+  for (const std::string& label : labels(stripped.bytes)) EXPECT_NE(label, "APP1 Exif");
+  EXPECT_TRUE(verify_jpeg(late, stripped.bytes, strip).ok);
+}
+
 }  // namespace
 }  // namespace lighten::jpeg

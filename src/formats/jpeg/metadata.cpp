@@ -183,13 +183,26 @@ MetadataPlan plan_metadata(ByteView input, const Layout& layout, MetadataPolicy 
       if (is_exif(s)) return tiff_other_colour_space(s.payload.subspan(6));
     return std::nullopt;
   }();
+  // Readers take metadata only from the header, which ends at the first scan; the writer puts
+  // every segment before the scans, where one that followed them would be read.
+  bool after_scan = false;
   for (size_t i = 0; i < layout.segments.size(); ++i) {
     const Segment& s = layout.segments[i];
+    after_scan = after_scan || s.marker == kSos;
     if (!s.is_metadata()) continue;
     auto& dest = i < layout.sof_index ? plan.before_sof : plan.after_sof;
     bool keep = policy == MetadataPolicy::kKeep ||
                 (policy == MetadataPolicy::kSafe && keep_in_safe(s)) ||
                 (policy == MetadataPolicy::kStrip && keep_in_strip(s));
+    if (keep && after_scan)
+      throw FormatError(Reason::kUnsupportedVariant, s.offset,
+                        std::string(marker_name(s.marker)) +
+                            " segment after the first scan: readers do not look there, and "
+                            "written before the scans it would change what they show");
+    if (after_scan) {
+      ++plan.dropped;  // never read; no minimal EXIF stands in for it
+      continue;
+    }
     if (keep) {
       auto whole = input.subspan(s.offset, s.length);
       dest.push_back({Bytes(whole.begin(), whole.end()), s.offset});
