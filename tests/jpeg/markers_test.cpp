@@ -116,5 +116,36 @@ TEST(JpegMarkers, ScansTooShortForTheFrameAreDamage) {
   EXPECT_NO_THROW(parse_layout(small));
 }
 
+// A sequential frame codes each component in one scan: a second scan of it (libjpeg lays one
+// over the other, other decoders keep either) or none at all is damage.
+TEST(JpegMarkers, EachComponentOfASequentialFrameIsCodedOnce) {
+  const Bytes jpeg = make_jpeg({});
+  const Layout l = parse_layout(jpeg);
+  const Segment* sos = nullptr;
+  for (const Segment& s : l.segments)
+    if (s.marker == kSos) sos = &s;
+  ASSERT_NE(sos, nullptr);
+  ASSERT_EQ(sos->payload[0], 3);
+  Bytes twice(jpeg.begin(), jpeg.begin() + long(sos->entropy_end));
+  twice.insert(twice.end(), jpeg.begin() + long(sos->offset), jpeg.end());
+  EXPECT_EQ(reason_of(twice), Reason::kCorrupt);
+  // The scan names two of the three components: the third is coded nowhere.
+  Bytes two(jpeg.begin(), jpeg.begin() + long(sos->offset));
+  const size_t length = sos->length - 2 - 2;  // the length field counts itself
+  two.insert(two.end(), {0xFF, kSos, uint8_t(length >> 8), uint8_t(length), 2});
+  two.insert(two.end(), sos->payload.begin() + 1, sos->payload.begin() + 5);
+  two.insert(two.end(), jpeg.begin() + long(sos->offset + 4 + 7), jpeg.end());
+  try {
+    parse_layout(two);
+    ADD_FAILURE() << "a component no scan codes passed";
+  } catch (const FormatError& e) {
+    EXPECT_EQ(e.reason(), Reason::kCorrupt);
+    EXPECT_NE(std::string(e.what()).find("coded in no scan"), std::string::npos) << e.what();
+  }
+  EncodeOptions progressive;
+  progressive.progressive = true;
+  EXPECT_NO_THROW(parse_layout(make_jpeg(progressive)));
+}
+
 }  // namespace
 }  // namespace lighten::jpeg

@@ -1,6 +1,7 @@
 #include "formats/jpeg/markers.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include <cstdio>
@@ -64,6 +65,31 @@ void check_scans_hold_frame(const Layout& layout) {
                           " image (Huffman coding spends at least a bit on each): damaged");
 }
 
+// A sequential frame codes each component in exactly one scan. libjpeg lays a second scan of a
+// component over the first without a word, and other decoders keep one or the other: what the
+// file shows is not defined, so it is damaged. A component no scan codes is grey in libjpeg.
+void check_each_component_scanned_once(const Layout& layout) {
+  const FrameInfo& f = layout.frame;
+  if (f.marker != 0xC0 && f.marker != 0xC1 && f.marker != 0xC9) return;
+  std::array<int, 256> expected{}, coded{};
+  for (const FrameInfo::Component& c : f.components) ++expected[c.id];
+  for (const Segment& s : layout.segments) {
+    if (s.marker != kSos || s.payload.empty()) continue;
+    const size_t count = s.payload[0];
+    for (size_t i = 0; i < count && 1 + 2 * i < s.payload.size(); ++i)
+      ++coded[s.payload[1 + 2 * i]];
+  }
+  for (const FrameInfo::Component& c : f.components) {
+    if (coded[c.id] > expected[c.id])
+      throw FormatError(Reason::kCorrupt, 0,
+                        "component " + std::to_string(c.id) +
+                            " is coded in more than one scan of a sequential JPEG: damaged");
+    if (coded[c.id] < expected[c.id])
+      throw FormatError(Reason::kCorrupt, 0,
+                        "component " + std::to_string(c.id) + " is coded in no scan: damaged");
+  }
+}
+
 }  // namespace
 
 bool is_sof(uint8_t m) { return m >= 0xC0 && m <= 0xCF && m != kDht && m != 0xC8 && m != 0xCC; }
@@ -119,6 +145,7 @@ Layout parse_layout(ByteView in) {
         throw FormatError(Reason::kCorrupt, pos, "EOI before any image data");
       layout.image_end = pos + 2;
       check_scans_hold_frame(layout);
+      check_each_component_scanned_once(layout);
       return layout;
     }
     if (m == 0x00 || m == 0x01 || is_rst(m)) {  // stray marker outside entropy data
