@@ -213,6 +213,32 @@ TEST(JpegOptimize, IncompleteProgressionIsLeftAlone) {
   }
 }
 
+// A valid file libjpeg cannot write as one interleaved scan (4x4 luma: 18 blocks to an MCU, over
+// its 10) is a variant it cannot carry, not damage; where a progressive output fits, the
+// baseline one that does not is passed over.
+TEST(JpegOptimize, WhatTheWriterCannotLayOutIsAVariantNotDamage) {
+  EncodeOptions o;
+  o.width = 64;
+  o.height = 48;
+  o.luma_sampling = 4;
+  o.scan_per_component = true;
+  const Bytes in = make_jpeg(o);
+  ASSERT_FALSE(in.empty());
+  TestContext keep;
+  try {
+    optimize_jpeg(in, keep);
+    ADD_FAILURE() << "written as one interleaved scan";
+  } catch (const FormatError& e) {
+    EXPECT_EQ(e.reason(), Reason::kUnsupportedVariant) << e.what();
+  }
+  Policy smallest;
+  smallest.jpeg_scans = ScanMode::kSmallest;
+  TestContext context(smallest);
+  const Outcome o2 = optimize_jpeg(in, context);
+  ASSERT_TRUE(o2.replaced()) << o2.message;
+  EXPECT_TRUE(verify_jpeg(in, o2.bytes, smallest).ok);
+}
+
 TEST(JpegOptimize, SmallestIsNoLargerThanBaselineOrSimpleProgression) {
   EncodeOptions o;
   o.width = 300;

@@ -53,7 +53,8 @@ struct EncodeOptions {
   int width = 67, height = 45;
   int components = 3;  // 1 gray, 3 YCbCr, 4 CMYK
   bool progressive = false;
-  bool dc_only = false;  // a progressive file that never sends any AC coefficient
+  bool dc_only = false;             // a progressive file that never sends any AC coefficient
+  bool scan_per_component = false;  // sequential, each component in a scan of its own
   int quality = 90;
   unsigned restart_interval = 0;
   std::vector<std::pair<int, std::string>> markers;  // (marker code, payload) after SOI
@@ -115,6 +116,16 @@ inline std::vector<uint8_t> make_jpeg(const EncodeOptions& o) {
     s.c.comp_info[ci].component_id = o.component_ids[ci];
   if (o.progressive) jpeg_simple_progression(&s.c);
   jpeg_scan_info dc_scan{};
+  std::vector<jpeg_scan_info> own_scans(size_t(o.components));
+  if (o.scan_per_component) {
+    for (int ci = 0; ci < o.components; ++ci) {
+      own_scans[size_t(ci)].comps_in_scan = 1;
+      own_scans[size_t(ci)].component_index[0] = ci;
+      own_scans[size_t(ci)].Se = 63;
+    }
+    s.c.scan_info = own_scans.data();
+    s.c.num_scans = o.components;
+  }
   if (o.dc_only) {
     dc_scan.comps_in_scan = o.components;
     for (int ci = 0; ci < o.components; ++ci) dc_scan.component_index[ci] = ci;

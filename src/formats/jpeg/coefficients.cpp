@@ -270,7 +270,7 @@ Bytes run_writer(Compress&& compress, const char* what) {
   if (ok) out.assign(w->dest.buffer, w->dest.buffer + w->dest.size);
   if (w->created) jpeg_destroy_compress(&w->info);
   std::free(w->dest.buffer);
-  if (!ok) throw_error(w->err, what);
+  if (!ok) throw_writer_error(w->err, what);
   return out;
 }
 

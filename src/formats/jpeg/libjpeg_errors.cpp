@@ -101,6 +101,13 @@ void init_error_mgr(ErrorMgr& e) {
                     std::string(what) + ": " + e.message);
 }
 
+[[noreturn]] void throw_writer_error(const ErrorMgr& e, const char* what) {
+  const Reason r = reason_for_error(e.error_code);
+  if (e.timed_out || r == Reason::kLimitExceeded) throw_error(e, what);
+  throw FormatError(Reason::kUnsupportedVariant, 0,
+                    std::string(what) + ": " + e.message + " (libjpeg cannot write it so)");
+}
+
 [[noreturn]] void throw_warning(const ErrorMgr& e) {
   Reason r = e.warning_code == JWRN_JPEG_EOF ? Reason::kTruncated : Reason::kCorrupt;
   throw FormatError(r, e.position,

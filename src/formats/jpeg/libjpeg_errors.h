@@ -36,6 +36,10 @@ void init_error_mgr(ErrorMgr& e);
 
 // FormatError for an error (`what` names the call), with the reason its code means.
 [[noreturn]] void throw_error(const ErrorMgr& e, const char* what);
+// The same for an error of the writer: the input was read whole, so what libjpeg cannot write
+// (a sampling too large for one interleaved scan, a table slot redefined between scans) is a
+// variant it cannot carry, not damage; memory and time stay limits.
+[[noreturn]] void throw_writer_error(const ErrorMgr& e, const char* what);
 // FormatError for the first warning that was not tolerated.
 [[noreturn]] void throw_warning(const ErrorMgr& e);
 

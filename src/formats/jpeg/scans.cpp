@@ -344,8 +344,14 @@ ScanResult choose_scans(CoefficientImage& image, ScanMode mode, int effort,
   if (!best.have && !(mode == ScanMode::kSmallest && out_of_time(context)))
     write_simple_progressive();
   if (mode == ScanMode::kSmallest &&
-      (!best.have || !counts || sequential_bytes_lower_bound(*counts) < best.jpeg.size()))
-    write_baseline(counts ? &*counts : nullptr);
+      (!best.have || !counts || sequential_bytes_lower_bound(*counts) < best.jpeg.size())) {
+    try {
+      write_baseline(counts ? &*counts : nullptr);
+    } catch (const FormatError& e) {
+      // A layout one sequential scan cannot hold: the progressive candidate stands.
+      if (!best.have || e.reason() != Reason::kUnsupportedVariant) throw;
+    }
+  }
   return finish(std::move(best));
 }
 
