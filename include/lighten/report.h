@@ -114,6 +114,9 @@ struct ReportSummary {
   std::vector<ReportExample> slowest;                 // slowest first
   std::vector<ReportScatterPoint> scatter;            // a deterministic sample of the scored files
   double wall_seconds = 0;                            // time the runs took, overlaps counted once
+  // A run's own page: files an earlier run finished, counted in the totals but not in
+  // `wall_seconds` (no throughput is shown then, as the terminal shows none).
+  uint64_t from_earlier_runs = 0;
 };
 
 struct ReportLimits {

@@ -145,6 +145,7 @@ void write_run_report(const OptimizeArgs& args, const BatchSummary& summary,
   report.journaled = !summary.journal_path.empty();
   report.dry_run = args.batch.dry_run;
   report.wall_seconds = summary.seconds;
+  report.from_earlier_runs = summary.from_journal;
   ReportRun run;
   run.run_id = summary.run_id;
   run.started = started;

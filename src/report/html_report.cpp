@@ -70,8 +70,10 @@ json summary_json(const ReportSummary& s) {
   totals["left_alone"] = left_alone;
   totals["failed"] = failed;
   totals["wall_s"] = s.wall_seconds;
-  totals["mb_per_s"] = s.wall_seconds > 0 ? double(s.total.bytes_before) / 1e6 / s.wall_seconds : 0;
-  totals["files_per_s"] = s.wall_seconds > 0 ? double(s.total.files) / s.wall_seconds : 0;
+  totals["from_earlier_runs"] = s.from_earlier_runs;
+  const bool timed = s.wall_seconds > 0 && s.from_earlier_runs == 0;
+  totals["mb_per_s"] = timed ? double(s.total.bytes_before) / 1e6 / s.wall_seconds : 0;
+  totals["files_per_s"] = timed ? double(s.total.files) / s.wall_seconds : 0;
 
   json runs = json::array();
   for (const ReportRun& r : s.runs) {

@@ -318,6 +318,34 @@ TEST_F(ReportJournalTest, PageIsSelfContainedAndItsDataCannotEndTheScript) {
 }
 
 // A run's own page under --no-journal must not promise that a second run skips finished files.
+// A resumed run's own page counts the files an earlier run finished, but its time is this
+// run's: no throughput is drawn from the two, as the terminal draws none.
+TEST(HtmlReport, AResumedRunShowsNoThroughput) {
+  ReportAggregator a;
+  for (const char* path : {"/data/a.jpg", "/data/b.jpg"})
+    a.add({.path = path,
+           .kind = Kind::kJpeg,
+           .action = Action::kReplaced,
+           .reason = Reason::kOptimized,
+           .message = "",
+           .bytes_before = 5'000'000,
+           .bytes_after = 4'000'000,
+           .ms = 800,
+           .ssimulacra2 = std::nullopt});
+  ReportSummary summary = a.finish();
+  summary.wall_seconds = 1.0;
+  auto totals = [&] {
+    const std::string page = render_html_report(summary, {});
+    const size_t data = page.find("id=\"report-data\">");
+    const size_t end = page.find("</script>", data);
+    return nlohmann::json::parse(page.substr(data + 17, end - data - 17))["totals"];
+  };
+  EXPECT_DOUBLE_EQ(totals()["mb_per_s"].get<double>(), 10.0);
+  summary.from_earlier_runs = 1;
+  EXPECT_EQ(totals()["mb_per_s"].get<double>(), 0.0);
+  EXPECT_EQ(totals()["from_earlier_runs"].get<uint64_t>(), 1u);
+}
+
 TEST(HtmlReport, IoErrorAdvicePromisesSkipsOnlyWhereAJournalWasKept) {
   ReportAggregator a;
   a.add({.path = "/out/a.jpg",

@@ -123,8 +123,11 @@
            t.failed ? count(t.failed) + " failed" : "none failed"),
       card("total-time", "time", duration(t.wall_s), t.wall_s,
            duration(t.cpu_s) + " of worker time"),
-      card("total-throughput", "throughput", t.mb_per_s.toFixed(1) + " MB/s", t.mb_per_s,
-           t.files_per_s.toFixed(1) + " files/s"));
+      t.from_earlier_runs
+        ? card("total-throughput", "throughput", "\u2014", 0,
+               count(t.from_earlier_runs) + " files done by an earlier run")
+        : card("total-throughput", "throughput", t.mb_per_s.toFixed(1) + " MB/s", t.mb_per_s,
+               t.files_per_s.toFixed(1) + " files/s"));
     if (t.scored)
       cards.append(card("total-quality", "lowest SSIMULACRA2", score(t.score_min), t.score_min,
                         "mean " + score(t.score_mean) + " over " + count(t.scored) + " files"));
@@ -239,7 +242,7 @@
     document.getElementById("left-alone-note").textContent = groups.length
       ? "Files kept exactly as they were, with why and what to do. The largest of each reason " +
         "are listed below the table."
-      : "Every file was optimised.";
+      : data.totals.files ? "Every file was optimised." : "The journal holds no files yet.";
     fillTable(document.getElementById("table-reasons"), [
       column("reason", (g) => g.reason),
       column("files", (g) => count(g.files), (g) => g.files, true),
