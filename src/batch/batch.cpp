@@ -360,6 +360,7 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
 
   Collector collector(progress, summary);
   for (const FileResult& r : rows_first) collector.file(r);
+  if (journal && !options.dry_run) journal->replace_walk_rows(summary.run_id, rows_first);
 
   batch::RunContext context{.options = options,
                             .store = *store,

@@ -22,6 +22,8 @@ CREATE TABLE IF NOT EXISTS files(
   kind TEXT, action TEXT, reason INTEGER, message TEXT, detail TEXT,
   bytes_before INTEGER, bytes_after INTEGER, out_size INTEGER, out_mtime_ns INTEGER,
   ms REAL, run_id TEXT, policy_fp TEXT, done_ns INTEGER);
+CREATE TABLE IF NOT EXISTS walk_rows(
+  path TEXT PRIMARY KEY, reason INTEGER NOT NULL, message TEXT, run_id TEXT);
 )sql";
 
 constexpr const char* kColumns =
@@ -218,6 +220,34 @@ void Journal::flush() {
   if (!first_error_.empty()) throw std::runtime_error(first_error_);
 }
 
+void Journal::replace_walk_rows(const std::string& run_id, const std::vector<FileResult>& rows) {
+  std::lock_guard lock(mutex_);
+  sqlite3_stmt* s = nullptr;
+  try {
+    commit_locked();
+    exec("BEGIN IMMEDIATE");
+    exec("DELETE FROM walk_rows");
+    if (sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO walk_rows VALUES(?1, ?2, ?3, ?4)", -1, &s,
+                           nullptr) != SQLITE_OK)
+      fail(db_, "prepare", path_);
+    for (const FileResult& r : rows) {
+      sqlite3_reset(s);
+      bind_text(s, 1, r.path);
+      sqlite3_bind_int(s, 2, int(r.reason));
+      bind_text(s, 3, r.message);
+      bind_text(s, 4, run_id);
+      if (sqlite3_step(s) != SQLITE_DONE) fail(db_, "insert", path_);
+    }
+    sqlite3_finalize(s);
+    s = nullptr;
+    exec("COMMIT");
+  } catch (const std::exception& e) {
+    sqlite3_finalize(s);
+    if (!sqlite3_get_autocommit(db_)) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    if (first_error_.empty()) first_error_ = e.what();
+  }
+}
+
 std::vector<JournalRow> Journal::rows(const std::string& run_id) {
   std::lock_guard lock(mutex_);
   std::string sql = std::string("SELECT ") + kColumns + " FROM files" +
@@ -325,6 +355,14 @@ uint64_t merge_journals(const std::vector<std::string>& inputs, const std::strin
          "out_size=excluded.out_size, out_mtime_ns=excluded.out_mtime_ns, ms=excluded.ms, "
          "run_id=excluded.run_id, policy_fp=excluded.policy_fp, done_ns=excluded.done_ns "
          "WHERE excluded.done_ns > files.done_ns");
+    // Journals from before the walk rows had none.
+    sqlite3_stmt* has = nullptr;
+    bool walk_rows = false;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM src.sqlite_master WHERE name = 'walk_rows'", -1, &has,
+                           nullptr) == SQLITE_OK)
+      walk_rows = sqlite3_step(has) == SQLITE_ROW;
+    sqlite3_finalize(has);
+    if (walk_rows) exec("INSERT OR REPLACE INTO main.walk_rows SELECT * FROM src.walk_rows");
     exec("COMMIT");
     exec("DETACH DATABASE src");
   }

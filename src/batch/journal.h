@@ -55,6 +55,10 @@ class Journal {
   // Commits the rows pending; throws when that fails, or when a row of this journal's life could
   // not be written before (a full disk, say), with the first error.
   void flush();
+  // Replaces the rows that stand for no file (problems of the walk: an unreadable folder, a
+  // dangling link; links a mirror could not make; files met again through a link) with this
+  // run's, so that `lighten report` shows the latest walk's. A failure is kept for flush().
+  void replace_walk_rows(const std::string& run_id, const std::vector<FileResult>& rows);
   std::vector<JournalRow> rows(const std::string& run_id);
   uint64_t count();
   const std::string& path() const { return path_; }

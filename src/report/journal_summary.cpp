@@ -201,6 +201,22 @@ ReportSummary summarize_journal(const std::string& journal_path, ReportLimits li
   }
   if (rc != SQLITE_DONE)
     fail(journal_path, std::string("cannot read: ") + sqlite3_errmsg(db.get()));
+  // What the latest walk met that is no file (journals from before it was kept have none).
+  if (has_column(db.get(), journal_path, "walk_rows", "path")) {
+    Statement w = prepare(db.get(), journal_path, "SELECT path, reason, message FROM walk_rows");
+    while ((rc = sqlite3_step(w.get())) == SQLITE_ROW)
+      aggregator.add({.path = text_of(w.get(), 0),
+                      .kind = Kind::kUnknown,
+                      .action = Action::kKept,
+                      .reason = Reason(sqlite3_column_int(w.get(), 1)),
+                      .message = text_of(w.get(), 2),
+                      .bytes_before = 0,
+                      .bytes_after = 0,
+                      .ms = 0,
+                      .ssimulacra2 = std::nullopt});
+    if (rc != SQLITE_DONE)
+      fail(journal_path, std::string("cannot read: ") + sqlite3_errmsg(db.get()));
+  }
 
   ReportSummary summary = aggregator.finish();
   summary.source = journal_path;
@@ -216,10 +232,17 @@ ReportSummary summarize_journal(const std::string& journal_path, ReportLimits li
 void write_files_csv(std::ostream& out, const std::string& journal_path) {
   Db db = open_read_only(journal_path);
   const bool score_column = has_column(db.get(), journal_path, "files", "ssimulacra2");
-  Statement s = prepare(db.get(), journal_path,
-                        std::string("SELECT path, kind, action, reason, bytes_before, bytes_after, "
-                                    "ms, message, detail") +
-                            (score_column ? ", ssimulacra2" : "") + " FROM files ORDER BY path");
+  const bool walk_rows = has_column(db.get(), journal_path, "walk_rows", "path");
+  Statement s = prepare(
+      db.get(), journal_path,
+      std::string("SELECT path, kind, action, reason, bytes_before, bytes_after, ms, message, "
+                  "detail") +
+          (score_column ? ", ssimulacra2" : "") + " FROM files" +
+          (walk_rows ? std::string(" UNION ALL SELECT path, 'unknown', 'kept', reason, 0, 0, 0, "
+                                   "message, ''") +
+                           (score_column ? ", NULL" : "") + " FROM walk_rows"
+                     : "") +
+          " ORDER BY path");
   out << "path,kind,action,reason,bytes_before,bytes_after,saved_percent,ssimulacra2,ms,message,"
          "detail\n";
   int rc;

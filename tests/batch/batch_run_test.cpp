@@ -1,12 +1,15 @@
 // run_batch through the library API: modes, journal resume, limits, progress.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <set>
+#include <sstream>
 
 #include "batch/test_support.h"
 #include "lighten/batch.h"
+#include "lighten/report.h"
 #include "video/avi_maker.h"
 
 namespace lighten::testing {
@@ -336,6 +339,33 @@ TEST_F(RunBatch, MirrorsHoldTheTreesSymbolicLinksAsLinks) {
   EXPECT_EQ(p.links, 0u);
   EXPECT_EQ(p.total.kept.at(Reason::kSkipped), 3u);
   EXPECT_EQ(in_place.discovered, in_place.results.size());
+}
+
+// What the walk meets that is no file (a dangling link followed, here) reaches `lighten report`
+// through the journal, as the latest walk met it: a walk without it clears it.
+TEST_F(RunBatch, ProblemsOfTheWalkReachTheJournalsReport) {
+  fs::create_symlink("/nowhere/at/all", dir_ / "in" / "dangling.jpg");
+  auto o = options();
+  o.output_dir = (dir_ / "out").string();
+  o.follow_symlinks = true;
+  Recorder first;
+  const BatchSummary s = run_batch(o, first);
+  const ReportSummary report = summarize_journal(s.journal_path);
+  EXPECT_EQ(report.total.files, s.total.files);
+  EXPECT_EQ(first.results.size(), s.total.files);
+  const auto dangling =
+      std::find_if(first.results.begin(), first.results.end(), [](const FileResult& r) {
+        return r.kind == Kind::kUnknown && r.path.ends_with("dangling.jpg");
+      });
+  ASSERT_NE(dangling, first.results.end());
+  ASSERT_TRUE(report.left_alone.count(dangling->reason));
+  std::ostringstream csv;
+  write_files_csv(csv, s.journal_path);
+  EXPECT_NE(csv.str().find("dangling.jpg,unknown,kept"), std::string::npos) << csv.str();
+  fs::remove(dir_ / "in" / "dangling.jpg");
+  Recorder second;
+  run_batch(o, second);
+  EXPECT_EQ(summarize_journal(s.journal_path).total.files, s.total.files - 1);
 }
 
 // The mirror's links lead out of it: no later run may write through one. A folder that an input
