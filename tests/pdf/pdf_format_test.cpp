@@ -675,6 +675,21 @@ TEST(PdfFormat, VerifierNoticesChangedContent) {
       "/DeviceRGB /BitsPerComponent 8 /Filter /DCTDecode",
       testing::as_string(testing::make_jpeg({.width = 320, .height = 240})));
   EXPECT_FALSE(verify_pdf(a, as_bytes(make_pdf(objects)), context).ok);
+  // A stream only an application's own trailer entry reaches is rewritten like any other, and
+  // compared like any other.
+  auto with_app_data = [&](const std::string& data) {
+    const std::vector<std::string> o = {
+        "<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 100] >>", stream_object("", data)};
+    return as_bytes(make_pdf(o, "1.5", "/MyApp 4 0 R"));
+  };
+  const auto app = with_app_data(std::string(400, 'a'));
+  const Outcome o = optimize(app, Policy{});
+  ASSERT_TRUE(o.replaced()) << o.message;
+  const Verdict same_app = verify_pdf(app, o.bytes, context);
+  EXPECT_TRUE(same_app.ok) << same_app.problem;
+  const Verdict changed = verify_pdf(app, with_app_data(std::string(400, 'b')), context);
+  EXPECT_FALSE(changed.ok);
 }
 
 }  // namespace
