@@ -274,6 +274,29 @@ TEST(JpegOptimize, VerifyCatchesDifferences) {
   EXPECT_FALSE(verify_jpeg(in, Bytes(out.begin(), out.end() - 10), p).ok);
 }
 
+// The verifier's decodes keep to the time budget, and running out is the budget's verdict (the
+// engine says limit-exceeded), not a fault of the output.
+TEST(JpegOptimize, VerificationKeepsToTheTimeBudget) {
+  class Spent : public TestContext {
+   public:
+    bool out_of_time() const override { return true; }
+  };
+  EncodeOptions o;
+  o.width = 640;
+  o.height = 480;
+  const Bytes in = make_jpeg(o);
+  TestContext context;
+  const Bytes out = optimize_jpeg(in, context).bytes;
+  ASSERT_FALSE(out.empty());
+  Spent spent;
+  try {
+    const Verdict v = verify_jpeg(in, out, Policy{}, std::nullopt, std::nullopt, &spent);
+    ADD_FAILURE() << "verified out of time: " << v.ok << " " << v.problem;
+  } catch (const FormatError& e) {
+    EXPECT_EQ(e.reason(), Reason::kLimitExceeded) << e.what();
+  }
+}
+
 TEST(JpegOptimize, Describes) {
   EncodeOptions o;
   o.restart_interval = 3;

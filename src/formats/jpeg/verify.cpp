@@ -229,8 +229,8 @@ Verdict verify_jpeg(ByteView input, ByteView output, const Policy& policy,
     bool recoded = false;
     if (allow_420 && std::any_of(li.segments.begin(), li.segments.end(),
                                  [](const Segment& s) { return adobe_transform(s) == 0; })) {
-      a.emplace(input, nullptr);
-      b.emplace(output, nullptr);
+      a.emplace(input, context);
+      b.emplace(output, context);
       recoded = recoded_from_rgb(*a, *b);
     }
     if (auto why =
@@ -255,8 +255,8 @@ Verdict verify_jpeg(ByteView input, ByteView output, const Policy& policy,
     }
     {
       if (!a) {
-        a.emplace(input, nullptr);
-        b.emplace(output, nullptr);
+        a.emplace(input, context);
+        b.emplace(output, context);
       }
       if (!a->progression_complete() || !b->progression_complete()) {
         v.problem = "a progression leaves coefficients unsent; decoders would fill them in";
@@ -334,6 +334,8 @@ Verdict verify_jpeg(ByteView input, ByteView output, const Policy& policy,
       }
     }
   } catch (const FormatError& e) {
+    // Out of time is the budget's verdict (the engine says so), not a fault of the output.
+    if (e.reason() == Reason::kLimitExceeded) throw;
     v.problem = std::string("output does not verify: ") + e.what();
     return v;
   }
