@@ -284,6 +284,20 @@ TEST_F(MediaFormat, WhatAReencodeWouldNotCarryLeavesTheVideoAlone) {
   EXPECT_NE(o.message.find("a timed metadata track ('mebx')"), std::string::npos) << o.message;
 }
 
+// MPEG-4 part 2 counts time in 16 bits: a track on a 90 kHz clock is encoded on the finest
+// clock it takes, every frame still at its time (its encoder refused the track's own clock).
+TEST_F(MediaFormat, Mpeg4OnANinetyKilohertzClockIsReencoded) {
+  const fs::path out = dir_ / "m4v.mp4";
+  ASSERT_EQ(std::system(("ffmpeg -nostdin -v error -y -f lavfi -i testsrc2=size=320x240:rate=25 "
+                         "-t 2 -c:v mpeg4 -q:v 2 -video_track_timescale 90000 " +
+                         out.string())
+                            .c_str()),
+            0);
+  const Outcome o = optimize(testing::read_file(out), mode(Mode::kCompact));
+  ASSERT_TRUE(o.replaced()) << o.message;
+  EXPECT_NE(o.detail.find("mpeg4 re-encoded"), std::string::npos) << o.detail;
+}
+
 TEST_F(MediaFormat, MotionJpegInMovIsLeftAloneWithAReason) {
   const fs::path out = dir_ / "mjpeg.mov";
   ASSERT_EQ(std::system(("ffmpeg -nostdin -v error -y -f lavfi -i testsrc2=size=160x120:rate=10 "

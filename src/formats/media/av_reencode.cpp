@@ -181,6 +181,10 @@ Bytes reencode_video(ByteView input, const EncoderChoice& choice, const Context*
       named_or(p->chroma_location, AVCHROMA_LOC_NB, AVCHROMA_LOC_UNSPECIFIED);
   enc->field_order = named_or(p->field_order, AV_FIELD_BT + 1, AV_FIELD_UNKNOWN);
   enc->time_base = in_video->time_base;
+  // MPEG-4 part 2 and its kin count time in 16 bits: a 90 kHz track is encoded on the finest
+  // clock they take (each frame's time off by under 8 microseconds), and muxed on its own.
+  const bool sixteen_bit_clock = choice.encoder == "mpeg4" || choice.encoder.starts_with("msmpeg4");
+  if (sixteen_bit_clock && enc->time_base.den > 65535) enc->time_base = AVRational{1, 65535};
   enc->framerate = in_video->avg_frame_rate;
   enc->thread_count = 1;  // deterministic output, and the batch runs files on all cores
   if (out->oformat->flags & AVFMT_GLOBALHEADER) enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
@@ -294,8 +298,12 @@ Bytes reencode_video(ByteView input, const EncoderChoice& choice, const Context*
     int rc;
     while ((rc = avcodec_receive_frame(dec.get(), frame.get())) >= 0) {
       frame->pts = frame->best_effort_timestamp;  // every frame keeps its own time
-      if (frame->pts != AV_NOPTS_VALUE && frame->pkt_duration > 0)
-        frame_durations[frame->pts] = frame->pkt_duration;
+      int64_t duration = frame->pkt_duration;
+      if (frame->pts != AV_NOPTS_VALUE && av_cmp_q(in_video->time_base, enc->time_base) != 0) {
+        frame->pts = av_rescale_q(frame->pts, in_video->time_base, enc->time_base);
+        duration = av_rescale_q(duration, in_video->time_base, enc->time_base);
+      }
+      if (frame->pts != AV_NOPTS_VALUE && duration > 0) frame_durations[frame->pts] = duration;
       frame->pict_type = AV_PICTURE_TYPE_NONE;  // the encoder chooses frame types afresh
       // MPEG-4 part 2 decoders set each frame's quantiser, which a qscale encoder would reuse
       // in place of the chosen one (as ffmpeg does, the chosen one is set on every frame).
