@@ -4,17 +4,34 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <stdexcept>
 
 namespace lighten {
 namespace {
 
+// The descriptor a path names without a file of its own (/dev/stdout, /dev/fd/3): written as
+// the shell set it up (a pipe, a terminal, a file opened for appending), never reopened.
+std::optional<int> open_descriptor(const std::string& path) {
+  if (path == "/dev/stdout") return 1;
+  if (path == "/dev/stderr") return 2;
+  for (const std::string_view prefix : {"/dev/fd/", "/proc/self/fd/"})
+    if (path.starts_with(prefix) && path.size() > prefix.size() &&
+        path.size() - prefix.size() < 6 &&
+        std::all_of(path.begin() + long(prefix.size()), path.end(),
+                    [](char c) { return c >= '0' && c <= '9'; }))
+      return std::stoi(path.substr(prefix.size()));
+  return std::nullopt;
+}
+
 // Where a write to `path` should land: through symbolic links to what they name, so that a
-// link stays a link (and a dangling one gets its target).
+// link stays a link (and a dangling one gets its target). Throws on a loop.
 std::string through_links(const std::string& path) {
   std::filesystem::path p = path;
   for (int hops = 0; hops < 40; ++hops) {
@@ -25,42 +42,52 @@ std::string through_links(const std::string& path) {
     if (ec) return p.string();
     p = target.is_absolute() ? target : p.parent_path() / target;
   }
-  return p.string();
+  errno = ELOOP;
+  return {};
+}
+
+void write_all(int fd, std::string_view text, const std::function<void()>& fail) {
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail();
+    done += size_t(n);
+  }
 }
 
 }  // namespace
 
 void write_text_atomically(const std::string& requested, std::string_view text,
                            std::string_view advice) {
+  auto error = [&](std::string_view op, int err) {
+    return std::runtime_error(std::string(op) + " " + requested + ": " + std::strerror(err) + "; " +
+                              std::string(advice));
+  };
+  if (const std::optional<int> fd = open_descriptor(requested)) {
+    write_all(*fd, text, [&] { throw error("cannot write", errno); });
+    return;
+  }
   const std::string path = through_links(requested);
-  // A pipe, a terminal or a device (/dev/stdout) is written as it is: renaming a file over it
-  // would replace the device node.
+  if (path.empty()) throw error("cannot write", ELOOP);
+  // A pipe, a terminal or a device is written as it is: renaming a file over it would replace
+  // the device node.
   struct stat st;
   const bool special = ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+  if (special && S_ISDIR(st.st_mode)) throw error("cannot write", EISDIR);
   const std::string temp = special ? path : path + ".tmp-" + std::to_string(::getpid());
   auto fail = [&](std::string_view op) {
     const int err = errno;
     if (!special) ::unlink(temp.c_str());
-    throw std::runtime_error(std::string(op) + " " + requested + ": " + std::strerror(err) + "; " +
-                             std::string(advice));
+    throw error(op, err);
   };
-  if (special && S_ISDIR(st.st_mode)) {
-    errno = EISDIR;
-    fail("cannot write");
-  }
-  const int fd = special ? ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC)
+  const int fd = special ? ::open(path.c_str(), O_WRONLY | O_CLOEXEC)
                          : ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail(special ? "cannot open" : "cannot create");
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      ::close(fd);
-      fail("cannot write");
-    }
-    done += size_t(n);
-  }
+  write_all(fd, text, [&] {
+    ::close(fd);
+    fail("cannot write");
+  });
   if (!special && ::fsync(fd) != 0) {
     ::close(fd);
     fail("cannot write");

@@ -2,6 +2,7 @@
 // names (the link stays a link), and straight into a pipe, which a rename would replace.
 #include "core/text_output.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -64,6 +65,34 @@ TEST_F(TextOutput, APipeIsWrittenAndStaysAPipe) {
   reader.join();
   EXPECT_EQ(got, "through the pipe");
   EXPECT_TRUE(fs::is_fifo(pipe));
+}
+
+// /dev/fd/N and /proc/self/fd/N are the descriptors the process holds, written as the shell
+// set them up: into a pipe, or appended to a file opened for appending (as `>> log` does),
+// never replaced by a file of their own.
+TEST_F(TextOutput, DescriptorPathsAreWrittenThroughTheirDescriptor) {
+  int ends[2];
+  ASSERT_EQ(::pipe(ends), 0);
+  write_text_atomically("/dev/fd/" + std::to_string(ends[1]), "into the pipe", "");
+  ::close(ends[1]);
+  char got[64] = {};
+  EXPECT_EQ(::read(ends[0], got, sizeof got), 13);
+  ::close(ends[0]);
+  EXPECT_EQ(std::string(got), "into the pipe");
+  const fs::path log = dir_ / "log.txt";
+  write_text_atomically(log, "EARLIER\n", "");
+  const int fd = ::open(log.c_str(), O_WRONLY | O_APPEND);
+  ASSERT_GE(fd, 0);
+  write_text_atomically("/proc/self/fd/" + std::to_string(fd), "report\n", "");
+  ::close(fd);
+  EXPECT_EQ(read_text(log), "EARLIER\nreport\n");
+}
+
+TEST_F(TextOutput, ALinkLoopIsAnError) {
+  fs::create_symlink("loop-b", dir_ / "loop-a");
+  fs::create_symlink("loop-a", dir_ / "loop-b");
+  EXPECT_THROW(write_text_atomically(dir_ / "loop-a", "x", ""), std::runtime_error);
+  EXPECT_TRUE(fs::is_symlink(dir_ / "loop-a"));
 }
 
 TEST_F(TextOutput, AFolderIsRefusedWithAdvice) {
