@@ -360,7 +360,12 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
 
   Collector collector(progress, summary);
   for (const FileResult& r : rows_first) collector.file(r);
-  if (journal && !options.dry_run) journal->replace_walk_rows(summary.run_id, rows_first);
+  if (journal && !options.dry_run) {
+    // Keyed as the files' rows are: absolute, lexically normal.
+    std::vector<FileResult> walk_rows = rows_first;
+    for (FileResult& r : walk_rows) r.path = batch::journal_key(r.path);
+    journal->replace_walk_rows(summary.run_id, walk_rows);
+  }
 
   batch::RunContext context{.options = options,
                             .store = *store,

@@ -339,6 +339,9 @@ uint64_t merge_journals(const std::vector<std::string>& inputs, const std::strin
       throw std::runtime_error("merging journals into " + output + ": " + message);
     }
   };
+  // The walk rows are those of the journals merged now: a row an earlier merge brought in may
+  // describe a walk that a shard has since redone.
+  exec("DELETE FROM main.walk_rows");
   for (const auto& input : inputs) {
     char* quoted = sqlite3_mprintf("%Q", input.c_str());
     std::string name = quoted;

@@ -362,10 +362,16 @@ TEST_F(RunBatch, ProblemsOfTheWalkReachTheJournalsReport) {
   std::ostringstream csv;
   write_files_csv(csv, s.journal_path);
   EXPECT_NE(csv.str().find("dangling.jpg,unknown,kept"), std::string::npos) << csv.str();
+  const std::string merged = (dir_ / "merged.sqlite").string();
+  merge_journals({s.journal_path}, merged);
+  EXPECT_EQ(summarize_journal(merged).total.files, s.total.files);
   fs::remove(dir_ / "in" / "dangling.jpg");
   Recorder second;
   run_batch(o, second);
   EXPECT_EQ(summarize_journal(s.journal_path).total.files, s.total.files - 1);
+  // Merged again, the merge holds the latest walk's rows, not the earlier merge's too.
+  merge_journals({s.journal_path}, merged);
+  EXPECT_EQ(summarize_journal(merged).total.files, s.total.files - 1);
 }
 
 // The mirror's links lead out of it: no later run may write through one. A folder that an input

@@ -112,6 +112,23 @@ TEST(CfbCompoundFile, BytesAfterTheLastSectorAreKept) {
     EXPECT_EQ(b.trailing(), appended);
     EXPECT_EQ(b.serialize(), out);
 
+    // A FAT sector the FAT does not mark (some writers leave its entry free) is the file's,
+    // not something appended. Here the last FAT sector is copied to a new last sector, which
+    // the header then names.
+    const uint32_t size = major == 3 ? 512 : 4096;
+    Bytes moved = file;
+    const uint32_t fat_count = moved[44] | moved[45] << 8;
+    const size_t slot = 76 + 4 * size_t(fat_count - 1);
+    const uint32_t last_fat = moved[slot] | moved[slot + 1] << 8 | moved[slot + 2] << 16 |
+                              uint32_t(moved[slot + 3]) << 24;
+    const uint32_t fresh = uint32_t(moved.size() / size - 1);
+    moved.insert(moved.end(), file.begin() + long((last_fat + 1) * size),
+                 file.begin() + long((last_fat + 2) * size));
+    for (int i = 0; i < 4; ++i) moved[slot + size_t(i)] = uint8_t(fresh >> (8 * i));
+    ASSERT_EQ(CompoundFile::parse(moved).read_stream("DocInfo"),
+              CompoundFile::parse(file).read_stream("DocInfo"));
+    EXPECT_TRUE(CompoundFile::parse(moved).trailing().empty());
+
     Bytes padded = file;
     padded.resize(file.size() + 3 * 512, 0);
     EXPECT_TRUE(CompoundFile::parse(padded).trailing().empty());

@@ -142,6 +142,7 @@ class Reader {
       if (difat >= sector_count_) corrupt(kHdrFirstDifatSector, "DIFAT chain leaves the file");
       if (seen_difat[difat]) corrupt(kHdrFirstDifatSector, "DIFAT chain loops");
       seen_difat[difat] = 1;
+      last_structure_ = std::max<size_t>(last_structure_, difat);
       const ByteView s = sector(difat, "DIFAT");
       for (size_t i = 0; i + 1 < per_sector && fat_ids.size() < fat_sectors; ++i)
         fat_ids.push_back(get_u32(s.data() + 4 * i));
@@ -149,6 +150,7 @@ class Reader {
     }
     fat_.reserve(fat_ids.size() * per_sector);
     for (uint32_t id : fat_ids) {
+      last_structure_ = std::max<size_t>(last_structure_, id);
       const ByteView s = sector(id, "FAT");
       for (size_t i = 0; i < per_sector; ++i) fat_.push_back(get_u32(s.data() + 4 * i));
     }
@@ -187,16 +189,19 @@ class Reader {
   // Bytes after the last sector the FAT holds in use: data another tool appended, or free
   // sectors a writer left at the end. Only all-zero padding is let go.
   void read_trailing(CompoundState& impl) const {
-    size_t end = sector_size_;  // the header's
+    // The FAT's and DIFAT's own sectors count as in use, whether the FAT marks them or not.
+    size_t end = sector_offset(uint32_t(last_structure_)) + sector_size_;
     for (size_t id = std::min(fat_.size(), sector_count_); id-- > 0;)
       if (fat_[id] != kFreeSector) {
-        end = sector_offset(uint32_t(id)) + sector_size_;
+        end = std::max(end, sector_offset(uint32_t(id)) + sector_size_);
         break;
       }
-    if (end >= bytes_.size()) return;
-    const ByteView rest = bytes_.subspan(end);
-    if (std::any_of(rest.begin(), rest.end(), [](uint8_t b) { return b != 0; }))
-      impl.trailing.assign(rest.begin(), rest.end());
+    // Zeros after it are padding; anything else is kept whole, zeros before it included (they
+    // may be the start of what was appended).
+    if (end >= bytes_.size() ||
+        std::all_of(bytes_.begin() + long(end), bytes_.end(), [](uint8_t b) { return b == 0; }))
+      return;
+    impl.trailing.assign(bytes_.begin() + long(end), bytes_.end());
   }
 
   void read_mini_fat() {
@@ -316,6 +321,7 @@ class Reader {
   std::vector<uint32_t> fat_;
   std::vector<uint32_t> mini_fat_;
   std::vector<uint8_t> used_;  // regular sectors already claimed by a chain
+  size_t last_structure_ = 0;  // the last FAT or DIFAT sector
 };
 
 }  // namespace
