@@ -150,8 +150,9 @@ const std::vector<OptionRow>& rows() {
                   "Perceptual JPEG outputs carry a 37-byte APP15 segment so that re-runs stay "
                   "lossless (no generation loss); omit writes none: re-runs then trust the "
                   "tables alone, and a file whose requantised tables would not tell is "
-                  "optimised losslessly instead; re-encoded video carries a 'lighten' container "
-                  "tag (or an 'lgtn' user data box), and with omit is not re-encoded"},
+                  "optimised losslessly instead; re-encoded video carries a marker (an 'lgtn' "
+                  "user data box in MP4, MOV and 3GP, the software tag in AVI), and with omit is "
+                  "not re-encoded"},
                  [](Policy& p, const OptionSpec& spec, std::string_view v) {
                    p.quality_marker =
                        static_cast<QualityMarker>(parse_choice(spec, v, kMarkerNames));

@@ -15,6 +15,7 @@
 #include "core/errors.h"
 #include "formats/media/av_reencode.h"
 #include "formats/media/frame_gate.h"
+#include "formats/media/mp4_metadata.h"
 #include "support/command.h"
 #include "support/corpus.h"
 
@@ -52,6 +53,9 @@ class Reencode : public ::testing::Test {
         "stream_side_data=rotation:stream_tags:format_tags -of compact " +
         file.string());
     for (size_t at; (at = s.find("|tag:language=und")) != std::string::npos;) s.erase(at, 17);
+    // The file type box is the muxer's (its minor version among it).
+    for (size_t at; (at = s.find("|tag:minor_version=")) != std::string::npos;)
+      s.erase(at, s.find('|', at + 1) - at);
     // The sample description's vendor names the encoder, which is now libavcodec's.
     for (size_t at; (at = s.find("|tag:vendor_id=")) != std::string::npos;)
       s.erase(at, s.find('|', at + 1) - at);
@@ -100,7 +104,10 @@ TEST_F(Reencode, H264Mp4KeepsStreamsMetadataAndAudio) {
 TEST_F(Reencode, PhoneMovKeepsRotationAndDataStreams) {
   const fs::path in = testing::shared_dir() / "corpus" / "video" / "gps.mov";
   if (!fs::exists(in)) GTEST_SKIP() << "corpus/video/gps.mov is absent";
-  const Bytes output = reencode_video(testing::read_file(in), *same_codec_encoder("h264", 24));
+  const Bytes input = testing::read_file(in);
+  // Its QuickTime keys come back with its own 'meta' box (as the optimiser puts it back).
+  const Bytes output =
+      with_metadata_of(input, reencode_video(input, *same_codec_encoder("h264", 24)));
   const fs::path out = dir_ / "out.mov";
   testing::write_file(out, output);
   EXPECT_NE(shape(in).find("rotation=-90"), std::string::npos) << shape(in);

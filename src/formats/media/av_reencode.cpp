@@ -13,7 +13,6 @@ extern "C" {
 #include "formats/media/av_enums.h"
 #include "formats/media/av_io.h"
 #include "formats/media/mp4_boxes.h"
-#include "formats/media/mp4_metadata.h"
 
 namespace lighten::media {
 namespace {
@@ -232,22 +231,16 @@ Bytes reencode_video(ByteView input, const EncoderChoice& choice, const Context*
     }
     copy_stream_properties(in->streams[i], os);
   }
-  // MOV/MP4 muxers drop the file's own keys (com.apple.quicktime.location.ISO6709, make, model)
-  // unless asked to keep every metadata tag, which they then write as keys too: a file with
-  // keys is written so, any other in the iTunes (or QuickTime) style it has, lighten's marker
-  // then in a user data box of its own (the muxer keeps no tag it has no name for).
+  // The MOV/MP4 muxers write metadata in a style of their own; the input's 'meta' boxes are put
+  // back byte for byte afterwards (with_metadata_of), and lighten's marker goes into a user data
+  // box of its own, which they keep.
   AVDictionary* mux_options = nullptr;
   const bool avi = std::string(out->oformat->name) == "avi";
-  const bool keyed = !avi && has_keyed_metadata(input);
   // A full-range video whose codec has no range flag of its own (MPEG-4 part 2) keeps the
   // range only in MP4's colr atom, which the muxer writes when asked.
   const bool full_range = named_or(in_video->codecpar->color_range, AVCOL_RANGE_NB,
                                    AVCOL_RANGE_UNSPECIFIED) == AVCOL_RANGE_JPEG;
-  if (!avi) {
-    std::string flags = keyed ? "use_metadata_tags" : "";
-    if (full_range) flags += flags.empty() ? "write_colr" : "+write_colr";
-    if (!flags.empty()) av_dict_set(&mux_options, "movflags", flags.c_str(), 0);
-  }
+  if (!avi && full_range) av_dict_set(&mux_options, "movflags", "write_colr", 0);
   int header = avformat_init_output(out, &mux_options);
   if (header >= 0) {
     // libavformat names itself the file's encoder: the file keeps the tag it had, or none.
@@ -258,8 +251,6 @@ Bytes reencode_video(ByteView input, const EncoderChoice& choice, const Context*
     if (!choice.marker.empty() && avi) {
       if (!software.empty()) software += "; ";
       software += kAviMarkerPrefix + choice.marker;
-    } else if (!choice.marker.empty()) {
-      av_dict_set(&out->metadata, kMarkerKey, choice.marker.c_str(), 0);
     }
     av_dict_set(&out->metadata, "encoder", software.empty() ? nullptr : software.c_str(), 0);
     header = avformat_write_header(out, &mux_options);
@@ -332,9 +323,7 @@ Bytes reencode_video(ByteView input, const EncoderChoice& choice, const Context*
   decode_and_encode(nullptr);
   write_encoded(nullptr);
   check(av_write_trailer(out), "finishing the container");
-  const std::string format = out->oformat->name;
-  if (!choice.marker.empty() && (format == "3gp" || format == "3g2" || (!avi && !keyed)))
-    return with_marker_box(std::move(sink.bytes), choice.marker);
+  if (!choice.marker.empty() && !avi) return with_marker_box(std::move(sink.bytes), choice.marker);
   return std::move(sink.bytes);
 }
 

@@ -45,7 +45,7 @@ std::string uncarried_by_reencode(const AVStream* s, bool is_the_video) {
       q->codec_tag != MKTAG('g', 'p', 'm', 'd')) {
     char tag[AV_FOURCC_MAX_STRING_SIZE] = {};
     av_fourcc_make_string(tag, q->codec_tag);
-    return fmt::format("a timed metadata track ('{}')", tag);
+    return fmt::format("a data track ('{}': timed metadata, chapters or hints)", tag);
   }
   if (!is_the_video) return {};
   for (int k = 0; k < s->nb_side_data; ++k) {
@@ -81,6 +81,7 @@ void describe(const Demuxer& demuxer, VideoFrames& out) {
       out.encrypted = out.encrypted || s->side_data[k].type == AV_PKT_DATA_ENCRYPTION_INIT_INFO;
     if (out.uncarried.empty()) out.uncarried = uncarried_by_reencode(s, int(i) == demuxer.video());
   }
+  if (f->nb_chapters > 0) out.uncarried = "chapters";
   out.video_stream = demuxer.video();
   for (const AVDictionaryEntry* t = nullptr;
        (t = av_dict_get(f->metadata, "", t, AV_DICT_IGNORE_SUFFIX)) != nullptr;)

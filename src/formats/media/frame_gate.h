@@ -42,7 +42,7 @@ struct VideoFrames {
   bool encrypted = false;  // a stream carries encryption (CENC) information
   std::string marker;      // an earlier re-encode's container tag "lighten" (or 3GP box), if any
   // What a re-encode would lose or misjudge, "" when nothing: "HDR video (PQ transfer)",
-  // "stereo 3D signalling", "a timed metadata track ('mebx')", ...
+  // "stereo 3D signalling", "chapters", "a data track ('mebx': ...)", ...
   std::string uncarried;
   // decode_frames only: every decoded frame's presentation time in seconds, in output order.
   std::vector<double> times;

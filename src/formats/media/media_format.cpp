@@ -86,6 +86,7 @@ std::optional<std::string> tag_lost(const VideoFrames& a, const VideoFrames& b) 
 // output's.
 Bytes as_the_input_was(ByteView input, const std::optional<Mp4Layout>& layout, Bytes out) {
   if (!layout) return out;
+  out = with_metadata_of(input, std::move(out));
   out = with_user_data_of(input, std::move(out));
   if (moov_before_mdat(*layout)) out = with_moov_first(out);
   out.insert(out.end(), input.begin() + ptrdiff_t(layout->trailing), input.end());

@@ -81,6 +81,12 @@ void add_meta(ByteView file, const Mp4Box& meta, const std::string& scope,
         {scope, "'meta' box that does not parse", std::string(text(file, meta.begin, meta.end))});
     return;
   }
+  // Boxes other than the item list (an ID3 tag, XML) are items of their own bytes.
+  for (const Mp4Box& other : kids)
+    if (other.type != "hdlr" && other.type != "keys" && other.type != "ilst" &&
+        other.type != "free" && other.type != "skip")
+      out.push_back({scope, fmt::format("'{}' in a 'meta' box", printable(other.type)),
+                     std::string(text(file, other.begin, other.end))});
   const bool keyed = handler_of(file, kids) == "mdta";
   const std::vector<std::string> keys = keyed ? keys_of(file, kids) : std::vector<std::string>{};
   for (const Mp4Box& list : kids) {
@@ -138,18 +144,77 @@ std::vector<MetadataItem> metadata_items(ByteView file) {
   return items;
 }
 
-bool has_keyed_metadata(ByteView file) {
-  const Mp4Layout layout = read_mp4_layout(file);
-  for (const Mp4Box& moov : layout.boxes) {
+namespace {
+
+// A box of `type` around `body`, its size in 32 bits where it fits.
+Bytes boxed(std::string_view type, ByteView body) {
+  const uint64_t size = body.size() + 8;
+  Bytes out;
+  out.reserve(size + 8);
+  auto put = [&](uint64_t v, int bytes) {
+    for (int i = bytes - 1; i >= 0; --i) out.push_back(uint8_t(v >> (8 * i)));
+  };
+  if (size <= UINT32_MAX) {
+    put(size, 4);
+    out.insert(out.end(), type.begin(), type.end());
+  } else {
+    put(1, 4);
+    out.insert(out.end(), type.begin(), type.end());
+    put(size + 8, 8);
+  }
+  out.insert(out.end(), body.begin(), body.end());
+  return out;
+}
+
+void append_box(Bytes& to, ByteView file, const Mp4Box& box) {
+  to.insert(to.end(), file.begin() + ptrdiff_t(box.begin), file.begin() + ptrdiff_t(box.end));
+}
+
+}  // namespace
+
+Bytes with_metadata_of(ByteView input, Bytes output) {
+  Bytes moov_metas, udta_metas;  // the input's, whole boxes one after another
+  for (const Mp4Box& moov : read_mp4_layout(input).boxes) {
     if (moov.type != "moov") continue;
-    for (const Mp4Box& meta : metas_in(file, moov)) {
-      try {
-        if (handler_of(file, meta_children(file, meta)) == "mdta") return true;
-      } catch (const FormatError&) {
-      }
+    for (const Mp4Box& b : children(input, moov)) {
+      if (b.type == "meta") append_box(moov_metas, input, b);
+      if (b.type != "udta") continue;
+      for (const Mp4Box& u : children(input, b))
+        if (u.type == "meta") append_box(udta_metas, input, u);
     }
   }
-  return false;
+  const Mp4Layout layout = read_mp4_layout(output);
+  if (layout.boxes.empty() || layout.boxes.back().type != "moov" ||
+      layout.trailing != output.size())
+    throw FormatError(Reason::kUnsupportedVariant, 0,
+                      "the muxer's moov is not its last box: its metadata cannot be put back");
+  const Mp4Box moov = layout.boxes.back();
+  Bytes body;
+  body.reserve(moov.end - moov.body + moov_metas.size() + udta_metas.size() + 8);
+  bool udta_seen = false;
+  for (const Mp4Box& b : children(output, moov)) {
+    if (b.type == "meta") continue;
+    if (b.type != "udta") {
+      append_box(body, output, b);
+      continue;
+    }
+    Bytes items;
+    for (const Mp4Box& u : children(output, b))
+      if (u.type != "meta") append_box(items, output, u);
+    if (!udta_seen) items.insert(items.end(), udta_metas.begin(), udta_metas.end());
+    udta_seen = true;
+    const Bytes udta = boxed("udta", items);
+    body.insert(body.end(), udta.begin(), udta.end());
+  }
+  if (!udta_seen && !udta_metas.empty()) {
+    const Bytes udta = boxed("udta", udta_metas);
+    body.insert(body.end(), udta.begin(), udta.end());
+  }
+  body.insert(body.end(), moov_metas.begin(), moov_metas.end());
+  const Bytes rebuilt = boxed("moov", body);
+  output.resize(moov.begin);
+  output.insert(output.end(), rebuilt.begin(), rebuilt.end());
+  return output;
 }
 
 std::vector<std::string> metadata_lost(ByteView input, ByteView output) {

@@ -24,8 +24,12 @@ struct MetadataItem {
 // own boxes do not parse.
 std::vector<MetadataItem> metadata_items(ByteView file);
 
-// Whether a 'meta' box declares the handler 'mdta' (QuickTime keys: an iPhone's, say).
-bool has_keyed_metadata(ByteView file);
+// `output` (a muxer's, its moov the last box) with the 'meta' boxes of its moov and of the
+// moov's user data replaced by the input's, byte for byte: libavformat writes items back in a
+// style of its own (typed values as text, iTunes items as keys), and drops what it has no tag
+// for. The input's moov-level ones go at the end of the moov, the others into its first 'udta'
+// (one of their own where it has none). Throws FormatError where the moov is not the last box.
+Bytes with_metadata_of(ByteView input, Bytes output);
 
 // The items of `input` that `output` does not hold with the same scope, name and values:
 // "'\xA9nam' of the file", "'com.apple.quicktime.live-photo.auto' of the file".
