@@ -503,6 +503,12 @@ TEST(PdfFormat, BytesBeforeTheHeaderLeaveTheFileAlone) {
       optimize(as_bytes("Content-Type: application/pdf\r\n\r\n" + Sample{}.pdf()), Policy{});
   EXPECT_EQ(o.reason, Reason::kUnsupportedVariant) << reason_name(o.reason) << ": " << o.message;
   EXPECT_NE(o.message.find("33 bytes come before the %PDF header"), std::string::npos) << o.message;
+  // Whitespace or a byte-order mark alone is no data: let go, the file optimised.
+  for (const std::string& blank : {std::string("\n"), std::string("\xEF\xBB\xBF\r\n")}) {
+    const Outcome b = optimize(as_bytes(blank + Sample{}.pdf()), Policy{});
+    ASSERT_TRUE(b.replaced()) << b.message;
+    EXPECT_EQ(text_of(b.bytes).rfind("%PDF-", 0), 0u);
+  }
 }
 
 TEST(PdfFormat, NoObjectStreamsBelowPdf15) {

@@ -197,8 +197,8 @@ MetadataPlan plan_metadata(ByteView input, const Layout& layout, MetadataPolicy 
     if (keep && after_scan)
       throw FormatError(Reason::kUnsupportedVariant, s.offset,
                         std::string(marker_name(s.marker)) +
-                            " segment after the first scan: readers do not look there, and "
-                            "written before the scans it would change what they show");
+                            " segment after the first scan: readers do not look there, and the "
+                            "writer would put it before the scans, where they would read it");
     if (after_scan) {
       ++plan.dropped;  // never read; no minimal EXIF stands in for it
       continue;

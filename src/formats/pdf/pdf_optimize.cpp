@@ -126,8 +126,14 @@ Outcome optimize_pdf(ByteView input, Context& context) {
   const Policy& policy = context.policy();
   // qpdf finds a header up to a kilobyte in and counts offsets from it; what comes before it
   // (a mail or web wrapper, another format's header) would not be written again.
+  // Whitespace or a byte-order mark alone is no data: it is let go.
   const std::string_view text(reinterpret_cast<const char*>(input.data()), input.size());
-  if (const size_t header = text.substr(0, 1024).find("%PDF-"); header > 0)
+  const size_t header = text.substr(0, 1024).find("%PDF-");
+  std::string_view before = text.substr(0, std::min(header, text.size()));
+  if (before.starts_with("\xEF\xBB\xBF")) before.remove_prefix(3);
+  const bool blank =
+      before.find_first_not_of(std::string_view("\0\t\n\f\r ", 6)) == std::string_view::npos;
+  if (header > 0 && !(header != std::string_view::npos && blank))
     throw FormatError(Reason::kUnsupportedVariant, 0,
                       header == std::string_view::npos
                           ? "no %PDF header in the first kilobyte"
