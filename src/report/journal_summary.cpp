@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <memory>
@@ -100,10 +101,13 @@ bool has_column(sqlite3* db, const std::string& path, std::string_view table,
   return false;
 }
 
+// "2026-12-07T03:30:12.345Z", or to the second as journals before milliseconds wrote it.
 double parse_utc(const std::string& text) {
   std::tm tm{};
-  if (!strptime(text.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm)) return 0;
-  return double(timegm(&tm));
+  const char* rest = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  if (!rest) return 0;
+  const double fraction = *rest == '.' ? std::strtod(rest, nullptr) : 0.0;
+  return double(timegm(&tm)) + fraction;
 }
 
 std::vector<std::pair<std::string, std::string>> parse_policy(std::string_view text) {

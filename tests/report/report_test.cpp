@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -208,6 +209,29 @@ TEST_F(ReportJournalTest, ReadsTotalsScoresAndRuns) {
   // Each run lasts from its first file's start to its last file: 1.5 s each, the gap between
   // them (a resumed batch) not counted.
   EXPECT_NEAR(s.wall_seconds, 3.0, 1e-3);
+}
+
+// A run's start is kept to the millisecond: to the second, a short run's time (and so its
+// throughput) was off by up to a second.
+TEST_F(ReportJournalTest, ARunsStartIsKeptToTheMillisecond) {
+  {
+    batch::Journal j(journal_);
+    j.begin_run("run-1", "mode=lossless\n");
+    batch::JournalRow row;
+    row.path = "/data/a.jpg";
+    row.run_id = "run-1";
+    row.ms = 100;
+    row.done_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count() +
+                  300'000'000;
+    j.record(row);
+  }
+  const ReportSummary s = summarize_journal(journal_);
+  ASSERT_EQ(s.runs.size(), 1u);
+  EXPECT_NE(s.runs[0].started.find('.'), std::string::npos) << s.runs[0].started;
+  EXPECT_GT(s.wall_seconds, 0.29);
+  EXPECT_LT(s.wall_seconds, 0.9);
 }
 
 TEST_F(ReportJournalTest, SaysWhatToDoWhenTheJournalIsWrong) {
