@@ -10,8 +10,9 @@ namespace lighten {
 // Writes `text` to a temporary file beside `path`, syncs it and renames it over `path`; through
 // a symbolic link, beside and over what it names (the link stays; a loop is an error). A pipe
 // or device at `path` is written directly, and /dev/stdout, /dev/stderr and /dev/fd/N are
-// written through the descriptor the process holds (a pipe, or a file the shell opened). Throws std::runtime_error naming the operation, the path
-// and the system's reason, followed by `advice` ("choose a writable --json path").
+// written through the descriptor the process holds (a pipe, or a file the shell opened).
+// Throws std::runtime_error naming the operation, the path and the system's reason, followed by
+// `advice` ("choose a writable --json path").
 void write_text_atomically(const std::string& path, std::string_view text, std::string_view advice);
 
 // The current time in UTC, formatted by strftime's `format` ("%Y-%m-%dT%H:%M:%SZ").
