@@ -127,7 +127,8 @@ Reason refusal(const Bytes& zip) {
 TEST(ZipArchive, Zip64EndRecordIsReadAndExtensibleDataIsRefused) {
   const auto zip = make_zip({{.name = "a.xml", .content = text_bytes("<a/>")},
                              {.name = "b.xml", .content = text_bytes(std::string(90, 'b'))}});
-  const ZipArchive wide = read_zip(with_zip64_end(zip, {}));
+  const Bytes wide_zip = with_zip64_end(zip, {});  // the archive's entries point into it
+  const ZipArchive wide = read_zip(wide_zip);
   ASSERT_EQ(wide.entries.size(), 2u);
   EXPECT_EQ(write_zip(wide), zip);  // small enough for the plain end record alone
   // Eight bytes of vendor data after the fixed fields: valid, but a rewrite would lose them.
