@@ -357,15 +357,18 @@ uint64_t merge_journals(const std::vector<std::string>& inputs, const std::strin
       throw std::runtime_error("merging journals into " + output + ": " + message);
     }
   };
-  // The walk rows are those of the journals merged now: a row an earlier merge brought in may
-  // describe a walk that a shard has since redone.
-  exec("DELETE FROM main.walk_rows");
+  // The walk rows are those of the journals named in this merge: a row an earlier merge brought
+  // in may describe a walk that a shard has since redone. (Cleared with the first input's rows,
+  // so that a merge that fails before them leaves the journal as it was.)
+  bool first = true;
   for (const auto& input : inputs) {
     char* quoted = sqlite3_mprintf("%Q", input.c_str());
     std::string name = quoted;
     sqlite3_free(quoted);
     exec("ATTACH DATABASE " + name + " AS src");
     exec("BEGIN IMMEDIATE");
+    if (first) exec("DELETE FROM main.walk_rows");
+    first = false;
     exec("INSERT OR IGNORE INTO main.runs SELECT * FROM src.runs");
     exec(std::string("INSERT INTO main.files(") + batch::kColumns + ") SELECT " + batch::kColumns +
          " FROM src.files WHERE true ON CONFLICT(path) DO UPDATE SET "

@@ -21,7 +21,9 @@ Command add_journal_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("journal", "Work with run journals");
   cmd->require_subcommand(1);
   CLI::App* merge =
-      cmd->add_subcommand("merge", "Merge shard journals into one; the newest row for a path wins");
+      cmd->add_subcommand("merge",
+                          "Merge shard journals into one; the newest row for a path wins, and "
+                          "what the walks met that is no file is taken from the journals named");
   merge->add_option("output", args->output, "Journal to create or extend")->required();
   merge->add_option("inputs", args->inputs, "Journals to merge")
       ->required()

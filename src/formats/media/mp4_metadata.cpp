@@ -191,6 +191,8 @@ Bytes with_metadata_of(ByteView input, Bytes output) {
   const Mp4Box moov = layout.boxes.back();
   Bytes body;
   body.reserve(moov.end - moov.body + moov_metas.size() + udta_metas.size() + 8);
+  // The moov-level ones go before the first 'udta', so that the muxer's, which ends the moov,
+  // still ends it: user data put back later joins it (a second 'udta' would be one too many).
   bool udta_seen = false;
   for (const Mp4Box& b : children(output, moov)) {
     if (b.type == "meta") continue;
@@ -201,16 +203,21 @@ Bytes with_metadata_of(ByteView input, Bytes output) {
     Bytes items;
     for (const Mp4Box& u : children(output, b))
       if (u.type != "meta") append_box(items, output, u);
-    if (!udta_seen) items.insert(items.end(), udta_metas.begin(), udta_metas.end());
+    if (!udta_seen) {
+      body.insert(body.end(), moov_metas.begin(), moov_metas.end());
+      items.insert(items.end(), udta_metas.begin(), udta_metas.end());
+    }
     udta_seen = true;
     const Bytes udta = boxed("udta", items);
     body.insert(body.end(), udta.begin(), udta.end());
   }
-  if (!udta_seen && !udta_metas.empty()) {
-    const Bytes udta = boxed("udta", udta_metas);
-    body.insert(body.end(), udta.begin(), udta.end());
+  if (!udta_seen) {
+    body.insert(body.end(), moov_metas.begin(), moov_metas.end());
+    if (!udta_metas.empty()) {
+      const Bytes udta = boxed("udta", udta_metas);
+      body.insert(body.end(), udta.begin(), udta.end());
+    }
   }
-  body.insert(body.end(), moov_metas.begin(), moov_metas.end());
   const Bytes rebuilt = boxed("moov", body);
   output.resize(moov.begin);
   output.insert(output.end(), rebuilt.begin(), rebuilt.end());

@@ -27,8 +27,8 @@ std::vector<MetadataItem> metadata_items(ByteView file);
 // `output` (a muxer's, its moov the last box) with the 'meta' boxes of its moov and of the
 // moov's user data replaced by the input's, byte for byte: libavformat writes items back in a
 // style of its own (typed values as text, iTunes items as keys), and drops what it has no tag
-// for. The input's moov-level ones go at the end of the moov, the others into its first 'udta'
-// (one of their own where it has none). Throws FormatError where the moov is not the last box.
+// for. The input's moov-level ones go before the moov's first 'udta', the others into it (one
+// of their own where it has none). Throws FormatError where the moov is not the last box.
 Bytes with_metadata_of(ByteView input, Bytes output);
 
 // The items of `input` that `output` does not hold with the same scope, name and values:
