@@ -1,11 +1,50 @@
 #include <nlohmann/json.hpp>
 
+#include <string>
+#include <string_view>
+
 #include "core/text_output.h"
 #include "lighten/lighten.h"
 #include "lighten/report.h"
 
 namespace lighten {
 namespace {
+
+bool is_utf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const size_t n = c < 0x80           ? 1
+                     : (c >> 5) == 0x6  ? 2
+                     : (c >> 4) == 0xE  ? 3
+                     : (c >> 3) == 0x1E ? 4
+                                        : 0;
+    if (n == 0 || s.size() - i < n || (n == 2 && c < 0xC2)) return false;
+    for (size_t k = 1; k < n; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return false;
+    if (n == 3) {
+      const auto d = static_cast<unsigned char>(s[i + 1]);
+      if ((c == 0xE0 && d < 0xA0) || (c == 0xED && d >= 0xA0)) return false;  // overlong, surrogate
+    }
+    if (n == 4) {
+      const auto d = static_cast<unsigned char>(s[i + 1]);
+      if ((c == 0xF0 && d < 0x90) || c > 0xF4 || (c == 0xF4 && d >= 0x90)) return false;
+    }
+    i += n;
+  }
+  return true;
+}
+
+std::string hex_of(std::string_view s) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(2 * s.size());
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    out += kDigits[c >> 4];
+    out += kDigits[c & 0xF];
+  }
+  return out;
+}
 
 nlohmann::json totals_json(const KindTotals& t) {
   nlohmann::json kept = nlohmann::json::object();
@@ -42,16 +81,20 @@ void write_json_report(const std::string& path, const BatchSummary& summary,
   doc["by_kind"] = kinds;
   nlohmann::json files = nlohmann::json::array();
   for (const auto& r : rows) {
-    files.push_back({{"path", r.path},
-                     {"kind", std::string(kind_name(r.kind))},
-                     {"action", r.action == Action::kReplaced ? "optimized" : "kept"},
-                     {"reason", std::string(reason_name(r.reason))},
-                     {"message", r.message},
-                     {"detail", r.detail},
-                     {"bytes_before", r.bytes_in},
-                     {"bytes_after", r.bytes_out},
-                     {"ms", r.ms},
-                     {"from_journal", r.from_journal}});
+    nlohmann::json row = {{"path", r.path},
+                          {"kind", std::string(kind_name(r.kind))},
+                          {"action", r.action == Action::kReplaced ? "optimized" : "kept"},
+                          {"reason", std::string(reason_name(r.reason))},
+                          {"message", r.message},
+                          {"detail", r.detail},
+                          {"bytes_before", r.bytes_in},
+                          {"bytes_after", r.bytes_out},
+                          {"ms", r.ms},
+                          {"from_journal", r.from_journal}};
+    // JSON strings hold only UTF-8: a name in another encoding shows with replacements in
+    // "path" and exactly, as hexadecimal bytes, in "path_bytes".
+    if (!is_utf8(r.path)) row["path_bytes"] = hex_of(r.path);
+    files.push_back(std::move(row));
   }
   doc["files"] = std::move(files);
 

@@ -180,15 +180,21 @@ TEST(JsonReport, PathsAndMessagesThatAreNotUtf8AreWrittenWithReplacements) {
   row.action = Action::kKept;
   row.reason = Reason::kUnsupportedVariant;
   row.message = "the moov's user data '\xA9xyz' (30 bytes) would not be carried over";
+  FileResult utf8 = row;
+  utf8.path = "/data/caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x93\xB7.mp4";  // é, €, a camera
   BatchSummary summary;
   const fs::path path = fs::temp_directory_path() / ("lighten_json_" + std::to_string(::getpid()));
-  write_json_report(path.string(), summary, {row}, Policy{}, false);
+  write_json_report(path.string(), summary, {row, utf8}, Policy{}, false);
   std::ifstream in(path);
   const nlohmann::json doc = nlohmann::json::parse(in);
   fs::remove(path);
   const std::string got = doc["files"][0]["path"];
   EXPECT_EQ(got, "/data/caf\uFFFD.mp4");
+  // The name's own bytes, for a reader that must find the file.
+  EXPECT_EQ(doc["files"][0]["path_bytes"], "2f646174612f636166e92e6d7034");
   EXPECT_NE(doc["files"][0]["message"].get<std::string>().find("\uFFFDxyz"), std::string::npos);
+  EXPECT_EQ(doc["files"][1]["path"], utf8.path);
+  EXPECT_FALSE(doc["files"][1].contains("path_bytes"));
 }
 
 TEST_F(ReportJournalTest, ReadsTotalsScoresAndRuns) {
