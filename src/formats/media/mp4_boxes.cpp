@@ -9,11 +9,19 @@
 #include "core/errors.h"
 
 namespace lighten::media {
-namespace {
-
 uint32_t be32(ByteView b, size_t at) {
   return uint32_t(b[at]) << 24 | uint32_t(b[at + 1]) << 16 | uint32_t(b[at + 2]) << 8 | b[at + 3];
 }
+
+std::string printable(std::string_view type) {
+  std::string out;
+  for (unsigned char c : type)
+    out += c >= 0x20 && c <= 0x7E ? std::string(1, char(c)) : fmt::format("\\x{:02X}", c);
+  return out;
+}
+
+namespace {
+
 uint64_t be64(ByteView b, size_t at) { return uint64_t(be32(b, at)) << 32 | be32(b, at + 4); }
 void put_be32(uint8_t* at, uint32_t v) {
   for (int i = 0; i < 4; ++i) at[i] = uint8_t(v >> (24 - 8 * i));
@@ -45,14 +53,6 @@ std::optional<Mp4Box> box_at(ByteView file, size_t pos, size_t end) {
   if (size < header || size > end - pos) return std::nullopt;
   return Mp4Box{std::string(reinterpret_cast<const char*>(file.data() + pos + 4), 4), pos,
                 pos + header, pos + size_t(size)};
-}
-
-// A box type for messages: bytes outside printable ASCII as \xNN ('\xA9xyz').
-std::string printable(std::string_view type) {
-  std::string out;
-  for (unsigned char c : type)
-    out += c >= 0x20 && c <= 0x7E ? std::string(1, char(c)) : fmt::format("\\x{:02X}", c);
-  return out;
 }
 
 const Mp4Box* find_box(const std::vector<Mp4Box>& boxes, std::string_view type) {

@@ -19,6 +19,12 @@ struct Mp4Box {
   size_t begin = 0, body = 0, end = 0;  // the box, its contents after the header, its end
 };
 
+// The big-endian 32-bit field at `at` of `file` (the caller checks that it is there).
+uint32_t be32(ByteView file, size_t at);
+
+// A box type or item name for messages: bytes outside printable ASCII as \xNN ('\xA9xyz').
+std::string printable(std::string_view type);
+
 // The boxes one after another in [begin, end) of `file`; throws FormatError(kCorrupt) for one
 // that runs past `end` or declares less than its header. Bytes after the last whole box that
 // cannot be a box (under 8) end the list.

@@ -12,19 +12,8 @@
 namespace lighten::media {
 namespace {
 
-uint32_t be32(ByteView b, size_t at) {
-  return uint32_t(b[at]) << 24 | uint32_t(b[at + 1]) << 16 | uint32_t(b[at + 2]) << 8 | b[at + 3];
-}
-
 std::string_view text(ByteView file, size_t begin, size_t end) {
   return {reinterpret_cast<const char*>(file.data()) + begin, end - begin};
-}
-
-std::string printable(std::string_view s) {
-  std::string out;
-  for (unsigned char c : s)
-    out += c >= 0x20 && c <= 0x7E ? std::string(1, char(c)) : fmt::format("\\x{:02X}", c);
-  return out;
 }
 
 std::vector<Mp4Box> children(ByteView file, const Mp4Box& box, size_t skip = 0) {
