@@ -10,28 +10,14 @@
 namespace lighten {
 namespace {
 
-bool is_utf8(std::string_view s) {
-  for (size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    const size_t n = c < 0x80           ? 1
-                     : (c >> 5) == 0x6  ? 2
-                     : (c >> 4) == 0xE  ? 3
-                     : (c >> 3) == 0x1E ? 4
-                                        : 0;
-    if (n == 0 || s.size() - i < n || (n == 2 && c < 0xC2)) return false;
-    for (size_t k = 1; k < n; ++k)
-      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return false;
-    if (n == 3) {
-      const auto d = static_cast<unsigned char>(s[i + 1]);
-      if ((c == 0xE0 && d < 0xA0) || (c == 0xED && d >= 0xA0)) return false;  // overlong, surrogate
-    }
-    if (n == 4) {
-      const auto d = static_cast<unsigned char>(s[i + 1]);
-      if ((c == 0xF0 && d < 0x90) || c > 0xF4 || (c == 0xF4 && d >= 0x90)) return false;
-    }
-    i += n;
+// nlohmann's strict dump refuses a string that is not UTF-8.
+bool is_utf8(const std::string& s) {
+  try {
+    (void)nlohmann::json(s).dump();
+    return true;
+  } catch (const nlohmann::json::type_error&) {
+    return false;
   }
-  return true;
 }
 
 std::string hex_of(std::string_view s) {
