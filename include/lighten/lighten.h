@@ -18,6 +18,21 @@ namespace lighten {
 // back as an Outcome with action kKept and a Reason. Pure: no I/O, no globals, thread-safe.
 Outcome optimize(std::span<const uint8_t> bytes, const Policy& policy);
 
+// What a caller that runs files side by side under a memory budget is told of the items inside
+// a file (a document's pictures, a video's frames), which no estimate from the file's size or
+// header can see: a 2 kB document may hold a picture whose decode takes 700 MB.
+class MemoryGate {
+ public:
+  virtual ~MemoryGate() = default;
+  // Asked before an item is optimised or checked; may wait until the item's memory fits.
+  // Returns what it counted, handed back to release() when the item is done.
+  virtual uint64_t admit(std::span<const uint8_t> item, const Policy& policy) = 0;
+  virtual void release(uint64_t admitted) noexcept = 0;
+};
+
+// The same, telling `gate` of every item the file holds, at any depth.
+Outcome optimize(std::span<const uint8_t> bytes, const Policy& policy, MemoryGate& gate);
+
 // What lighten sees in a file, as ordered name/value lines, for `lighten info`.
 struct FileInfo {
   Kind kind = Kind::kUnknown;

@@ -374,6 +374,8 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
                             .policy_fingerprint = fingerprint,
                             .destination_full = mirror ? &destination_full : nullptr};
   batch::Scheduler scheduler(options.jobs, options.memory_budget);
+  batch::ItemGate item_gate(scheduler);
+  context.memory_gate = &item_gate;
   // Images are priced by their pixels, read from their headers as each reaches the head of the
   // queue; files the journal has done are not read. A file that cannot be read is priced by its
   // size (its worker reports why).

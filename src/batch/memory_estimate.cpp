@@ -136,4 +136,10 @@ uint64_t memory_estimate(uint64_t file_size, ByteView head, const Policy& policy
   return std::max(estimate, kMinEstimate);
 }
 
+uint64_t ItemGate::admit(std::span<const uint8_t> item, const Policy& policy) {
+  const uint64_t need = memory_estimate(item.size(), item, policy);
+  scheduler_.reserve(need);
+  return need;
+}
+
 }  // namespace lighten::batch

@@ -5,7 +5,9 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "batch/scheduler.h"
 #include "core/bytes.h"
+#include "lighten/lighten.h"
 #include "lighten/policy.h"
 
 namespace lighten::batch {
@@ -23,5 +25,19 @@ bool frame_header_beyond(ByteView head);
 // the JPEG frame or PNG header in `head`), as decoding, candidates and the metric grow with
 // them and not with the compressed size; anything else by its size.
 uint64_t memory_estimate(uint64_t file_size, ByteView head, const Policy& policy);
+
+// Prices the items inside files (a document's pictures, a video's frames) as files are priced,
+// and counts each with the scheduler's estimates while it is worked on: the 16 times its size
+// a container is priced at cannot see a picture whose header promises 120 megapixels in 200
+// bytes, nor a deflated image that expands 200 times.
+class ItemGate final : public MemoryGate {
+ public:
+  explicit ItemGate(Scheduler& scheduler) : scheduler_(scheduler) {}
+  uint64_t admit(std::span<const uint8_t> item, const Policy& policy) override;
+  void release(uint64_t admitted) noexcept override { scheduler_.release(admitted); }
+
+ private:
+  Scheduler& scheduler_;
+};
 
 }  // namespace lighten::batch

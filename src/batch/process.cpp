@@ -168,7 +168,8 @@ class FileJob {
 
     Outcome outcome;
     try {
-      outcome = optimize(bytes, policy);
+      outcome = ctx_.memory_gate != nullptr ? optimize(bytes, policy, *ctx_.memory_gate)
+                                            : optimize(bytes, policy);
     } catch (const std::bad_alloc&) {
       outcome = kept(Reason::kLimitExceeded, "out of memory while optimising");
     } catch (const std::exception& e) {  // optimize() promises not to; keep the file if it does

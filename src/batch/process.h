@@ -9,6 +9,7 @@
 #include "batch/store.h"
 #include "batch/walk.h"
 #include "lighten/batch.h"
+#include "lighten/lighten.h"
 
 namespace lighten::batch {
 
@@ -37,6 +38,7 @@ struct RunContext {
   std::string run_id;
   std::string policy_fingerprint;
   DestinationFull* destination_full = nullptr;  // told of every failed write, when set
+  MemoryGate* memory_gate = nullptr;            // told of the items inside files, when set
 };
 
 // Never throws for anything the file or the disk does: problems end as the result's reason.

@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -28,12 +26,14 @@ Scheduler::Scheduler(unsigned jobs, uint64_t budget)
 SchedulerStats Scheduler::run(size_t count, const std::function<uint64_t(size_t)>& estimate,
                               const std::function<void(size_t)>& work,
                               const std::function<bool()>& stop) {
-  std::mutex mutex;
-  std::condition_variable changed;
   size_t next = 0;
-  uint64_t in_flight = 0;
-  size_t running = 0;
-  SchedulerStats stats;
+  {
+    std::lock_guard lock(mutex_);
+    in_flight_ = 0;
+    running_ = waiting_ = 0;
+    next_ticket_ = now_serving_ = 0;
+    stats_ = {};
+  }
 
   // Each task's estimate, made once when the task reaches the head of the queue: it may read
   // the file's header, so it is made outside the lock while the other workers wait for it.
@@ -42,7 +42,7 @@ SchedulerStats Scheduler::run(size_t count, const std::function<uint64_t(size_t)
   bool estimating = false;
 
   auto worker = [&]() {
-    std::unique_lock lock(mutex);
+    std::unique_lock lock(mutex_);
     for (;;) {
       // Strict index order: a big file waits at the head until memory frees up, rather than
       // being overtaken forever by small ones.
@@ -51,10 +51,11 @@ SchedulerStats Scheduler::run(size_t count, const std::function<uint64_t(size_t)
       const auto ready = [&]() {
         if (next >= count || stopping()) return true;
         if (!known[next]) return !estimating;
+        if (waiting_ != 0) return false;  // the memory is promised to a running task first
         const uint64_t need = needs[next];
-        return running == 0 || (need <= budget_ && in_flight + need <= budget_);
+        return running_ == 0 || (need <= budget_ && in_flight_ + need <= budget_);
       };
-      while (!ready()) changed.wait_for(lock, std::chrono::milliseconds(100));
+      while (!ready()) changed_.wait_for(lock, std::chrono::milliseconds(100));
       if (next >= count || stopping()) return;
       if (!known[next]) {
         const size_t head = next;
@@ -65,23 +66,23 @@ SchedulerStats Scheduler::run(size_t count, const std::function<uint64_t(size_t)
         needs[head] = need;
         known[head] = true;
         estimating = false;
-        changed.notify_all();
+        changed_.notify_all();
         continue;
       }
       size_t index = next++;
-      ++stats.started;
+      ++stats_.started;
       uint64_t need = needs[index];
-      in_flight += need;
-      ++running;
-      stats.peak_in_flight = std::max(stats.peak_in_flight, in_flight);
-      stats.peak_running = std::max(stats.peak_running, running);
+      in_flight_ += need;
+      ++running_;
+      stats_.peak_in_flight = std::max(stats_.peak_in_flight, in_flight_);
+      stats_.peak_running = std::max(stats_.peak_running, running_);
       lock.unlock();
-      changed.notify_all();  // the next task may fit too
+      changed_.notify_all();  // the next task may fit too
       work(index);
       lock.lock();
-      in_flight -= need;
-      --running;
-      changed.notify_all();
+      in_flight_ -= need;
+      --running_;
+      changed_.notify_all();
     }
   };
 
@@ -90,7 +91,34 @@ SchedulerStats Scheduler::run(size_t count, const std::function<uint64_t(size_t)
   pool.reserve(threads);
   for (unsigned i = 0; i < threads; ++i) pool.emplace_back(worker);
   for (auto& t : pool) t.join();
-  return stats;
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+void Scheduler::reserve(uint64_t bytes) {
+  std::unique_lock lock(mutex_);
+  const uint64_t ticket = next_ticket_++;
+  ++waiting_;
+  changed_.notify_all();  // the first waiter may go ahead once every task waits
+  const auto ready = [&] {
+    if (ticket != now_serving_) return false;
+    return waiting_ >= running_ || (bytes <= budget_ && in_flight_ + bytes <= budget_);
+  };
+  while (!ready()) changed_.wait_for(lock, std::chrono::milliseconds(100));
+  --waiting_;
+  ++now_serving_;
+  in_flight_ += bytes;
+  stats_.peak_in_flight = std::max(stats_.peak_in_flight, in_flight_);
+  lock.unlock();
+  changed_.notify_all();  // the next waiter may fit too
+}
+
+void Scheduler::release(uint64_t bytes) {
+  {
+    std::lock_guard lock(mutex_);
+    in_flight_ -= std::min(bytes, in_flight_);
+  }
+  changed_.notify_all();
 }
 
 }  // namespace lighten::batch

@@ -1,5 +1,6 @@
 #include <chrono>
 #include <new>
+#include <optional>
 #include <string>
 
 #include <xxhash.h>
@@ -60,6 +61,23 @@ std::optional<Value> recall(SharedBudget& budget,
   return it->second;
 }
 
+// An embedded item's memory, counted by the caller's gate while the item is worked on. Only
+// items of a kind lighten optimises are told: the others are left as they are at once.
+class ItemAdmission {
+ public:
+  ItemAdmission(MemoryGate* gate, ByteView item, const Policy& policy)
+      : gate_(gate), admitted_(gate != nullptr ? gate->admit(item, policy) : 0) {}
+  ~ItemAdmission() {
+    if (gate_ != nullptr) gate_->release(admitted_);
+  }
+  ItemAdmission(const ItemAdmission&) = delete;
+  ItemAdmission& operator=(const ItemAdmission&) = delete;
+
+ private:
+  MemoryGate* gate_;
+  uint64_t admitted_;
+};
+
 }  // namespace
 
 void EngineContext::note_fingerprint(ByteView input, const DecodedFingerprint& what) {
@@ -104,6 +122,8 @@ Outcome EngineContext::embedded(ByteView bytes, std::string_view name, const Pol
   if (total > policy_.limits.max_expanded_bytes)
     return keep(std::move(o), Reason::kLimitExceeded,
                 std::string(name) + ": the container expands past its size budget");
+  std::optional<ItemAdmission> admission;
+  if (find_format(o.kind) != nullptr) admission.emplace(budget_->gate, bytes, policy);
   EngineContext child(policy, depth_ + 1, budget_);
   return child.run(bytes);
 }
@@ -114,6 +134,7 @@ Verdict EngineContext::verify_embedded_under(ByteView original, ByteView output,
   if (sniff(output) != kind) return {false, "the item changed kind", {}};
   const FormatEntry* format = find_format(kind);
   if (format == nullptr) return {false, "no verifier for " + std::string(kind_name(kind)), {}};
+  const ItemAdmission admission(budget_->gate, original, policy);
   EngineContext child(policy, depth_ + 1, budget_);
   try {
     return format->verify(original, output, child);
@@ -195,12 +216,25 @@ Outcome EngineContext::run(ByteView bytes) {
   return finish(std::move(o));
 }
 
-Outcome optimize(std::span<const uint8_t> bytes, const Policy& policy) {
+namespace {
+
+Outcome optimize_with(std::span<const uint8_t> bytes, const Policy& policy, MemoryGate* gate) {
   auto budget = std::make_shared<SharedBudget>();
   budget->deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                         std::chrono::duration<double>(policy.limits.time_budget_s));
+  budget->gate = gate;
   EngineContext root(policy, 0, std::move(budget));
   return root.run(bytes);
+}
+
+}  // namespace
+
+Outcome optimize(std::span<const uint8_t> bytes, const Policy& policy) {
+  return optimize_with(bytes, policy, nullptr);
+}
+
+Outcome optimize(std::span<const uint8_t> bytes, const Policy& policy, MemoryGate& gate) {
+  return optimize_with(bytes, policy, &gate);
 }
 
 FileInfo describe(std::span<const uint8_t> bytes) {

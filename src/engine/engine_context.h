@@ -11,6 +11,8 @@
 
 namespace lighten {
 
+class MemoryGate;
+
 // What every level of one top-level file shares.
 struct SharedBudget {
   std::chrono::steady_clock::time_point deadline;
@@ -20,6 +22,7 @@ struct SharedBudget {
   std::mutex fingerprints_mutex;
   std::map<std::array<uint64_t, 3>, DecodedFingerprint> fingerprints;
   std::map<std::array<uint64_t, 3>, ScoredFingerprint> scored;
+  MemoryGate* gate = nullptr;  // told of every embedded item, when the caller gave one
 };
 
 class EngineContext final : public Context {

@@ -4,8 +4,10 @@
 #include <sys/stat.h>
 #include <sys/xattr.h>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -374,6 +376,72 @@ TEST(Scheduler, EstimatesEachTaskOnceInIndexOrder) {
   for (size_t i = 0; i < asked.size(); ++i) EXPECT_EQ(asked[i], i);
 }
 
+// What a test sees in flight: the estimates of the tasks running and the reservations held.
+struct Ledger {
+  std::mutex mutex;
+  uint64_t in_flight = 0, peak = 0;
+  std::vector<std::string> events;
+  void add(uint64_t bytes, const std::string& event) {
+    std::lock_guard lock(mutex);
+    in_flight += bytes;
+    peak = std::max(peak, in_flight);
+    events.push_back(event);
+  }
+  void remove(uint64_t bytes) {
+    std::lock_guard lock(mutex);
+    in_flight -= bytes;
+  }
+  size_t when(const std::string& event) {
+    return size_t(std::find(events.begin(), events.end(), event) - events.begin());
+  }
+};
+
+// A task that finds it needs more memory than its estimate (a picture inside a document) waits
+// until the others finish, and no task starts meanwhile: it is not overtaken for ever.
+TEST(Scheduler, ReservationsWaitForMemoryAndHoldBackNewTasks) {
+  constexpr uint64_t kBudget = 100;
+  Ledger ledger;
+  batch::Scheduler scheduler(4, kBudget);
+  const batch::SchedulerStats stats = scheduler.run(
+      8, [](size_t) { return uint64_t(10); },
+      [&](size_t i) {
+        ledger.add(10, "start " + std::to_string(i));
+        if (i == 0) {  // 80 beside its own 10: only with one other task running
+          scheduler.reserve(80);
+          ledger.add(80, "reserved");
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+          ledger.remove(80);
+          scheduler.release(80);
+        } else {
+          std::this_thread::sleep_for(std::chrono::milliseconds(i < 4 ? 100 : 3));
+        }
+        ledger.remove(10);
+      });
+  EXPECT_EQ(stats.started, 8u);
+  EXPECT_LE(ledger.peak, kBudget);
+  EXPECT_EQ(stats.peak_in_flight, ledger.peak);
+  EXPECT_LT(ledger.when("reserved"), ledger.when("start 4"));
+}
+
+// A reservation larger than the whole budget goes ahead once it is alone, and tasks that all
+// wait for memory at once go ahead in turn rather than waiting for each other for ever.
+TEST(Scheduler, ReservationsThatCanNeverFitStillEnd) {
+  std::atomic<size_t> granted{0};
+  batch::Scheduler scheduler(4, 100);
+  const batch::SchedulerStats stats = scheduler.run(
+      8, [](size_t) { return uint64_t(40); },
+      [&](size_t) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        scheduler.reserve(500);
+        ++granted;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        scheduler.release(500);
+      });
+  EXPECT_EQ(stats.started, 8u);
+  EXPECT_EQ(granted.load(), 8u);
+  EXPECT_GE(stats.peak_in_flight, 540u);
+}
+
 // A JPEG with a 5000-byte APP1 before its 4000x3000 frame header, whose components have the
 // sampling factors `factors` (0x22: 2x2).
 std::vector<uint8_t> jpeg_head(const std::vector<uint8_t>& factors = {0x22, 0x11, 0x11}) {
@@ -386,6 +454,25 @@ std::vector<uint8_t> jpeg_head(const std::vector<uint8_t>& factors = {0x22, 0x11
   for (uint8_t c = 0; c < n; ++c)
     for (uint8_t byte : {uint8_t(c + 1), factors[c], uint8_t(0)}) b.push_back(byte);
   return b;
+}
+
+// Items inside files are priced as files are, through the gate the engine is given.
+TEST(Scheduler, TheItemGatePricesItemsAsFiles) {
+  Policy compact;
+  compact.mode = Mode::kCompact;
+  const std::vector<uint8_t> jpeg = jpeg_head();
+  batch::Scheduler scheduler(1, 1ull << 40);
+  batch::ItemGate gate(scheduler);
+  uint64_t admitted = 0;
+  const batch::SchedulerStats stats = scheduler.run(
+      1, [](size_t) { return uint64_t(1000); },
+      [&](size_t) {
+        admitted = gate.admit(jpeg, compact);
+        gate.release(admitted);
+      });
+  EXPECT_EQ(admitted, batch::memory_estimate(jpeg.size(), jpeg, compact));
+  EXPECT_GT(admitted, 12'000'000u * 16);  // its 4000x3000 pixels, not its 5 kB
+  EXPECT_EQ(stats.peak_in_flight, 1000 + admitted);
 }
 
 TEST(MemoryEstimate, ImagesArePricedByTheirPixels) {
