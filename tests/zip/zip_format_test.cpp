@@ -102,6 +102,42 @@ TEST(ZipFormat, PicturesShownThroughEffectsStayLossless) {
   EXPECT_LT(picture.size(), jpeg.size() * 3 / 4);
 }
 
+// Hancom writes a picture's contrast on <hc:img>; older drawings (VML) key out a colour, threshold
+// to black and white or change the gain in <v:imagedata>, in document parts and in .vml parts.
+TEST(ZipFormat, HwpxAndVmlPictureEffectsKeepPicturesLossless) {
+  const auto jpeg = testing::make_jpeg({.width = 320, .height = 240, .quality = 97});
+  Policy high;
+  high.mode = Mode::kHigh;
+  const std::string vml_picture = "<v:shape><v:imagedata o:relid=\"rId4\" ";
+  for (const auto& [part, text] : std::vector<std::pair<std::string, std::string>>{
+           {"word/document.xml",
+            "<hc:img binaryItemIDRef=\"image1\" bright=\"0\" contrast=\"50\" "
+            "effect=\"REAL_PIC\"/>"},
+           {"word/document.xml", vml_picture + "chromakey=\"white\"/></v:shape>"},
+           {"word/document.xml", vml_picture + "BiLevel=\"t\"/></v:shape>"},
+           {"xl/drawings/vmlDrawingHF1.vml", vml_picture + "gain=\"19661f\"/></v:shape>"}}) {
+    SCOPED_TRACE(text);
+    auto items = docx_items(jpeg);
+    items.push_back({.name = part == "word/document.xml" ? "word/header1.xml" : part,
+                     .content = text_bytes(text)});
+    const Outcome o = optimize(make_zip(items), high);
+    ASSERT_TRUE(o.replaced()) << o.message;
+    EXPECT_EQ(testing::decode_jpeg_pixels(content_of(read_zip(o.bytes).entries[2])),
+              testing::decode_jpeg_pixels(jpeg));
+    EXPECT_NE(o.detail.find("pictures optimised losslessly"), std::string::npos) << o.detail;
+  }
+  // Neither without an effect: a plain <hc:img> and a plain <v:imagedata> are requantised.
+  for (const std::string& text :
+       {std::string("<hc:img binaryItemIDRef=\"image1\" contrast=\"0\"/>"),
+        vml_picture + "o:title=\"\"/></v:shape>"}) {
+    auto items = docx_items(jpeg);
+    items.push_back({.name = "word/header1.xml", .content = text_bytes(text)});
+    const Outcome o = optimize(make_zip(items), high);
+    ASSERT_TRUE(o.replaced()) << o.message;
+    EXPECT_EQ(o.detail.find("pictures optimised losslessly"), std::string::npos) << o.detail;
+  }
+}
+
 // A document requantised in a perceptual mode reports its worst picture's score, for the
 // journal and the report.
 TEST(ZipFormat, ADocumentReportsItsWorstPicturesScore) {
@@ -260,6 +296,40 @@ TEST(ZipFormat, SignedAndHashedPackagesAreLeftAloneAsPlainZip) {
     const Outcome o = optimize(package, p);
     EXPECT_EQ(o.reason, Reason::kSigned) << part << ": " << o.message;
     EXPECT_NE(o.message.find(part), std::string::npos) << o.message;
+  }
+}
+
+// Some HWPX writers separate folders with backslashes; Hancom reads META-INF\signatures.xml
+// and META-INF\manifest.xml as the parts they name.
+TEST(ZipFormat, SignaturesAndPasswordsBehindBackslashedNamesAreFound) {
+  const std::vector<ZipItem> hwpx = {
+      {.name = "mimetype", .content = text_bytes("application/hwp+zip"), .deflate = false},
+      {.name = "Contents\\section0.xml", .content = text_bytes(xml_body(50))},
+      {.name = "BinData\\image1.jpg",
+       .content = testing::make_jpeg({.width = 200, .height = 150}),
+       .deflate = false}};
+  ASSERT_EQ(sniff(make_zip(hwpx)), Kind::kHwpx);
+  ASSERT_TRUE(optimize(make_zip(hwpx), Policy{}).replaced());
+  auto signed_package = hwpx;
+  signed_package.push_back(
+      {.name = "META-INF\\signatures.xml", .content = text_bytes("<signatures/>")});
+  EXPECT_EQ(optimize(make_zip(signed_package), Policy{}).reason, Reason::kSigned);
+  auto protected_package = hwpx;
+  protected_package.push_back(
+      {.name = "META-INF\\manifest.xml",
+       .content = text_bytes("<odf:file-entry><odf:encryption-data/></odf:file-entry>")});
+  EXPECT_EQ(optimize(make_zip(protected_package), Policy{}).reason, Reason::kEncrypted);
+}
+
+// Two parts of one name (OPC ignores case) make a package no rule reads one way: damaged.
+TEST(ZipFormat, APackageNamingAPartTwiceIsDamaged) {
+  const auto jpeg = testing::make_jpeg({.width = 200, .height = 150});
+  for (const char* again : {"word/document.xml", "Word/Document.XML"}) {
+    auto items = docx_items(jpeg);
+    items.push_back({.name = again, .content = text_bytes("<w:document/>")});
+    const Outcome o = optimize(make_zip(items), Policy{});
+    EXPECT_EQ(o.reason, Reason::kCorrupt) << again << ": " << o.message;
+    EXPECT_NE(o.message.find(again), std::string::npos) << o.message;
   }
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -27,6 +28,14 @@ std::string lower(std::string s) {
   return s;
 }
 
+// A part's name as the checks below spell it: lower case, with the backslashes some HWPX
+// writers put between folders (META-INF\signatures.xml) as slashes, as Hancom reads them.
+std::string part_path(const std::string& name) {
+  std::string path = lower(name);
+  std::replace(path.begin(), path.end(), '\\', '/');
+  return path;
+}
+
 // Parts that sign or hash the others (`name` in lower case): OOXML and OPC package signatures
 // (XPS, VSIX), ODF and JAR signatures, NuGet's package signature, and an MSIX/APPX package's
 // signature and block map (every part's size and block hashes, checked on install even unsigned).
@@ -43,7 +52,7 @@ void refuse_protected(const ZipArchive& archive, ByteView input) {
   for (const ZipEntry& e : archive.entries) {
     if (e.encrypted())
       throw FormatError(Reason::kEncrypted, e.local_offset, "entry " + e.name + " is encrypted");
-    const std::string name = lower(e.name);
+    const std::string name = part_path(e.name);
     if (signs_other_parts(name))
       throw FormatError(
           Reason::kSigned, e.local_offset,
@@ -62,6 +71,18 @@ void refuse_protected(const ZipArchive& archive, ByteView input) {
     }
   }
   (void)input;
+}
+
+// A package names each part once: OPC compares names without case, and a reader given two parts
+// of one name (Word refuses the file; others take the first or the last) shows what no rule
+// decides. Plain archives may repeat a name (an appended update), and are left to their tools.
+void refuse_repeated_parts(const ZipArchive& archive, Kind kind) {
+  if (kind == Kind::kZip || kind == Kind::kJar) return;
+  std::set<std::string> seen;
+  for (const ZipEntry& e : archive.entries)
+    if (!seen.insert(part_path(e.name)).second)
+      throw FormatError(Reason::kCorrupt, e.local_offset,
+                        "two parts are named " + e.name + " (names differ at most in case)");
 }
 
 // Zip bombs are refused from the directory's own figures, before anything is inflated. ZIP64
@@ -134,10 +155,30 @@ bool above_zero(std::string_view text, std::string_view element, std::string_vie
 }
 
 // Whether a picture is shown with raised contrast: OOXML's <a:lum contrast="N">, HWPX's
-// <hp:img contrast="N">, ODF's draw:contrast="N%" (fonts' PANOSE contrast is no picture's).
+// <hc:img contrast="N"> (Hancom writes hc:, older drafts hp:), ODF's draw:contrast="N%" (fonts'
+// PANOSE contrast is no picture's).
 bool raises_contrast(std::string_view text) {
   return above_zero(text, "<a:lum ", "contrast=\"") ||
+         above_zero(text, "<hc:img ", "contrast=\"") ||
          above_zero(text, "<hp:img ", "contrast=\"") || above_zero(text, "", "draw:contrast=\"");
+}
+
+// Whether a VML picture (<v:imagedata>, Word's older drawings and Excel's header pictures) is
+// shown black-and-white, through a colour key, or with its gain or black level changed. VML
+// attribute names are case-insensitive and Office writes them in lower case.
+bool vml_picture_effect(std::string_view text) {
+  size_t close = 0;  // as in above_zero: each byte is looked at a bounded number of times
+  for (size_t at = text.find("<v:imagedata"); at != std::string_view::npos;
+       at = text.find("<v:imagedata", at + 1)) {
+    if (close != std::string_view::npos && close <= at) close = text.find('>', at);
+    if (close == std::string_view::npos) return false;
+    const size_t end = std::min(close, text.find('<', at + 1));
+    const std::string element = lower(std::string(text.substr(at, end - at)));
+    for (std::string_view attribute :
+         {" bilevel=\"t", " bilevel=\"true", " chromakey=", " gain=", " blacklevel="})
+      if (element.find(attribute) != std::string::npos) return true;
+  }
+  return false;
 }
 
 // Whether the document shows pictures through an effect under which changes the metric scores
@@ -149,7 +190,8 @@ bool raises_contrast(std::string_view text) {
 bool shows_pictures_through_effects(const ZipArchive& archive) {
   for (const ZipEntry& e : archive.entries) {
     const std::string& name = e.name;
-    if (name.size() < 4 || name.compare(name.size() - 4, 4, ".xml") != 0 ||
+    const std::string path = part_path(name);
+    if (!(path.ends_with(".xml") || path.ends_with(".vml")) ||
         name.rfind("xl/worksheets/", 0) == 0 || name == "xl/sharedStrings.xml" ||
         (e.method != kZipMethodStored && e.method != kZipMethodDeflate))
       continue;
@@ -158,7 +200,7 @@ bool shows_pictures_through_effects(const ZipArchive& archive) {
     for (std::string_view marker :
          {"clrChange", "biLevel", "BLACK_WHITE", "draw:color-mode=\"mono\""})
       if (text.find(marker) != std::string_view::npos) return true;
-    if (raises_contrast(text)) return true;
+    if (raises_contrast(text) || vml_picture_effect(text)) return true;
   }
   return false;
 }
@@ -174,6 +216,7 @@ Outcome optimize_zip(ByteView input, Context& context) {
                       "(some readers check archive hashes)");
   const ZipArchive archive = read_zip(input);
   refuse_protected(archive, input);
+  refuse_repeated_parts(archive, kind);
   check_budget(archive, input, policy);
 
   // Document formats let any part but the leading mimetype be deflated; plain archives keep
