@@ -1,6 +1,7 @@
 // `lighten compare A B [--json]`: perceptual scores of B against A.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -39,14 +40,16 @@ int run_compare(const CompareArgs& args) {
     fmt::print(stderr, "lighten compare: {}\n", e.what());
     return kExitFailures;
   }
+  // JSON has no infinity: a score the metric could not measure (an input it read as NaN or an
+  // infinite butteraugli distance) is null there, and "inf" in the text.
   auto number = [](const std::optional<double>& v, int digits) {
-    return v ? fmt::format("{:.{}f}", *v, digits) : std::string("null");
+    return v && std::isfinite(*v) ? fmt::format("{:.{}f}", *v, digits) : std::string("null");
   };
   if (args.json) {
     fmt::print(
-        "{{\"ssimulacra2\": {}, \"ssimulacra2_worst_tile\": {}, \"floor_score\": {:.4f}, "
+        "{{\"ssimulacra2\": {}, \"ssimulacra2_worst_tile\": {}, \"floor_score\": {}, "
         "\"butteraugli\": {}}}\n",
-        number(s.ssimulacra2, 4), number(s.ssimulacra2_worst_tile, 4), s.floor_score,
+        number(s.ssimulacra2, 4), number(s.ssimulacra2_worst_tile, 4), number(s.floor_score, 4),
         number(s.butteraugli, 4));
     if (!args.no_butteraugli && !s.butteraugli_note.empty())
       fmt::print(stderr, "lighten compare: butteraugli {}\n", s.butteraugli_note);
@@ -59,7 +62,7 @@ int run_compare(const CompareArgs& args) {
     if (!s.ssimulacra2 || s.floor_score != *s.ssimulacra2)
       fmt::print("floor score: {:.2f} (under 256 px a side, also scored mirrored out to 256 px)\n",
                  s.floor_score);
-    fmt::print("butteraugli: {}\n", s.butteraugli ? number(s.butteraugli, 4)
+    fmt::print("butteraugli: {}\n", s.butteraugli ? fmt::format("{:.4f}", *s.butteraugli)
                                     : args.no_butteraugli
                                         ? std::string("not computed (--no-butteraugli)")
                                         : s.butteraugli_note);

@@ -245,6 +245,16 @@ std::optional<ProfileColour> ProfileColour::read(ByteView icc, uint32_t channels
     cmsDoTransform(t, nodes.data(), c.lattice_.data(), cmsUInt32Number(count));
     cmsDeleteTransform(t);
   }
+  // A curve of negative gamma takes code 0 to 1e22 (Little CMS's stand-in for infinity), whose
+  // squares overflow to infinity and make the score NaN. Real profiles keep every colour within a
+  // few times sRGB's range; one that does not is not read, as one Little CMS cannot open.
+  constexpr float kFarOutside = 16.0f;
+  const auto sane = [](float v) { return std::abs(v) <= kFarOutside; };  // false for NaN
+  for (const auto& curve : c.curves_)
+    if (!std::all_of(curve.begin(), curve.end(), sane)) return std::nullopt;
+  if (!std::all_of(c.matrix_.begin(), c.matrix_.end(), sane) ||
+      !std::all_of(c.lattice_.begin(), c.lattice_.end(), sane))
+    return std::nullopt;
   if (channels != 4 && reads_as_srgb(c)) {
     as_srgb = true;
     return std::nullopt;

@@ -1,5 +1,6 @@
 // The published weights of SSIMULACRA 2.1 and the score they make of the pooled norms.
 #include <cmath>
+#include <limits>
 #include <span>
 
 #include "quality/ssimulacra2.h"
@@ -145,6 +146,8 @@ double ssimulacra2_score(std::span<const Ssimulacra2Scale> scales) {
   sum *= 0.9562382616834844;
   sum = 2.326765642916932 * sum - 0.020884521182843837 * sum * sum +
         6.248496625763138e-05 * sum * sum * sum;
+  // NaN (an input the transforms could not read) is the worst score, never a pass.
+  if (std::isnan(sum)) return -std::numeric_limits<double>::infinity();
   return sum > 0.0 ? 100.0 - 10.0 * std::pow(sum, 0.6276336467831387) : 100.0;
 }
 

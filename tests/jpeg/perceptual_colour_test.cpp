@@ -317,6 +317,29 @@ TEST(Perceptual, PixelsAreScoredThroughAWideGamutProfile) {
   EXPECT_TRUE(verify_jpeg(jpeg, o.bytes, p, std::nullopt, std::nullopt).ok);
 }
 
+// A profile whose curves reach 1e22 (gamma -1) once made every candidate score NaN, taken for
+// 100: the search went to its coarsest tables. It is read as no profile, and the floor holds.
+TEST(Perceptual, AProfileTheMetricCannotReadDoesNotPassEveryCandidate) {
+  const std::vector<uint8_t> plain = testing::make_jpeg({.width = 320,
+                                                         .height = 240,
+                                                         .quality = 97,
+                                                         .markers = {},
+                                                         .luma_sampling = 1,
+                                                         .pixels = testing::colourful_pixels()});
+  const std::vector<uint8_t> jpeg = testing::with_icc_segment(
+      plain,
+      testing::saved_profile(testing::rgb_profile(testing::kSrgbPrimaries, testing::kD65, -1.0)));
+  EXPECT_FALSE(metric_colour(parse_layout(jpeg), 3, Policy{}));
+  Policy p;
+  p.mode = Mode::kHigh;
+  const Outcome o = optimize(jpeg, p);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  ASSERT_TRUE(o.quality.ssimulacra2.has_value());
+  EXPECT_TRUE(std::isfinite(*o.quality.ssimulacra2));
+  EXPECT_GE(score_through(jpeg, o.bytes, nullptr), 80.0);
+  EXPECT_LT(*o.quality.ssimulacra2, 99.0);
+}
+
 // CMYK samples (255 - ink) of broad hues and a ripple: testing::colourful_pixels as the inks'
 // complements, over a black plate that varies across the image.
 std::vector<uint8_t> colourful_cmyk() {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -98,6 +99,22 @@ TEST(ProfileColour, SrgbAndUnreadableProfilesLeaveTheSamplesAsSrgb) {
   EXPECT_FALSE(ProfileColour::from_icc(saved_profile(cmsCreateLab4Profile(nullptr)), 3));
   EXPECT_FALSE(ProfileColour::from_icc(adobe_rgb_profile(), 1));
   EXPECT_FALSE(ProfileColour::from_icc(adobe_rgb_profile(), 4));
+}
+
+// A tone curve of gamma -1 takes code 0 to 1e22 (Little CMS's infinity): the metric reading
+// through it scored NaN, which passed every floor as 100. Such a profile is not read, and a NaN
+// scores worst.
+TEST(ProfileColour, ProfilesWhoseCurvesReachInfinityAreNotRead) {
+  ASSERT_TRUE(ProfileColour::from_icc(saved_profile(rgb_profile(kSrgbPrimaries, kD65, 1.0)), 3));
+  EXPECT_FALSE(ProfileColour::from_icc(saved_profile(rgb_profile(kSrgbPrimaries, kD65, -1.0)), 3));
+  cmsToneCurve* curve = cmsBuildGamma(nullptr, -1.0);
+  const std::vector<uint8_t> gray = saved_profile(cmsCreateGrayProfile(&kD65, curve));
+  cmsFreeToneCurve(curve);
+  EXPECT_FALSE(ProfileColour::from_icc(gray, 1));
+  Ssimulacra2Scale unread;
+  unread.ssim[0] = std::nan("");
+  const std::vector<Ssimulacra2Scale> scales(6, unread);
+  EXPECT_EQ(ssimulacra2_score(scales), -std::numeric_limits<double>::infinity());
 }
 
 // Wide-gamut RGB and a gamma 2.2 gray: the tone curves and matrix read as Little CMS reads them,
