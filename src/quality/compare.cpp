@@ -11,11 +11,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <csetjmp>
 #include <cstdlib>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "codecs/deflate.h"
 #include "quality/butteraugli.h"
@@ -88,6 +91,7 @@ bool decode_jpeg_raw(JpegDecoder* d, std::span<const uint8_t> bytes, ImageRgb8* 
 struct Decoded {
   ImageRgb8 image;
   Bytes icc;
+  std::vector<uint8_t> alpha;  // a PNG's opacity, one sample a pixel; empty when it has none
 };
 
 Decoded decode_jpeg(std::span<const uint8_t> bytes) {
@@ -132,25 +136,84 @@ Bytes png_icc_profile(std::span<const uint8_t> png) {
   return {};
 }
 
-ImageRgb8 decode_png(std::span<const uint8_t> bytes) {
+// A PNG's bytes without its gAMA, cHRM and sRGB chunks when it carries an ICC profile: the
+// profile overrides them (PNG 1.2, 11.3.3.3), and libpng would otherwise apply gAMA to samples the
+// profile's own curves then read again.
+Bytes without_colour_chunks_under_icc(std::span<const uint8_t> png) {
+  bool icc = false;
+  std::vector<std::pair<size_t, size_t>> dropped;  // [begin, end) of each chunk left out
+  for (size_t at = 8; at + 12 <= png.size();) {
+    const size_t length = size_t(png[at]) << 24 | size_t(png[at + 1]) << 16 |
+                          size_t(png[at + 2]) << 8 | size_t(png[at + 3]);
+    if (length > png.size() - at - 12) break;
+    const std::string_view type(reinterpret_cast<const char*>(png.data() + at + 4), 4);
+    if (type == "IDAT" || type == "IEND") break;
+    if (type == "iCCP") icc = true;
+    if (type == "gAMA" || type == "cHRM" || type == "sRGB")
+      dropped.emplace_back(at, at + 12 + length);
+    at += 12 + length;
+  }
+  if (!icc || dropped.empty()) return Bytes(png.begin(), png.end());
+  Bytes out;
+  out.reserve(png.size());
+  size_t from = 0;
+  for (const auto& [begin, end] : dropped) {
+    out.insert(out.end(), png.begin() + long(from), png.begin() + long(begin));
+    from = end;
+  }
+  out.insert(out.end(), png.begin() + long(from), png.end());
+  return out;
+}
+
+// 8-bit samples in sRGB's coding (16-bit ones without gAMA taken as sRGB too, as viewers take
+// them, not as linear light, libpng's assumption), and the alpha apart when there is one.
+Decoded decode_png(std::span<const uint8_t> file) {
+  const Bytes bytes = without_colour_chunks_under_icc(file);
   png_image image{};
   image.version = PNG_IMAGE_VERSION;
   if (!png_image_begin_read_from_memory(&image, bytes.data(), bytes.size()))
     throw std::runtime_error(std::string("PNG: ") + image.message);
   const bool gray = (image.format & PNG_FORMAT_FLAG_COLOR) == 0;
-  image.format = gray ? PNG_FORMAT_GRAY : PNG_FORMAT_RGB;
+  const bool alpha = (image.format & PNG_FORMAT_FLAG_ALPHA) != 0;
+  image.format = (gray ? PNG_FORMAT_GRAY : PNG_FORMAT_RGB) | (alpha ? PNG_FORMAT_FLAG_ALPHA : 0);
+  image.flags |= PNG_IMAGE_FLAG_16BIT_sRGB;
   if (uint64_t(image.width) * image.height > kMaxPixels) {
     png_image_free(&image);
     throw std::runtime_error("PNG: image too large");
   }
-  ImageRgb8 out;
-  out.width = image.width;
-  out.height = image.height;
-  out.channels = gray ? 1 : 3;
-  out.samples.resize(PNG_IMAGE_SIZE(image));
-  // Composited on black when the PNG has alpha (both sides get the same treatment).
-  if (!png_image_finish_read(&image, nullptr, out.samples.data(), 0, nullptr))
+  SampleBuffer samples(
+      PNG_IMAGE_SIZE(image));  // every byte written: the alpha is read, not blended
+  if (!png_image_finish_read(&image, nullptr, samples.data(), 0, nullptr))
     throw std::runtime_error(std::string("PNG: ") + image.message);
+  Decoded out;
+  out.image.width = image.width;
+  out.image.height = image.height;
+  out.image.channels = gray ? 1 : 3;
+  if (!alpha) {
+    out.image.samples = std::move(samples);
+    return out;
+  }
+  const size_t pixels = size_t(image.width) * image.height, colours = out.image.channels;
+  out.image.samples.resize(pixels * colours);
+  out.alpha.resize(pixels);
+  for (size_t i = 0; i < pixels; ++i) {
+    std::copy_n(samples.begin() + long(i * (colours + 1)), colours,
+                out.image.samples.begin() + long(i * colours));
+    out.alpha[i] = samples[i * (colours + 1) + colours];
+  }
+  return out;
+}
+
+// `image` over a plain background of `level` (0-1 in the samples' coding) through `alpha`, as
+// the reference tool blends it; the image itself when it has no alpha.
+ImageRgb8 over_background(const ImageRgb8& image, const std::vector<uint8_t>& alpha, double level) {
+  if (alpha.empty()) return image;
+  ImageRgb8 out = image;
+  const double background = 255.0 * level;
+  for (size_t i = 0; i < out.samples.size(); ++i) {
+    const double a = alpha[i / image.channels] / 255.0;
+    out.samples[i] = uint8_t(std::lround(a * image.samples[i] + (1.0 - a) * background));
+  }
   return out;
 }
 
@@ -158,8 +221,11 @@ Decoded decode_any(std::span<const uint8_t> bytes) {
   if (bytes.size() >= 3 && bytes[0] == 0xFF && bytes[1] == 0xD8 && bytes[2] == 0xFF)
     return decode_jpeg(bytes);
   if (bytes.size() >= 8 && bytes[0] == 0x89 && bytes[1] == 'P' && bytes[2] == 'N' &&
-      bytes[3] == 'G')
-    return {decode_png(bytes), png_icc_profile(bytes)};
+      bytes[3] == 'G') {
+    Decoded d = decode_png(bytes);
+    d.icc = png_icc_profile(bytes);
+    return d;
+  }
   throw std::runtime_error("not a JPEG or PNG image");
 }
 
@@ -172,6 +238,33 @@ std::optional<ProfileColour> read_through(Decoded& d) {
     d.image.channels = 3;
   }
   return colour;
+}
+
+// Both scores of one pair of images of the same size.
+ImageScores scores_of(const ImageRgb8& a, const ImageRgb8& b, const Ssimulacra2Options& options,
+                      bool with_butteraugli, uint64_t butteraugli_max_pixels) {
+  ImageScores s;
+  const Ssimulacra2Result r = ssimulacra2(a, b, options);
+  const bool scored = r.scales > 0;
+  if (scored) {
+    s.ssimulacra2 = r.score;
+    s.ssimulacra2_worst_tile = r.worst_tile_score;
+  }
+  s.floor_score = floor_score(r, a, b, options).score;
+  if (!with_butteraugli) return s;
+  const uint64_t pixels = uint64_t(a.width) * a.height;
+  if (!scored) {
+    s.butteraugli_note = "not computed: the image is under 8 px on a side";
+  } else if (pixels > butteraugli_max_pixels) {
+    s.butteraugli_note = fmt::format(
+        "not computed: {:.1f} MP would take about {:.1f} GB (--butteraugli-max-mp raises the "
+        "limit of {:.1f} MP)",
+        pixels / 1e6, pixels * kButteraugliBytesPerPixel / 1e9, butteraugli_max_pixels / 1e6);
+  } else {
+    s.butteraugli = butteraugli_distance(a, b, options.reference_colour, options.distorted_colour);
+    if (!s.butteraugli) s.butteraugli_note = "not computed: this build has no libjxl";
+  }
+  return s;
 }
 
 }  // namespace
@@ -195,30 +288,29 @@ ImageScores compare_images(std::span<const uint8_t> reference, std::span<const u
     throw std::runtime_error("the images differ in size (" + std::to_string(a.width) + "x" +
                              std::to_string(a.height) + " and " + std::to_string(b.width) + "x" +
                              std::to_string(b.height) + ")");
-  ImageScores s;
   const Ssimulacra2Options options{.reference_colour = colour_a ? &*colour_a : nullptr,
                                    .distorted_colour = colour_b ? &*colour_b : nullptr};
-  const Ssimulacra2Result r = ssimulacra2(a, b, options);
-  const bool scored = r.scales > 0;
-  if (scored) {
-    s.ssimulacra2 = r.score;
-    s.ssimulacra2_worst_tile = r.worst_tile_score;
+  if (x.alpha.empty() && y.alpha.empty())
+    return scores_of(a, b, options, with_butteraugli, butteraugli_max_pixels);
+  // Transparent pixels show whatever lies behind them: as the reference tool, each image is seen
+  // over a dark and over a light background, and the worse of the two counts.
+  ImageScores worst;
+  for (const double level : {0.1, 0.9}) {
+    const ImageScores s =
+        scores_of(over_background(a, x.alpha, level), over_background(b, y.alpha, level), options,
+                  with_butteraugli, butteraugli_max_pixels);
+    if (level == 0.1) {
+      worst = s;
+      continue;
+    }
+    if (s.ssimulacra2) worst.ssimulacra2 = std::min(*worst.ssimulacra2, *s.ssimulacra2);
+    if (s.ssimulacra2_worst_tile)
+      worst.ssimulacra2_worst_tile =
+          std::min(*worst.ssimulacra2_worst_tile, *s.ssimulacra2_worst_tile);
+    worst.floor_score = std::min(worst.floor_score, s.floor_score);
+    if (s.butteraugli) worst.butteraugli = std::max(*worst.butteraugli, *s.butteraugli);
   }
-  s.floor_score = floor_score(r, a, b, options).score;
-  if (!with_butteraugli) return s;
-  const uint64_t pixels = uint64_t(a.width) * a.height;
-  if (!scored) {
-    s.butteraugli_note = "not computed: the image is under 8 px on a side";
-  } else if (pixels > butteraugli_max_pixels) {
-    s.butteraugli_note = fmt::format(
-        "not computed: {:.1f} MP would take about {:.1f} GB (--butteraugli-max-mp raises the "
-        "limit of {:.1f} MP)",
-        pixels / 1e6, pixels * kButteraugliBytesPerPixel / 1e9, butteraugli_max_pixels / 1e6);
-  } else {
-    s.butteraugli = butteraugli_distance(a, b, options.reference_colour, options.distorted_colour);
-    if (!s.butteraugli) s.butteraugli_note = "not computed: this build has no libjxl";
-  }
-  return s;
+  return worst;
 }
 
 }  // namespace lighten

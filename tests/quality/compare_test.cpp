@@ -3,11 +3,14 @@
 
 #include <filesystem>
 #include <stdexcept>
+#include <vector>
 
 #include "lighten/compare.h"
 #include "quality/image.h"
 #include "quality/image_io.h"
+#include "support/icc_profiles.h"
 #include "support/jpeg_maker.h"
+#include "support/png_maker.h"
 
 namespace lighten {
 namespace {
@@ -54,6 +57,57 @@ TEST(Compare, ImagesUnder8PxHaveNoScoreButTheFloorScore) {
   EXPECT_NE(s.butteraugli_note.find("under 8 px"), std::string::npos) << s.butteraugli_note;
   EXPECT_LT(s.floor_score, 90.0);
   EXPECT_NEAR(compare_images(photo, photo, false).floor_score, 100.0, 1e-6);
+}
+
+// Samples of a smooth colourful picture, `channels` a pixel (3 or 4), at `scale` a code value
+// (1 for 8 bits, 257 for the same picture in 16); the fourth, alpha, a ramp from clear to opaque.
+std::vector<uint16_t> picture_samples(int channels, uint16_t scale) {
+  std::vector<uint16_t> v;
+  for (uint32_t y = 0; y < 96; ++y)
+    for (uint32_t x = 0; x < 128; ++x) {
+      for (uint32_t c = 0; c < 3; ++c)
+        v.push_back(uint16_t(scale * ((x * (c + 1) + y * 2 + c * 60 + (x * y) % 7) % 256)));
+      if (channels == 4) v.push_back(uint16_t(scale * (x * 2)));
+    }
+  return v;
+}
+
+// Half-transparent pixels show what lies behind them. libpng once blended them onto whatever
+// the buffer held (a picture against itself scored -5 and 1); as the reference tool, each image
+// is seen over a dark and a light background and the worse counts: a shadow made opaque is a
+// different picture.
+TEST(Compare, TransparentPngsAreSeenOverDarkAndLightBackgrounds) {
+  const std::vector<uint16_t> samples = picture_samples(4, 1);
+  const auto png = testing::png_of_samples(128, 96, 4, 8, samples);
+  for (int i = 0; i < 3; ++i)
+    EXPECT_NEAR(compare_images(png, png, false).ssimulacra2.value_or(0), 100.0, 1e-6);
+  std::vector<uint16_t> opaque = samples;
+  for (size_t i = 3; i < opaque.size(); i += 4) opaque[i] = 255;
+  const ImageScores s = compare_images(png, testing::png_of_samples(128, 96, 4, 8, opaque), false);
+  EXPECT_LT(s.ssimulacra2.value_or(100), 30.0);
+}
+
+// A 16-bit PNG without gAMA is in sRGB's coding as viewers show it, not linear light (libpng's
+// default for the simplified API): the same picture in 8 and 16 bits scored -44.
+TEST(Compare, SixteenBitPngsReadAsTheirEightBitCopies) {
+  const auto eight = testing::png_of_samples(128, 96, 3, 8, picture_samples(3, 1));
+  const auto sixteen = testing::png_of_samples(128, 96, 3, 16, picture_samples(3, 257));
+  EXPECT_NEAR(compare_images(eight, sixteen, false).ssimulacra2.value_or(0), 100.0, 1e-6);
+}
+
+// An ICC profile overrides gAMA (PNG 1.2): a ProPhoto picture that also gives its gamma of 1.8
+// in gAMA is the same picture as without it; libpng applied the gamma under the profile's own
+// curves (55 against itself).
+TEST(Compare, AnIccProfileOverridesGama) {
+  const std::vector<uint16_t> samples = picture_samples(3, 1);
+  const std::vector<uint8_t> prophoto = testing::prophoto_rgb_profile();
+  const auto plain = testing::png_of_samples(128, 96, 3, 8, samples, 0, prophoto);
+  const auto with_gama = testing::png_of_samples(128, 96, 3, 8, samples, 1 / 1.8, prophoto);
+  EXPECT_NEAR(compare_images(plain, with_gama, false).ssimulacra2.value_or(0), 100.0, 1e-6);
+  // Without a profile, gAMA is how the samples read: gamma 1.0 is another picture.
+  const auto linear = testing::png_of_samples(128, 96, 3, 8, samples, 1.0);
+  const auto srgb = testing::png_of_samples(128, 96, 3, 8, samples);
+  EXPECT_LT(compare_images(srgb, linear, false).ssimulacra2.value_or(100), 50.0);
 }
 
 TEST(Compare, RefusesOtherSizesAndNonImages) {

@@ -72,6 +72,49 @@ inline std::vector<uint8_t> make_png(const PngRecipe& r) {
   return out;
 }
 
+// A PNG of the given samples (`channels` a pixel, each 0-65535, written as 8 or 16 bits), with a
+// gAMA chunk when `gamma` is not 0 and an iCCP chunk when `icc` is not empty.
+inline std::vector<uint8_t> png_of_samples(uint32_t width, uint32_t height, int channels,
+                                           int bit_depth, const std::vector<uint16_t>& samples,
+                                           double gamma = 0, const std::vector<uint8_t>& icc = {}) {
+  static constexpr int kTypes[5] = {0, PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA,
+                                    PNG_COLOR_TYPE_RGB, PNG_COLOR_TYPE_RGB_ALPHA};
+  std::vector<uint8_t> out;
+  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
+  png_infop info = png_create_info_struct(png);
+  png_set_write_fn(
+      png, &out,
+      [](png_structp p, png_bytep data, size_t n) {
+        auto* v = static_cast<std::vector<uint8_t>*>(png_get_io_ptr(p));
+        v->insert(v->end(), data, data + n);
+      },
+      nullptr);
+  png_set_IHDR(png, info, width, height, bit_depth, kTypes[channels], PNG_INTERLACE_NONE,
+               PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+  if (gamma != 0) png_set_gAMA(png, info, gamma);
+  if (!icc.empty())
+    png_set_iCCP(png, info, "profile", PNG_COMPRESSION_TYPE_BASE, icc.data(),
+                 png_uint_32(icc.size()));
+  png_write_info(png, info);
+  const size_t per_row = size_t(width) * size_t(channels);
+  std::vector<uint8_t> row(per_row * size_t(bit_depth / 8));
+  for (uint32_t y = 0; y < height; ++y) {
+    for (size_t i = 0; i < per_row; ++i) {
+      const uint16_t v = samples[y * per_row + i];
+      if (bit_depth == 16) {
+        row[2 * i] = uint8_t(v >> 8);
+        row[2 * i + 1] = uint8_t(v);
+      } else {
+        row[i] = uint8_t(v);
+      }
+    }
+    png_write_row(png, row.data());
+  }
+  png_write_end(png, nullptr);
+  png_destroy_write_struct(&png, &info);
+  return out;
+}
+
 // Decodes with libpng's simplified API to RGBA (16-bit linear for 16-bit inputs); empty on error.
 inline std::vector<uint8_t> decode_png_pixels(const std::vector<uint8_t>& bytes) {
   png_image image{};
