@@ -455,6 +455,28 @@ TEST(AviFormat, DamagedIndexIsLeftAlone) {
   EXPECT_NE(o.message.find("damaged index"), std::string::npos) << o.message;
 }
 
+// A muxer that leaves idx1 out of the RIFF size puts it among the bytes after the RIFF chunk,
+// which are kept as they are: ffmpeg still reads it there, so its offsets would miss the
+// rewritten frames (1 of 12 frames and no audio read back). Other bytes after it are fine.
+TEST(AviFormat, AnIndexAfterTheRiffChunkIsLeftAlone) {
+  Bytes in = make_avi(AviRecipe{});
+  const AviFile a = parse_avi(in);
+  for (const RiffChunk& c : a.tree.chunks)
+    if (c.id == fourcc("idx1")) {
+      ASSERT_EQ(c.offset + 8 + c.size + (c.size & 1), in.size());
+      store_le32(in.data() + 4, uint32_t(c.offset - 8));  // the RIFF chunk ends before it
+    }
+  ASSERT_LT(parse_avi(in).tree.trailing_offset, in.size());
+  const Outcome o = run(in);
+  EXPECT_EQ(o.reason, Reason::kUnsupportedVariant) << o.message;
+  EXPECT_NE(o.message.find("idx1"), std::string::npos) << o.message;
+  Bytes zeros_after = make_avi(AviRecipe{});
+  zeros_after.resize(zeros_after.size() + 100, 0);
+  const Outcome kept = run(zeros_after);
+  ASSERT_TRUE(kept.replaced()) << kept.message;
+  EXPECT_TRUE(std::equal(zeros_after.end() - 100, zeros_after.end(), kept.bytes.end() - 100));
+}
+
 TEST(AviFormat, OtherCodecsAreLeftAloneWithAReason) {
   Bytes in = make_avi(AviRecipe{});
   const AviFile a = parse_avi(in);

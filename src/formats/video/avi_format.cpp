@@ -202,6 +202,21 @@ std::string describe_streams(const AviFile& avi) {
   return s;
 }
 
+// Bytes after the RIFF chunks are kept as they are. ffmpeg walks them as chunks from the end of
+// movi looking for idx1, so an index written there (a muxer that did not count it in the RIFF
+// size) is read, and its offsets would point beside the frames once they are rewritten.
+void refuse_index_after_riff(ByteView in, const AviFile& avi) {
+  for (uint64_t pos = avi.tree.trailing_offset; in.size() - pos >= 8;) {
+    const uint32_t id = load_le32(in.data() + pos), size = load_le32(in.data() + pos + 4);
+    if (id == fourcc("idx1"))
+      throw FormatError(Reason::kUnsupportedVariant, pos,
+                        "an idx1 index lies after the RIFF chunk, where players still read it; "
+                        "its offsets would not follow rewritten frames");
+    pos += 8 + uint64_t(size) + (size & 1);
+    if (pos > in.size()) break;
+  }
+}
+
 bool has_mjpeg(const AviFile& avi) {
   return std::any_of(avi.streams.begin(), avi.streams.end(),
                      [](const AviStream& s) { return s.mjpeg; });
@@ -212,6 +227,7 @@ bool has_mjpeg(const AviFile& avi) {
 Outcome optimize_avi(ByteView input, Context& context) {
   const AviFile avi = parse_avi(input);
   const std::vector<ResolvedIndex> indexes = resolve_all(input, avi);  // throws when damaged
+  refuse_index_after_riff(input, avi);
   if (!has_mjpeg(avi)) {
     if (context.policy().mode == Mode::kLossless)
       throw FormatError(Reason::kUnsupportedVariant, 0,
