@@ -144,6 +144,28 @@ TEST_F(AviLibav, XvidIsReencodedWithItsOwnCodecOrAsH264AndLeftAloneTheSecondTime
   EXPECT_EQ(again.reason, Reason::kAlreadyOptimized) << again.message;
 }
 
+// A re-encode goes through libav's muxer, which writes no chunk it does not know: a maker's chunk
+// beside the headers, or a stream's strd, would be lost (strd even turned into codec data). Such
+// files are left alone, before any encoding; here a JUNK chunk of ffmpeg's file is renamed.
+TEST_F(AviLibav, ChunksTheMuxerWouldDropLeaveTheFileAlone) {
+  const Bytes in = clip("vendor.avi", "-c:v mpeg4 -vtag XVID -q:v 2", "mandelbrot");
+  ASSERT_FALSE(in.empty());
+  const video::AviFile avi = video::parse_avi(in);
+  for (const auto& [depth, name] : {std::pair{1u, "vndr"}, std::pair{2u, "strd"}}) {
+    Bytes renamed = in;
+    bool found = false;
+    for (const video::RiffChunk& c : avi.tree.chunks)
+      if (!found && c.id == video::fourcc("JUNK") && c.depth == depth) {
+        std::copy_n(name, 4, renamed.begin() + long(c.offset));
+        found = true;
+      }
+    ASSERT_TRUE(found) << "no JUNK at depth " << depth;
+    const Outcome o = optimize(renamed, perceptual(Mode::kCompact));
+    EXPECT_EQ(o.reason, Reason::kUnsupportedVariant) << o.message;
+    EXPECT_NE(o.message.find(name), std::string::npos) << o.message;
+  }
+}
+
 // (Over testsrc2's fine text no DivX 3 re-encode stays above 70 at frame 22, ten frames after
 // the last keyframe; a fractal, as detailed, has no such flat edges.)
 TEST_F(AviLibav, H264PolicyTurnsDivX3IntoH264InAvi) {

@@ -217,6 +217,52 @@ void refuse_index_after_riff(ByteView in, const AviFile& avi) {
   }
 }
 
+// Whether libav's AVI muxer writes back what a chunk of this id holds (`list`: the list type of
+// the chunk's parent): the headers and indexes it makes anew, stream names, video properties
+// and the INFO items (the metadata check compares those), the frames and JUNK.
+bool muxer_carries(uint32_t id, uint32_t parent) {
+  const auto digit = [](uint32_t c) { return c >= '0' && c <= '9'; };
+  if (parent == fourcc("movi") || parent == fourcc("rec "))
+    return (digit(id & 0xFF) && digit(id >> 8 & 0xFF)) || id == fourcc("JUNK") ||
+           ((id & 0xFFFF) == ('i' | 'x' << 8));
+  if (parent == fourcc("INFO")) return true;
+  for (const uint32_t known :
+       {fourcc("avih"), fourcc("strh"), fourcc("strf"), fourcc("strn"), fourcc("indx"),
+        fourcc("dmlh"), fourcc("vprp"), fourcc("JUNK"), fourcc("idx1"), fourcc("IDIT")})
+    if (id == known) return true;
+  return false;
+}
+
+// A re-encode writes a new file through libav's muxer, which writes no chunk it does not know:
+// a vendor's chunk (a camera's LIST Tdat, a top-level maker chunk) or a stream's strd would be
+// lost without a word. Such files are left alone.
+void refuse_chunks_a_reencode_drops(const AviFile& avi) {
+  const auto& chunks = avi.tree.chunks;
+  std::vector<uint32_t> parents;  // list types of the lists open around chunk i
+  std::vector<size_t> ends;
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    while (!ends.empty() && i >= ends.back()) ends.pop_back(), parents.pop_back();
+    const RiffChunk& c = chunks[i];
+    const uint32_t parent = parents.empty() ? 0 : parents.back();
+    if (c.is_list) {
+      const bool known = c.id == fourcc("RIFF") ||
+                         (c.list_type == fourcc("hdrl") || c.list_type == fourcc("strl") ||
+                          c.list_type == fourcc("odml") || c.list_type == fourcc("movi") ||
+                          c.list_type == fourcc("INFO") || c.list_type == fourcc("rec "));
+      if (!known)
+        throw FormatError(Reason::kUnsupportedVariant, c.offset,
+                          "a re-encode would drop its LIST " + fourcc_text(c.list_type) +
+                              " (libav's muxer writes no list it does not know)");
+      parents.push_back(c.list_type);
+      ends.push_back(c.end);
+    } else if (!muxer_carries(c.id, parent)) {
+      throw FormatError(Reason::kUnsupportedVariant, c.offset,
+                        "a re-encode would drop its " + fourcc_text(c.id) +
+                            " chunk (libav's muxer writes no chunk it does not know)");
+    }
+  }
+}
+
 bool has_mjpeg(const AviFile& avi) {
   return std::any_of(avi.streams.begin(), avi.streams.end(),
                      [](const AviStream& s) { return s.mjpeg; });
@@ -234,7 +280,9 @@ Outcome optimize_avi(ByteView input, Context& context) {
                         "no Motion-JPEG stream (" + describe_streams(avi) +
                             "); lossless mode does not re-encode lossy video");
     // Other codecs are re-encoded whole through libav (formats/media), once this parser has
-    // found the chunk tree and every index sound.
+    // found the chunk tree and every index sound, and libav's muxer would write back each kind
+    // of chunk.
+    refuse_chunks_a_reencode_drops(avi);
     Outcome outcome = optimize_media(input, context);
     outcome.kind = Kind::kAvi;
     // Bytes after the RIFF chunks follow the muxer's, as the Motion-JPEG path keeps them.
