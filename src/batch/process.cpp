@@ -61,9 +61,13 @@ std::optional<JournalRow> final_journal_row(const RunContext& ctx, const WalkEnt
   if (!row || row->policy_fingerprint != ctx.policy_fingerprint || !is_final(row->reason))
     return std::nullopt;
   const FileStat& st = entry.stat;
-  const bool as_input = row->size == st.size && row->mtime_ns == st.mtime_ns;
-  const bool as_output = ctx.options.in_place && row->action == Action::kReplaced &&
-                         row->out_size == st.size && row->out_mtime_ns == st.mtime_ns;
+  // In place, a file the row says was replaced is done only while it is that output: one that
+  // is the input again (restored from a backup with its times) or a row of a mirror run (which
+  // replaced nothing here) leave the work to do.
+  const bool replaced_here = ctx.options.in_place && row->action == Action::kReplaced;
+  const bool as_input = !replaced_here && row->size == st.size && row->mtime_ns == st.mtime_ns;
+  const bool as_output =
+      replaced_here && row->out_size == st.size && row->out_mtime_ns == st.mtime_ns;
   if (!as_input && !as_output) return std::nullopt;
   return row;
 }

@@ -1,4 +1,5 @@
 // run_batch through the library API: modes, journal resume, limits, progress.
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -120,6 +121,52 @@ TEST_F(RunBatch, SecondRunIsANoOpFromTheJournalAndWithAFreshOne) {
   EXPECT_EQ(third.total.replaced, 0u) << "lossless output must not shrink again";
   EXPECT_EQ(third.from_journal, 0u);
   EXPECT_EQ(snapshot(dir_ / "in"), after_first);
+}
+
+// In place, a row that says a file was replaced holds only while the file is that output: the
+// original restored from a backup with its times, or a row of a mirror run sharing the journal,
+// is optimised again rather than reported as done.
+TEST_F(RunBatch, InPlaceRowsOfReplacedFilesHoldOnlyForTheirOutput) {
+  const fs::path original = dir_ / "in" / "testorig.jpg";
+  const std::vector<uint8_t> before = read_file(original);
+  struct stat st {};
+  ASSERT_EQ(::stat(original.c_str(), &st), 0);
+  auto o = options();
+  o.in_place = true;
+  o.journal_path = (dir_ / "shared.sqlite").string();
+  Recorder first_rec;
+  ASSERT_GT(run_batch(o, first_rec).total.replaced, 0u);
+  ASSERT_NE(read_file(original), before);
+  // Restored as `cp -p` would: the same bytes and times as the input the row describes.
+  write_file(original, before);
+  const struct timespec times[2] = {st.st_atim, st.st_mtim};
+  ASSERT_EQ(::utimensat(AT_FDCWD, original.c_str(), times, 0), 0);
+  Recorder second_rec;
+  run_batch(o, second_rec);
+  EXPECT_NE(read_file(original), before);
+  for (const FileResult& r : second_rec.results)
+    if (r.path == original.string()) {
+      EXPECT_FALSE(r.from_journal);
+      EXPECT_EQ(r.action, Action::kReplaced) << r.message;
+    }
+
+  // A mirror run's rows, then an in-place run with the same journal.
+  const fs::path fresh = dir_ / "fresh";
+  copy_into({shared_dir() / "corpus" / "jpeg" / "testorig.jpg"}, fresh);
+  auto mirror = options();
+  mirror.inputs = {fresh.string()};
+  mirror.output_dir = (dir_ / "mirror").string();
+  mirror.journal_path = (dir_ / "mixed.sqlite").string();
+  Recorder mirror_rec;
+  ASSERT_EQ(run_batch(mirror, mirror_rec).total.replaced, 1u);
+  auto in_place = mirror;
+  in_place.output_dir.clear();
+  in_place.in_place = true;
+  Recorder in_place_rec;
+  const BatchSummary s = run_batch(in_place, in_place_rec);
+  EXPECT_EQ(s.from_journal, 0u);
+  EXPECT_EQ(s.total.replaced, 1u);
+  EXPECT_NE(read_file(fresh / "testorig.jpg"), before);
 }
 
 TEST_F(RunBatch, HardLinkedFilesAreLeftAloneInPlace) {
