@@ -218,6 +218,7 @@ class FileJob {
       set_write_error(ctx_, result_, s);
       return;
     }
+    if (!s.note.empty()) result_.detail += (result_.detail.empty() ? "" : "; ") + s.note;
     wrote_ = true;
   }
 

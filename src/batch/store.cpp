@@ -78,13 +78,34 @@ IoStatus write_all(int fd, const uint8_t* data, size_t size, const std::string& 
   return {};
 }
 
-// Copies mode, owner (only root may), extended attributes and timestamps of `source` to `fd`.
-IoStatus copy_metadata(int fd, const std::string& source, const std::string& temp) {
+// A failed write whose cause is no system call's.
+IoStatus refused(std::string_view op, const std::string& path, int err, const std::string& why) {
+  IoStatus s = IoStatus::fail(op, path, err);
+  s.message = std::string(op) + " " + path + ": " + why;
+  return s;
+}
+
+// Copies mode, owner, extended attributes and timestamps of `source` to `fd` (see write_atomic).
+// `in_place`: the temp file is to replace `source` itself.
+IoStatus copy_metadata(int fd, const std::string& source, const std::string& temp, bool in_place,
+                       std::string& note) {
   struct stat s;
   if (::stat(source.c_str(), &s) != 0) return IoStatus::fail("stat", source, errno);
   // chown before chmod: chown clears set-id bits.
-  if (::geteuid() == 0 && ::fchown(fd, s.st_uid, s.st_gid) != 0)
-    return IoStatus::fail("chown", temp, errno);
+  if (::geteuid() == 0) {
+    if (::fchown(fd, s.st_uid, s.st_gid) != 0) return IoStatus::fail("chown", temp, errno);
+  } else {
+    if (in_place && s.st_uid != ::geteuid())
+      return refused("keep the owner of", source, EPERM,
+                     "it belongs to uid " + std::to_string(s.st_uid) +
+                         "; replacing it would make it this user's (uid " +
+                         std::to_string(::geteuid()) + "); run as its owner or as root");
+    // A user may give a file any group the user is in.
+    if (s.st_gid != ::getegid() && ::fchown(fd, uid_t(-1), s.st_gid) != 0 && in_place)
+      return refused("keep the group of", source, errno,
+                     "its group is gid " + std::to_string(s.st_gid) +
+                         ", which this user cannot give a file; replacing it would change it");
+  }
   if (::fchmod(fd, s.st_mode & 07777) != 0) return IoStatus::fail("chmod", temp, errno);
 
   ssize_t names_size = ::listxattr(source.c_str(), nullptr, 0);
@@ -101,14 +122,31 @@ IoStatus copy_metadata(int fd, const std::string& source, const std::string& tem
       value.resize(size_t(n) + 1);
       n = ::getxattr(source.c_str(), name, value.data(), value.size());
       if (n < 0) return IoStatus::fail(std::string("getxattr ") + name, source, errno);
-      if (::fsetxattr(fd, name, value.data(), size_t(n), 0) != 0)
+      if (::fsetxattr(fd, name, value.data(), size_t(n), 0) != 0) {
+        // A mirror on a filesystem without them (NFSv3, SMB, exFAT) cannot hold the attribute:
+        // failing would leave the file out of the mirror on every run.
+        if (!in_place && (errno == ENOTSUP || errno == EOPNOTSUPP)) {
+          note += note.empty() ? "extended attributes not kept (the destination's filesystem "
+                                 "does not support them): "
+                               : ", ";
+          note += name;
+          continue;
+        }
         return IoStatus::fail(std::string("setxattr ") + name, temp, errno);
+      }
     }
   }
   // Timestamps last: nothing may touch the file after them.
   struct timespec times[2] = {s.st_atim, s.st_mtim};
   if (::futimens(fd, times) != 0) return IoStatus::fail("utimensat", temp, errno);
   return {};
+}
+
+// Whether two paths name one file (the same inode on the same device).
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat x, y;
+  return ::stat(a.c_str(), &x) == 0 && ::stat(b.c_str(), &y) == 0 && x.st_dev == y.st_dev &&
+         x.st_ino == y.st_ino;
 }
 
 IoStatus fsync_dir(const std::string& dir) {
@@ -399,7 +437,9 @@ class LocalStore final : public Store {
       return status;
     };
     if (auto s = fill(fd.get()); !s.ok()) return fail(s);
-    if (auto s = copy_metadata(fd.get(), source, temp); !s.ok()) return fail(s);
+    std::string note;
+    if (auto s = copy_metadata(fd.get(), source, temp, same_file(target, source), note); !s.ok())
+      return fail(s);
     if (::fsync(fd.get()) != 0) return fail(IoStatus::fail("fsync", temp, errno));
     if (::close(fd.release()) != 0) return fail(IoStatus::fail("close", temp, errno));
     if (expected) {
@@ -417,7 +457,9 @@ class LocalStore final : public Store {
     if (::rename(temp.c_str(), target.c_str()) != 0)
       return fail(IoStatus::fail("rename", target, errno));
     sync_dir_after_rename(split_path(target).first);
-    return {};
+    IoStatus done;
+    done.note = std::move(note);
+    return done;
   }
 };
 

@@ -34,6 +34,8 @@ struct IoStatus {
   bool source_changed = false;  // the source moved under us: nothing was written
   std::string op;               // "write"
   std::string message;          // "write /a/b.jpg: No space left on device"
+  // A write that succeeded without carrying everything over: "extended attributes not kept ..."
+  std::string note;
 
   bool ok() const { return error == 0 && !source_changed; }
   static IoStatus fail(std::string_view op, const std::string& path, int err);
@@ -64,6 +66,11 @@ class Store {
   // Writes `target` atomically: temp file beside it, data, metadata of `source` (mode, owner
   // when root, extended attributes, atime and mtime), fsync, rename, fsync of the directory.
   // With `expected`, the source must still have that size and mtime just before the rename.
+  // Replacing `source` itself (in place), a user other than root leaves a file of another owner,
+  // or of a group the user cannot give, as it is rather than make it the user's; elsewhere (a
+  // mirror) the owner is the user's and the group is kept where the user may give it, and
+  // extended attributes the destination's filesystem cannot hold are left out and named in
+  // the status's note.
   virtual IoStatus write_atomic(const std::string& target, std::span<const uint8_t> bytes,
                                 const std::string& source, const FileStat* expected) = 0;
   // Same as write_atomic, streaming the source's content instead of holding it in memory.

@@ -1,12 +1,16 @@
 // Unit tests of the batch pieces: walk, shards, journal, atomic writes, scheduler.
 #include <fcntl.h>
+#include <sched.h>
 #include <sqlite3.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 
 #include <algorithm>
 #include <atomic>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -292,6 +296,72 @@ TEST(Store, AtomicWriteKeepsModeTimesAndExtendedAttributes) {
     std::cout << "[ note ] user xattrs unsupported here; xattr copy not checked\n";
   }
   EXPECT_FALSE(has_temp_files(dir.path()));
+}
+
+// Runs `body` in a child process (which may change its user or mounts) and returns its exit
+// status: 0 for success, 77 when the child could not set itself up.
+int in_child(const std::function<int()>& body) {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(body());
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 99;
+}
+
+// A user other than root who may write the folder, replacing a file of another owner in place,
+// would make it the user's: the file is left as it is with a reason.
+TEST(Store, InPlaceLeavesFilesOfOtherOwnersAsTheyAre) {
+  if (::geteuid() != 0) GTEST_SKIP() << "making a file of another owner takes root";
+  TempDir dir;
+  ASSERT_EQ(::chmod(dir.path().c_str(), 0777), 0);
+  const std::string path = (dir / "f.bin").string();
+  touch(path, "original content");
+  ASSERT_EQ(::chmod(path.c_str(), 0644), 0);  // root's
+  const int status = in_child([&] {
+    if (::setgid(65534) != 0 || ::setuid(65534) != 0) return 77;
+    auto store = batch::make_local_store();
+    const std::vector<uint8_t> smaller = {'n', 'e', 'w'};
+    const batch::IoStatus s = store->write_atomic(path, smaller, path, nullptr);
+    if (s.ok()) return 1;
+    return s.message.find("belongs to uid 0") != std::string::npos ? 0 : 2;
+  });
+  if (status == 77) GTEST_SKIP() << "cannot become nobody here";
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(read_file(path), std::vector<uint8_t>({'o', 'r', 'i', 'g', 'i', 'n', 'a', 'l', ' ', 'c',
+                                                   'o', 'n', 't', 'e', 'n', 't'}));
+  struct stat after {};
+  ASSERT_EQ(::stat(path.c_str(), &after), 0);
+  EXPECT_EQ(after.st_uid, 0u);
+  EXPECT_FALSE(has_temp_files(dir.path()));
+}
+
+// A mirror on a filesystem that holds no extended attributes (ramfs here; NFSv3, SMB and exFAT
+// alike) gets the file without them, and the write says which it left out.
+TEST(Store, AMirrorWithoutExtendedAttributesGetsTheFileAndANote) {
+  if (::geteuid() != 0) GTEST_SKIP() << "mounting a ramfs takes root";
+  TempDir dir;
+  const std::string source = (dir / "f.bin").string();
+  touch(source, "original content");
+  if (::setxattr(source.c_str(), "user.lighten-test", "v1", 2, 0) != 0)
+    GTEST_SKIP() << "user xattrs unsupported here";
+  const fs::path mount = dir / "ramfs";
+  fs::create_directories(mount);
+  const int status = in_child([&] {
+    if (::unshare(CLONE_NEWNS) != 0 ||
+        ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+        ::mount("none", mount.c_str(), "ramfs", 0, nullptr) != 0)
+      return 77;
+    if (::setxattr((mount / "probe").c_str(), "user.x", "v", 1, 0) == 0) return 77;
+    auto store = batch::make_local_store();
+    const std::vector<uint8_t> smaller = {'n', 'e', 'w'};
+    const batch::IoStatus s =
+        store->write_atomic((mount / "f.bin").string(), smaller, source, nullptr);
+    if (!s.ok()) return 1;
+    if (s.note.find("user.lighten-test") == std::string::npos) return 2;
+    return read_file(mount / "f.bin") == smaller ? 0 : 3;
+  });
+  if (status == 77) GTEST_SKIP() << "no ramfs without extended attributes can be mounted here";
+  EXPECT_EQ(status, 0);
 }
 
 TEST(Store, ChangedSourceAndFailedWriteKeepTheOriginal) {
