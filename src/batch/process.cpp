@@ -72,6 +72,18 @@ std::optional<JournalRow> final_journal_row(const RunContext& ctx, const WalkEnt
   return row;
 }
 
+// The same, in a mirror only while the mirror still holds what the row says was written there.
+std::optional<JournalRow> holding_journal_row(const RunContext& ctx, const WalkEntry& entry,
+                                              const std::string& key) {
+  auto row = final_journal_row(ctx, entry, key);
+  if (!row || ctx.options.in_place || ctx.options.output_dir.empty()) return row;
+  FileStat out;
+  if (!ctx.store.stat(mirror_path(ctx.options.output_dir, entry.relative), false, out).ok() ||
+      out.size != row->out_size || out.mtime_ns != row->out_mtime_ns)
+    return std::nullopt;
+  return row;
+}
+
 class FileJob {
  public:
   FileJob(const RunContext& context, const WalkEntry& entry)
@@ -104,14 +116,8 @@ class FileJob {
   }
 
   bool from_journal() {
-    auto row = final_journal_row(ctx_, entry_, key_);
+    auto row = holding_journal_row(ctx_, entry_, key_);
     if (!row) return false;
-    if (mirror_) {  // the mirror must still hold what the row says was written
-      FileStat out;
-      if (!ctx_.store.stat(out_path_, false, out).ok() || out.size != row->out_size ||
-          out.mtime_ns != row->out_mtime_ns)
-        return false;
-    }
     result_ = row->to_result();
     result_.path = entry_.path;
     result_.from_journal = true;
@@ -283,7 +289,7 @@ class FileJob {
 }  // namespace
 
 bool journal_says_done(const RunContext& context, const WalkEntry& entry) {
-  return context.journal && final_journal_row(context, entry, journal_key(entry.path));
+  return context.journal && holding_journal_row(context, entry, journal_key(entry.path));
 }
 
 std::string journal_key(const std::string& path) {

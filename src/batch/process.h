@@ -44,8 +44,9 @@ struct RunContext {
 // Never throws for anything the file or the disk does: problems end as the result's reason.
 FileResult process_file(const RunContext& context, const WalkEntry& entry);
 
-// Whether the journal holds a final result for this file as it is now under this run's policy
-// (process_file then takes it from there, once it has also checked the mirror's copy).
+// Whether the journal holds a final result for this file as it is now under this run's policy,
+// and in a mirror the mirror still holds the copy the row says was written (process_file then
+// takes the result from there; the scheduler prices such a file at nothing).
 bool journal_says_done(const RunContext& context, const WalkEntry& entry);
 
 // The journal's key for a path: absolute and lexically normal, so any working directory agrees.

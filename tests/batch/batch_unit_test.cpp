@@ -298,6 +298,44 @@ TEST(Store, AtomicWriteKeepsModeTimesAndExtendedAttributes) {
   EXPECT_FALSE(has_temp_files(dir.path()));
 }
 
+// A mirror run's row holds only while the mirror still has the copy it wrote: once that is gone
+// the file is done again, and the scheduler must price it as a file to do, not as nothing.
+TEST(Journal, AMirrorsRowHoldsOnlyWhileTheMirrorHasItsCopy) {
+  TempDir dir;
+  const fs::path in = dir / "in" / "a.jpg", out = dir / "out" / "a.jpg";
+  touch(in.string(), "input bytes");
+  touch(out.string(), "out");
+  auto store = batch::make_local_store();
+  batch::FileStat in_stat, out_stat;
+  ASSERT_TRUE(store->stat(in.string(), false, in_stat).ok());
+  ASSERT_TRUE(store->stat(out.string(), false, out_stat).ok());
+  batch::Journal journal((dir / "j.sqlite").string());
+  journal.begin_run("run", "policy");
+  batch::JournalRow row;
+  row.path = batch::journal_key(in.string());
+  row.size = in_stat.size;
+  row.mtime_ns = in_stat.mtime_ns;
+  row.action = Action::kReplaced;
+  row.reason = Reason::kOptimized;
+  row.out_size = out_stat.size;
+  row.out_mtime_ns = out_stat.mtime_ns;
+  row.run_id = "run";
+  row.policy_fingerprint = "policy";
+  journal.record(row);
+  journal.flush();
+  BatchOptions options;
+  options.output_dir = (dir / "out").string();
+  const batch::RunContext context{.options = options,
+                                  .store = *store,
+                                  .journal = &journal,
+                                  .run_id = "run",
+                                  .policy_fingerprint = "policy"};
+  const batch::WalkEntry entry{.path = in.string(), .relative = "a.jpg", .stat = in_stat};
+  EXPECT_TRUE(batch::journal_says_done(context, entry));
+  fs::remove(out);
+  EXPECT_FALSE(batch::journal_says_done(context, entry));
+}
+
 // Runs `body` in a child process (which may change its user or mounts) and returns its exit
 // status: 0 for success, 77 when the child could not set itself up.
 int in_child(const std::function<int()>& body) {
