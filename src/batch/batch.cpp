@@ -338,7 +338,7 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
       ++summary.links_not_started;
       continue;
     }
-    batch::IoStatus s = store->make_dirs_for(options.output_dir, link.relative);
+    batch::IoStatus s = store->make_dirs_for(options.output_dir, link.relative, link.path);
     if (s.ok())
       s = store->make_link(batch::mirror_path(options.output_dir, link.relative), link.text);
     if (s.ok()) {

@@ -112,7 +112,7 @@ class FileJob {
  private:
   // The folders this file needs in the mirror, each a real folder inside it.
   IoStatus make_mirror_dirs() {
-    return ctx_.store.make_dirs_for(options_.output_dir, entry_.relative);
+    return ctx_.store.make_dirs_for(options_.output_dir, entry_.relative, entry_.path);
   }
 
   bool from_journal() {

@@ -6,8 +6,10 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -140,6 +142,17 @@ IoStatus copy_metadata(int fd, const std::string& source, const std::string& tem
   struct timespec times[2] = {s.st_atim, s.st_mtim};
   if (::futimens(fd, times) != 0) return IoStatus::fail("utimensat", temp, errno);
   return {};
+}
+
+// Gives the mirror's new folder `folder` the permissions (and, for root, the owner) of the input
+// folder `levels` above `source`. Failing that it stays as made: nothing is lost.
+void take_folder_permissions(const std::string& folder, const std::string& source, size_t levels) {
+  std::filesystem::path input(source);
+  for (size_t i = 0; i < levels; ++i) input = input.parent_path();
+  struct stat s;
+  if (input.empty() || ::stat(input.c_str(), &s) != 0 || !S_ISDIR(s.st_mode)) return;
+  if (::geteuid() == 0) (void)::chown(folder.c_str(), s.st_uid, s.st_gid);
+  (void)::chmod(folder.c_str(), (s.st_mode & 07777) | S_IRWXU);
 }
 
 // Whether two paths name one file (the same inode on the same device).
@@ -394,7 +407,8 @@ class LocalStore final : public Store {
     return {};
   }
 
-  IoStatus make_dirs_for(const std::string& root, const std::string& relative) override {
+  IoStatus make_dirs_for(const std::string& root, const std::string& relative,
+                         const std::string& source) override {
     if (auto s = make_dirs(root); !s.ok()) return s;
     std::string path = root;
     size_t start = 0;
@@ -402,6 +416,7 @@ class LocalStore final : public Store {
     for (size_t end; (end = relative.find('/', start)) != std::string::npos;) {
       const std::string part = relative.substr(start, end - start);
       start = end + 1;
+      const size_t below = size_t(std::count(relative.begin() + long(start), relative.end(), '/'));
       if (part.empty() || part == ".") continue;
       if (path.empty() || path.back() != '/') path += '/';
       path += part;
@@ -413,9 +428,11 @@ class LocalStore final : public Store {
         if (::unlink(path.c_str()) != 0 && errno != ENOENT)
           return IoStatus::fail("remove link", path, errno);
       }
-      if (::mkdir(path.c_str(), 0777) != 0 &&
-          !(errno == EEXIST && ::lstat(path.c_str(), &s) == 0 && S_ISDIR(s.st_mode)))
+      if (::mkdir(path.c_str(), 0777) == 0) {
+        if (!source.empty()) take_folder_permissions(path, source, below + 1);
+      } else if (!(errno == EEXIST && ::lstat(path.c_str(), &s) == 0 && S_ISDIR(s.st_mode))) {
         return IoStatus::fail("create directory", path, errno);
+      }
     }
     return {};
   }

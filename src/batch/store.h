@@ -86,8 +86,12 @@ class Store {
   // Makes `root` and the folders below it that the file `relative` (a path inside it) needs.
   // Below `root` every one is a real folder: a symbolic link in the way (a mirror's copy of an
   // input's link, from an earlier run) is replaced by a folder, so that nothing is written
-  // through it, outside `root`.
-  virtual IoStatus make_dirs_for(const std::string& root, const std::string& relative) = 0;
+  // through it, outside `root`. With `source` (the input's path of what `relative` mirrors,
+  // whose last components are those of `relative`), each folder made takes the permissions of
+  // the input's folder it mirrors, with the owner's always (the files go in), and, for root, its
+  // owner: a private folder stays private in the mirror.
+  virtual IoStatus make_dirs_for(const std::string& root, const std::string& relative,
+                                 const std::string& source = {}) = 0;
   virtual IoStatus remove(const std::string& path) = 0;
 };
 

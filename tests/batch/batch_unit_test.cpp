@@ -402,6 +402,27 @@ TEST(Store, AMirrorWithoutExtendedAttributesGetsTheFileAndANote) {
   EXPECT_EQ(status, 0);
 }
 
+// A private folder stays private in the mirror: each folder made takes the permissions of the
+// input's folder it mirrors (the owner's always, for the files to go in); folders already there
+// are left as they are.
+TEST(Store, MirrorFoldersTakeTheInputFoldersPermissions) {
+  TempDir dir;
+  const fs::path input = dir / "in", file = input / "private" / "team" / "a.jpg";
+  fs::create_directories(file.parent_path());
+  touch(file.string(), "x");
+  ASSERT_EQ(::chmod((input / "private").c_str(), 0700), 0);
+  ASSERT_EQ(::chmod((input / "private" / "team").c_str(), 0550), 0);
+  auto store = batch::make_local_store();
+  const std::string root = (dir / "out").string();
+  ASSERT_TRUE(store->make_dirs_for(root, "private/team/a.jpg", file.string()).ok());
+  struct stat st {};
+  ASSERT_EQ(::stat((dir / "out" / "private").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  ASSERT_EQ(::stat((dir / "out" / "private" / "team").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0750u);
+  ASSERT_EQ(::chmod((input / "private" / "team").c_str(), 0750), 0);  // for TempDir to remove
+}
+
 TEST(Store, ChangedSourceAndFailedWriteKeepTheOriginal) {
   TempDir dir;
   auto path = (dir / "f.bin").string();
