@@ -132,6 +132,14 @@ Journal::Journal(const std::string& path, bool create) : path_(path) {
 }
 
 Journal::~Journal() {
+  if (committer_.joinable()) {
+    {
+      std::lock_guard lock(mutex_);
+      closing_ = true;
+    }
+    wake_.notify_all();
+    committer_.join();
+  }
   try {
     flush();
   } catch (...) {  // a destructor must not throw; the rows are redone next time
@@ -185,10 +193,30 @@ void Journal::record(const JournalRow& r) {
   }
 }
 
+void Journal::commit_when_due() {
+  std::unique_lock lock(mutex_);
+  while (!closing_) {
+    const auto due = first_pending_ + kJournalBatchTime;
+    if (pending_ > 0 && std::chrono::steady_clock::now() >= due) {
+      try {
+        commit_locked();
+      } catch (const std::exception& e) {  // kept for flush(), as a row's failure is
+        if (first_error_.empty()) first_error_ = e.what();
+      }
+      continue;
+    }
+    if (pending_ > 0)
+      wake_.wait_until(lock, due);
+    else
+      wake_.wait_for(lock, kJournalBatchTime);
+  }
+}
+
 void Journal::insert_locked(const JournalRow& r) {
   if (pending_ == 0) {
     exec("BEGIN IMMEDIATE");
     first_pending_ = std::chrono::steady_clock::now();
+    if (!committer_.joinable()) committer_ = std::thread([this] { commit_when_due(); });
   }
   ++pending_;
   sqlite3_reset(insert_);

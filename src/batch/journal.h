@@ -3,11 +3,13 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "lighten/batch.h"
@@ -68,6 +70,10 @@ class Journal {
   void insert_locked(const JournalRow& row);
   void commit_locked();
 
+  // Commits the rows pending once the oldest is kJournalBatchTime old, whether or not another
+  // row comes: a file done just before a long one would otherwise wait for it, uncommitted.
+  void commit_when_due();
+
   std::string path_;
   sqlite3* db_ = nullptr;
   sqlite3_stmt* find_ = nullptr;
@@ -76,6 +82,10 @@ class Journal {
   size_t pending_ = 0;
   std::chrono::steady_clock::time_point first_pending_;
   std::string first_error_;  // of a row that was not written
+  // The thread of commit_when_due, started with the first row; told to end by `closing_`.
+  std::thread committer_;
+  std::condition_variable wake_;
+  bool closing_ = false;
 };
 
 // Rows are committed at least this often, so a kill loses little work.

@@ -298,6 +298,24 @@ TEST(Store, AtomicWriteKeepsModeTimesAndExtendedAttributes) {
   EXPECT_FALSE(has_temp_files(dir.path()));
 }
 
+// A row is committed within about a second even when no other row follows it (the next file
+// may take minutes): a run killed meanwhile keeps it, and another process sees it.
+TEST(Journal, ARowIsCommittedWithoutWaitingForTheNext) {
+  TempDir dir;
+  const std::string path = (dir / "j.sqlite").string();
+  batch::Journal journal(path);
+  journal.begin_run("run", "policy");
+  batch::JournalRow row;
+  row.path = "/a.jpg";
+  row.run_id = "run";
+  journal.record(row);
+  batch::Journal other(path, false);
+  const auto deadline = std::chrono::steady_clock::now() + 3 * batch::kJournalBatchTime;
+  while (!other.find("/a.jpg") && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_TRUE(other.find("/a.jpg").has_value());
+}
+
 // A mirror run's row holds only while the mirror still has the copy it wrote: once that is gone
 // the file is done again, and the scheduler must price it as a file to do, not as nothing.
 TEST(Journal, AMirrorsRowHoldsOnlyWhileTheMirrorHasItsCopy) {
