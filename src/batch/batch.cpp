@@ -176,8 +176,13 @@ std::string default_journal_path(const BatchOptions& options) {
   else
     state = "/tmp/lighten-" + std::to_string(::getuid());
   // Named after the inputs: the same tree finds its journal again from any working directory.
+  // "d/" (as tab completion writes it) and "." inside d name the same tree as "d".
   std::vector<std::string> keys;
-  for (const auto& input : options.inputs) keys.push_back(batch::journal_key(input));
+  for (const auto& input : options.inputs) {
+    std::string key = batch::journal_key(input);
+    while (key.size() > 1 && key.back() == '/') key.pop_back();
+    keys.push_back(key);
+  }
   std::sort(keys.begin(), keys.end());
   std::string joined;
   for (const auto& k : keys) joined += k + "\n";

@@ -298,6 +298,23 @@ TEST(Store, AtomicWriteKeepsModeTimesAndExtendedAttributes) {
   EXPECT_FALSE(has_temp_files(dir.path()));
 }
 
+// In place, the journal is found by the inputs' names: "d/", as tab completion writes it, and
+// "d/." are the tree "d" is, and resume from its journal.
+TEST(Journal, TheDefaultJournalOfAFolderIgnoresATrailingSlash) {
+  ::setenv("XDG_STATE_HOME", "/tmp/lighten-state-test", 1);
+  BatchOptions options;
+  options.in_place = true;
+  options.inputs = {"photos"};
+  const std::string plain = default_journal_path(options);
+  for (const char* same : {"photos/", "photos//", "photos/."}) {
+    options.inputs = {same};
+    EXPECT_EQ(default_journal_path(options), plain) << same;
+  }
+  options.inputs = {"other"};
+  EXPECT_NE(default_journal_path(options), plain);
+  ::unsetenv("XDG_STATE_HOME");
+}
+
 // A row is committed within about a second even when no other row follows it (the next file
 // may take minutes): a run killed meanwhile keeps it, and another process sees it.
 TEST(Journal, ARowIsCommittedWithoutWaitingForTheNext) {
