@@ -328,8 +328,9 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
       rows_first.push_back(std::move(r));
     }
   batch::DestinationFull destination_full;  // told of a mirror's writes that find no space
-  // A mirror holds the tree's symbolic links as links, pointing where the originals point.
-  // One that cannot be made is a row of its own.
+  // A mirror holds the tree's symbolic links as links with the same text, as `cp -a` copies
+  // them (a relative link that leaves the tree then leads elsewhere from the mirror, as with
+  // cp). One that cannot be made is a row of its own.
   for (const auto& link : found.links) {
     if (!batch::in_shard(link.relative, options.shard)) continue;
     if (takes_journals_place(link.path, link.relative)) continue;
