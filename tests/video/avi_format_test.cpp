@@ -375,6 +375,30 @@ TEST(AviFormat, VerifierRefusesFramesThatRelyOnCarriedOverTables) {
   EXPECT_TRUE(verify_avi(in, make_avi(last), context).ok);
 }
 
+// An image without DHT after one with tables of its own decodes with those tables in ffmpeg and
+// with the standard ones in libjpeg: such a file is left alone with that reason, where it used to
+// end as a verification failure that asked for a bug report. Tables that are the standard ones,
+// spelled out, change nothing.
+TEST(AviFormat, ImagesThatRelyOnAnEarlierImagesOwnTablesLeaveTheFileAlone) {
+  AviRecipe r;
+  r.strip_dht = true;
+  r.frames = 3;
+  const Outcome tuned = optimize(testing::make_jpeg({.width = 64, .height = 48, .quality = 85}),
+                                 Policy{});  // Huffman tables of its own
+  ASSERT_TRUE(tuned.replaced()) << tuned.message;
+  r.given_frames = {tuned.bytes};
+  const Outcome o = run(make_avi(r));
+  EXPECT_EQ(o.reason, Reason::kUnsupportedVariant) << o.message;
+  EXPECT_NE(o.message.find("without Huffman tables after images with tables"), std::string::npos)
+      << o.message;
+  AviRecipe standard;
+  standard.strip_dht = true;
+  standard.frames = 3;
+  standard.dht_kept_frame = 0;
+  const Outcome fine = run(make_avi(standard));
+  EXPECT_TRUE(fine.replaced()) << fine.message;
+}
+
 // A video larger than Limits::large_output_bytes is written to a file-backed buffer (and read
 // back from it by the verifier): the same bytes as in memory.
 TEST(AviFormat, LongVideosAreWrittenToAFileBackedBuffer) {

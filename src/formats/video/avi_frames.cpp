@@ -148,6 +148,15 @@ bool optimize_frame(ByteView chunk, const FrameSite& site, Context& context, Rea
                     FrameTally& tally, Bytes& out) {
   const std::string& name = site.name;
   const std::vector<JpegImageSpan> images = split_mjpeg_chunk(chunk);
+  for (const JpegImageSpan& span : images) {
+    if (!span.has_dht && tally.other_tables_seen)
+      throw FormatError(Reason::kUnsupportedVariant, site.offset,
+                        name +
+                            " has an image without Huffman tables after images with tables of "
+                            "their own: ffmpeg decodes it with those, libjpeg with the standard "
+                            "ones, so what it shows is not settled");
+    if (span.has_dht && !defines_standard_tables_only(chunk, span)) tally.other_tables_seen = true;
+  }
   // A field lighten cannot walk to would be decoded with the tables of the image before it.
   const bool unwalked = holds_unwalked_scan(chunk, images, site.stream_height);
   if (unwalked && tally.rewritten)

@@ -30,6 +30,9 @@ struct FrameTally {
   size_t pixels_kept = 0;  // changed images whose pixels stayed identical
   // An image was written differently: every later image must carry its own Huffman tables.
   bool rewritten = false;
+  // An input image defined Huffman tables other than K.3: ffmpeg decodes a later image without
+  // DHT with those, libjpeg with K.3.
+  bool other_tables_seen = false;
   size_t tables_spelled_out = 0;  // kept images given the standard tables for that reason
   // Perceptual modes, requantised frames as libavcodec decodes them (ReaderGate).
   std::optional<double> reader_worst;

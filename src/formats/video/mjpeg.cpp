@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <optional>
 
 #include "formats/jpeg/metadata.h"
@@ -244,6 +245,54 @@ bool same_field_sizes(ByteView original, ByteView image) {
   const size_t from = field_sizes_offset(original), to = field_sizes_offset(image);
   if (from == 0 || to == 0) return from == to;
   return std::equal(original.begin() + from, original.begin() + from + 8, image.begin() + to);
+}
+
+namespace {
+
+// The tables a DHT payload defines, by class and slot (0x00-0x13): each its 16 counts and its
+// values. False when the payload does not parse.
+bool read_dht_tables(ByteView payload, std::map<uint8_t, Bytes>& tables) {
+  size_t at = 0;
+  while (at < payload.size()) {
+    if (payload.size() - at < 17) return false;
+    const uint8_t slot = payload[at];
+    size_t count = 0;
+    for (size_t i = 1; i <= 16; ++i) count += payload[at + i];
+    if (payload.size() - at - 17 < count) return false;
+    tables[slot].assign(payload.begin() + long(at + 1), payload.begin() + long(at + 17 + count));
+    at += 17 + count;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool defines_standard_tables_only(ByteView chunk, const JpegImageSpan& span) {
+  static const std::map<uint8_t, Bytes> kStandard = [] {
+    std::map<uint8_t, Bytes> tables;
+    read_dht_tables(ByteView(kStandardDht.data(), kStandardDht.size()), tables);
+    return tables;
+  }();
+  // Segments from after SOI up to the first scan, which walk_image found well formed.
+  for (size_t pos = span.begin + 2; pos + 4 <= span.first_sos;) {
+    const uint8_t m = chunk[pos + 1];
+    if (chunk[pos] != 0xFF || m == 0xFF) {  // fill bytes
+      ++pos;
+      continue;
+    }
+    const size_t len = size_t(chunk[pos + 2]) << 8 | chunk[pos + 3];
+    if (len < 2 || pos + 2 + len > span.first_sos) return false;
+    if (m == kDht) {
+      std::map<uint8_t, Bytes> tables;
+      if (!read_dht_tables(chunk.subspan(pos + 4, len - 2), tables)) return false;
+      for (const auto& [slot, table] : tables) {
+        const auto standard = kStandard.find(slot);
+        if (standard == kStandard.end() || standard->second != table) return false;
+      }
+    }
+    pos += 2 + len;
+  }
+  return true;
 }
 
 Bytes with_standard_huffman_tables(ByteView image, const JpegImageSpan& span) {

@@ -53,6 +53,12 @@ Bytes with_original_field_sizes(ByteView original, ByteView image);
 // Whether `image` records the field sizes `original` records (both none counts as the same).
 bool same_field_sizes(ByteView original, ByteView image);
 
+// Whether every Huffman table the image's DHT segments (before its first scan) define is the
+// K.3 table of its class and slot: what a decoder that carries tables from image to image
+// (ffmpeg) then holds is what one that assumes K.3 (libjpeg) uses. Tables that do not parse
+// count as others.
+bool defines_standard_tables_only(ByteView chunk, const JpegImageSpan& span);
+
 // The image with the standard tables of ITU T.81 K.3 inserted before its first scan: the tables
 // decoders assume when an MJPEG frame has no DHT (AVI1 / OpenDML MJPEG).
 Bytes with_standard_huffman_tables(ByteView image, const JpegImageSpan& span);
