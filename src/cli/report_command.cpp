@@ -5,9 +5,13 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "commands.h"
 #include "lighten/report.h"
@@ -42,6 +46,22 @@ int run_report(const ReportArgs& args) {
                "lighten report: say what to write: -o report.html, --csv FILE (a row per kind) "
                "or --csv-files FILE (a row per file); - writes a CSV to standard output\n");
     return kExitUsage;
+  }
+  // Writing over what the report reads would lose the run's record (and its resume).
+  for (const auto& [flag, target] :
+       {std::pair{"-o", &args.html}, std::pair{"--csv", &args.csv_kinds},
+        std::pair{"--csv-files", &args.csv_files}}) {
+    std::vector<std::string> inputs = args.probes;
+    inputs.push_back(args.journal);
+    for (const char* suffix : {"-wal", "-shm"}) inputs.push_back(args.journal + suffix);
+    for (const std::string& input : inputs) {
+      std::error_code ec;
+      if (*target != "-" && !target->empty() && std::filesystem::equivalent(*target, input, ec)) {
+        fmt::print(stderr, "lighten report: {} {} is a file the report reads; choose another\n",
+                   flag, *target);
+        return kExitUsage;
+      }
+    }
   }
   try {
     const auto start = std::chrono::steady_clock::now();

@@ -114,6 +114,22 @@ TEST_F(CliTest, InfoFailsOnADamagedFile) {
   EXPECT_EQ(r.status, 0) << r.output;
 }
 
+// A file that is missing (or a folder) is said and fails the command (exit 1, as the help
+// says), and the others are still described; a name with a newline is quoted, not printed as
+// a line of its own.
+TEST_F(CliTest, InfoSaysWhichFilesCannotBeReadAndQuotesOddNames) {
+  const fs::path odd = dir_ / "in" / "a\nkind: png.jpg";
+  testing::write_file(odd, testing::make_jpeg({.width = 64, .height = 48}));
+  const CliRun r = run_cli("info '" + odd.string() + "' " + (dir_ / "missing.jpg").string() + " " +
+                           (dir_ / "in").string());
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("missing.jpg: No such file"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("in: not a regular file"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("kind: jpeg"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("\nkind: png"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("$'"), std::string::npos) << r.output;
+}
+
 // A report that cannot be written is found before the run, not after hours of it.
 TEST_F(CliTest, AnUnwritableReportPathIsRefusedBeforeTheRun) {
   testing::write_file(dir_ / "in" / "a.jpg", testing::make_jpeg({.width = 64, .height = 64}));
@@ -231,6 +247,15 @@ TEST_F(CliTest, ReportWritesThePageAndCsvFromTheJournal) {
   const std::string text(html.begin(), html.end());
   EXPECT_NE(text.find("\"unsupported-kind\""), std::string::npos);
   EXPECT_EQ(text.find("<script src"), std::string::npos);
+
+  // A page or CSV written over the journal would lose the run's record: refused, untouched.
+  const std::vector<uint8_t> before = testing::read_file(journal);
+  for (const std::string flag : {"-o", "--csv", "--csv-files"}) {
+    r = run_cli("report " + journal.string() + " " + flag + " " + journal.string());
+    EXPECT_EQ(r.status, 2) << flag << ": " << r.output;
+    EXPECT_NE(r.output.find("a file the report reads"), std::string::npos) << r.output;
+    EXPECT_EQ(testing::read_file(journal), before) << flag;
+  }
 }
 
 TEST_F(CliTest, ReportSaysWhatToWriteAndWhatIsWrongWithItsInput) {
