@@ -234,6 +234,8 @@ std::optional<Rgba16> background_of(const PngFile& png) {
 std::optional<Bytes> convert_background(const Rgba16& bg, const Target& t) {
   const PngHeader& h = t.header;
   if (h.color_type == 3) {
+    // PLTE holds 8 bits a channel: a 16-bit background finer than that would be rounded.
+    if (bg.r % 257 || bg.g % 257 || bg.b % 257) return std::nullopt;
     for (size_t i = 0; i < t.palette.size(); ++i)
       if (t.palette[i].r == bg.r && t.palette[i].g == bg.g && t.palette[i].b == bg.b)
         return Bytes{uint8_t(i)};

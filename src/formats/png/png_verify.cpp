@@ -3,8 +3,10 @@
 #include <png.h>
 
 #include <algorithm>
+#include <array>
 #include <csetjmp>
 #include <memory>
+#include <optional>
 
 #include "formats/png/png_chunks.h"
 #include "formats/png/png_format.h"
@@ -85,6 +87,36 @@ bool follows_reduction(const PngChunk& c) {
          c.is("sBIT");
 }
 
+// The colour a bKGD chunk names, 16 bits a channel (grey as three equal channels): what a
+// reduction must keep, though it rewrites the chunk (and the pixel comparison cannot see it).
+// nullopt without one; {} entries for one that does not parse.
+std::optional<std::array<uint32_t, 3>> background_colour(const PngFile& f) {
+  const auto chunk = [&](const char* type) -> const PngChunk* {
+    for (const PngChunk& c : f.chunks)
+      if (c.is(type)) return &c;
+    return nullptr;
+  };
+  const PngChunk* bkgd = chunk("bKGD");
+  if (bkgd == nullptr) return std::nullopt;
+  const ByteView d = bkgd->data;
+  const uint8_t type = f.header.color_type;
+  const uint32_t depth = f.header.bit_depth;
+  const uint32_t scale = depth == 16 ? 1 : 65535 / ((1u << depth) - 1);
+  const auto u16 = [&](size_t at) { return uint32_t(d[at]) << 8 | d[at + 1]; };
+  if (type == 3) {
+    const PngChunk* plte = chunk("PLTE");
+    if (d.size() != 1 || plte == nullptr || plte->data.size() < 3u * d[0] + 3)
+      return std::array<uint32_t, 3>{};
+    const uint8_t* e = plte->data.data() + 3 * d[0];
+    return std::array<uint32_t, 3>{e[0] * 257u, e[1] * 257u, e[2] * 257u};
+  }
+  if ((type == 0 || type == 4) && d.size() == 2)
+    return std::array<uint32_t, 3>{u16(0) * scale, u16(0) * scale, u16(0) * scale};
+  if ((type == 2 || type == 6) && d.size() == 6)
+    return std::array<uint32_t, 3>{u16(0) * scale, u16(2) * scale, u16(4) * scale};
+  return std::array<uint32_t, 3>{};
+}
+
 }  // namespace
 
 Verdict verify_png(ByteView input, ByteView output, Context& context) {
@@ -109,6 +141,8 @@ Verdict verify_png(ByteView input, ByteView output, Context& context) {
   for (const PngChunk& c : b.chunks)
     if (!c.is("IDAT") && !(expand && follows_reduction(c))) y.push_back(c.whole);
   if (x.size() != y.size()) return {false, "the chunk list changed", {}};
+  if (expand && background_colour(kept) != background_colour(b))
+    return {false, "the background colour (bKGD) changed", {}};
   for (size_t i = 0; i < x.size(); ++i)
     if (!std::equal(x[i].begin(), x[i].end(), y[i].begin(), y[i].end()))
       return {false, "chunk " + std::to_string(i) + " changed", {}};
