@@ -1,6 +1,9 @@
 // --png-reduce: each lossless reduction on its own, the chunks that must follow it, the cases
 // where it must be refused, and that the default leaves colour type and depth alone.
 #include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <functional>
 
 #include "codecs/deflate.h"
 #include "formats/png/png_chunks.h"
@@ -248,6 +251,62 @@ TEST(PngReduce, ABackgroundFinerThanAPaletteHoldsKeepsThePaletteAway) {
   EXPECT_NE(v.problem.find("bKGD"), std::string::npos) << v.problem;
   p.background = {0x1212};
   EXPECT_TRUE(verify_png(testing::write_picture(p), testing::write_picture(rounded), context).ok);
+}
+
+// The bytes of `png` with chunk `type`'s data changed by `change` and its CRC made right.
+Bytes with_chunk_changed(Bytes png, const char* type, const std::function<void(uint8_t*)>& change) {
+  for (size_t at = 8; at + 12 <= png.size();) {
+    const size_t length =
+        size_t(png[at]) << 24 | size_t(png[at + 1]) << 16 | size_t(png[at + 2]) << 8 | png[at + 3];
+    if (std::equal(type, type + 4, png.begin() + long(at + 4))) {
+      change(png.data() + at + 8);
+      const uint32_t crc = uint32_t(crc32(0, png.data() + at + 4, uInt(length + 4)));
+      for (int i = 0; i < 4; ++i) png[at + 8 + length + size_t(i)] = uint8_t(crc >> (24 - 8 * i));
+      break;
+    }
+    at += 12 + length;
+  }
+  return png;
+}
+
+// A tRNS that readers read differently (a grey key past the bit depth, which libpng compares
+// in its low bits only; a palette tRNS before PLTE, which libpng ignores) reduces nothing: the
+// file is re-deflated in its own form, where it used to fail verification as a lighten bug.
+TEST(PngReduce, ATransparencyReadersDisagreeOnReducesNothing) {
+  PngPicture grey = picture(32, 32, PNG_COLOR_TYPE_GRAY, 8);
+  grey.samples = pixels(32, 32, 1, [](uint32_t x, uint32_t y, int) { return (x * y) % 4 * 85; });
+  grey.colour_key = {0x55};
+  const Bytes past_depth = with_chunk_changed(testing::write_picture(grey), "tRNS",
+                                              [](uint8_t* data) { data[0] = 0x01; });
+  PngPicture indexed = picture(32, 32, PNG_COLOR_TYPE_PALETTE, 8);
+  indexed.samples = pixels(32, 32, 1, [](uint32_t x, uint32_t, int) { return x % 4; });
+  indexed.palette = {{0, 0, 0}, {80, 80, 80}, {160, 160, 160}, {240, 240, 240}};
+  indexed.palette_alpha = {0, 255, 255, 255};
+  Bytes before_palette = testing::write_picture(indexed);
+  {  // tRNS moved before PLTE
+    const PngFile f = read_png_chunks(before_palette);
+    ByteView plte, trns;
+    for (const PngChunk& c : f.chunks) {
+      if (c.is("PLTE")) plte = c.whole;
+      if (c.is("tRNS")) trns = c.whole;
+    }
+    ASSERT_EQ(plte.data() + plte.size(), trns.data());
+    Bytes swapped(before_palette.begin(),
+                  before_palette.begin() + (plte.data() - before_palette.data()));
+    swapped.insert(swapped.end(), trns.begin(), trns.end());
+    swapped.insert(swapped.end(), plte.begin(), plte.end());
+    swapped.insert(swapped.end(), trns.end(), ByteView(before_palette).end());
+    before_palette = swapped;
+  }
+  for (const Bytes& input : std::vector<Bytes>{past_depth, before_palette}) {
+    const Outcome o = optimize(input, reducing());
+    EXPECT_NE(o.reason, Reason::kVerifyFailed) << o.message;
+    EXPECT_EQ(layouts_of(input).size(), 0u);
+    if (o.replaced()) {
+      EXPECT_EQ(read_png_chunks(o.bytes).header.color_type,
+                read_png_chunks(input).header.color_type);
+    }
+  }
 }
 
 TEST(PngReduce, GreyLevelsThatFitFewerBitsGetThem) {

@@ -62,6 +62,12 @@ std::optional<std::vector<Rgba16>> expand_pixels(const PngFile& png, const Bytes
     colour_key =
         std::array<uint32_t, 3>{read_u16(trns->data.data()), read_u16(trns->data.data() + 2),
                                 read_u16(trns->data.data() + 4)};
+  // A key beyond the bit depth (libpng compares only the low bits, others the whole value) or a
+  // tRNS before PLTE (libpng ignores it): readers disagree on which pixels are transparent.
+  if (colour_key &&
+      std::any_of(colour_key->begin(), colour_key->end(), [&](uint32_t v) { return v > mask; }))
+    return std::nullopt;
+  if (trns && plte && trns < plte) return std::nullopt;
   std::vector<Rgba16> palette;
   if (h.color_type == 3) {
     if (!plte) return std::nullopt;
