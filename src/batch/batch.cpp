@@ -264,12 +264,14 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
 
   std::vector<FileResult> rows_first;
   // An input's file or link of the journal's name (an input that is itself a mirror) would
-  // replace the live journal in the mirror: it is left out, as a row of its own.
+  // replace the live journal in the mirror, or, in a run without one, be taken by a later run
+  // for its own: it is left out, as a row of its own.
+  const std::string mirror_journal = journal ? summary.journal_path : default_journal_path(options);
   const auto takes_journals_place = [&](const std::string& path, const std::string& relative) {
-    if (!mirror || !journal) return false;
+    if (!mirror) return false;
     const auto name = std::filesystem::path(relative).filename();
     for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
-      const std::filesystem::path own(summary.journal_path + suffix);
+      const std::filesystem::path own(mirror_journal + suffix);
       if (name != own.filename()) continue;
       const auto target = batch::mirror_path(options.output_dir, relative);
       if (std::filesystem::absolute(target).lexically_normal() !=

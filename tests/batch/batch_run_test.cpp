@@ -500,6 +500,17 @@ TEST_F(RunBatch, AnInputNeitherTakesTheJournalsPlaceNorLiesInsideTheOutput) {
   // Every file but the -wal one left out (the dangling link is no file).
   EXPECT_EQ(read_journal((dir_ / "out" / ".lighten-journal.sqlite").string(), "").size(),
             snapshot(dir_ / "in").size() - 1);
+  // Without a journal too: a later run with one would take the copy for its own.
+  {
+    auto plain = o;
+    plain.output_dir = (dir_ / "plain").string();
+    plain.use_journal = false;
+    Recorder rec;
+    const BatchSummary s = run_batch(plain, rec);
+    EXPECT_EQ(s.total.kept.at(Reason::kSkipped), 2u);
+    EXPECT_FALSE(fs::exists(fs::symlink_status(dir_ / "plain" / ".lighten-journal.sqlite")));
+    EXPECT_FALSE(fs::exists(dir_ / "plain" / ".lighten-journal.sqlite-wal"));
+  }
 
   o.output_dir = dir_.path().string();
   Recorder rec;
