@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <string>
 
 namespace lighten::cli {
 
@@ -14,6 +15,11 @@ struct Command {
 };
 
 enum ExitCode : int { kExitOk = 0, kExitFailures = 1, kExitUsage = 2 };
+
+// Why an output file could not be written at `path`, found before the work rather than after
+// hours of it; empty when it can be (outputs are written at the end). `made_dir` is a folder
+// the run makes first (a mirror), which need not exist yet.
+std::string unwritable_reason(const std::string& path, const std::string& made_dir = {});
 
 Command add_optimize_command(CLI::App& app);
 Command add_info_command(CLI::App& app);

@@ -117,25 +117,6 @@ std::string utc_now() {
   return text;
 }
 
-// Why a report could not be written at `path`, found before the run rather than after hours of
-// it; empty when it can be (the report itself is written atomically at the end). `made_dir` is
-// a folder the run makes first (the mirror's), which need not exist yet.
-std::string unwritable_reason(const std::string& path, const std::string& made_dir) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) return path + " is a directory: give a file name";
-  const fs::path parent = fs::path(path).parent_path();
-  const std::string dir = parent.empty() ? "." : parent.string();
-  const auto normal = [](const std::string& p) {
-    std::error_code error;
-    return (fs::absolute(p, error) / "").lexically_normal();  // "out" and "out/" alike
-  };
-  if (!fs::exists(dir, ec) && !made_dir.empty() && normal(dir) == normal(made_dir)) return {};
-  if (!fs::is_directory(dir, ec)) return "the directory " + dir + " does not exist";
-  if (::access(dir.c_str(), W_OK) != 0) return "the directory " + dir + " is not writable";
-  return {};
-}
-
 // The HTML page of this run, built from what the run saw (also without a journal).
 void write_run_report(const OptimizeArgs& args, const BatchSummary& summary,
                       const ReportAggregator& aggregator, const std::string& started) {

@@ -29,6 +29,11 @@ int run_probe_command(ProbeArgs& args) {
     fmt::print(stderr, "lighten probe: {}\n", e.what());
     return kExitUsage;
   }
+  if (!args.json.empty())
+    if (const std::string why = unwritable_reason(args.json); !why.empty()) {
+      fmt::print(stderr, "lighten probe: --json {}: {}\n", args.json, why);
+      return kExitUsage;
+    }
   ProbeProgress progress;
   if (!args.quiet) progress = [](std::string_view line) { fmt::print(stderr, "  {}\n", line); };
   ProbeReport report;

@@ -54,13 +54,18 @@ int run_report(const ReportArgs& args) {
     std::vector<std::string> inputs = args.probes;
     inputs.push_back(args.journal);
     for (const char* suffix : {"-wal", "-shm"}) inputs.push_back(args.journal + suffix);
+    if (*target == "-" || target->empty()) continue;
     for (const std::string& input : inputs) {
       std::error_code ec;
-      if (*target != "-" && !target->empty() && std::filesystem::equivalent(*target, input, ec)) {
+      if (std::filesystem::equivalent(*target, input, ec)) {
         fmt::print(stderr, "lighten report: {} {} is a file the report reads; choose another\n",
                    flag, *target);
         return kExitUsage;
       }
+    }
+    if (const std::string why = unwritable_reason(*target); !why.empty()) {
+      fmt::print(stderr, "lighten report: {} {}: {}\n", flag, *target, why);
+      return kExitUsage;
     }
   }
   try {

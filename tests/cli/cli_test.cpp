@@ -256,6 +256,14 @@ TEST_F(CliTest, ReportWritesThePageAndCsvFromTheJournal) {
     EXPECT_NE(r.output.find("a file the report reads"), std::string::npos) << r.output;
     EXPECT_EQ(testing::read_file(journal), before) << flag;
   }
+  // An output that cannot be written is found before any work, as optimize --report finds it;
+  // probe --json too, before the measurement.
+  r = run_cli("report " + journal.string() + " --csv " + (dir_ / "no" / "k.csv").string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("does not exist"), std::string::npos) << r.output;
+  r = run_cli("probe " + (dir_ / "in").string() + " --json " + (dir_ / "no" / "p.json").string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("--json"), std::string::npos) << r.output;
 }
 
 TEST_F(CliTest, ReportSaysWhatToWriteAndWhatIsWrongWithItsInput) {
