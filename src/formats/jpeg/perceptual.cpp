@@ -202,32 +202,35 @@ std::vector<double> log_distortion_curve(const Requantizer& rq, CoefficientImage
   return log_d;
 }
 
-// Without a marker, the proof from the tables that the file is already at the mode's target
-// (requantising it would only lose more): every used table is, entry by entry, at least as
-// coarse as the one lighten writes at quality `ceiling`, or is one lighten wrote.
-bool tables_at_most(const std::vector<QuantTable>& tables, const CoefficientImage& image,
-                    int ceiling) {
+// Whether `table` is nowhere finer than `bound` and equals it in `min_equal` entries or more.
+bool covered(const QuantTable& table, const QuantTable& bound, int min_equal) {
+  int equal = 0;
+  for (int k = 0; k < 64; ++k) {
+    if (table[size_t(k)] < bound[size_t(k)]) return false;
+    equal += table[size_t(k)] == bound[size_t(k)];
+  }
+  return equal >= min_equal;
+}
+
+// Whether `holds` is true of every table a component of the image uses.
+template <typename Holds>
+bool every_used_table(const std::vector<QuantTable>& tables, const CoefficientImage& image,
+                      Holds&& holds) {
   const auto& info = image.info();
-  // Whether `table` is nowhere finer than `bound` and equals it in `min_equal` entries or more.
-  auto covered = [](const QuantTable& table, const QuantTable& bound, int min_equal) {
-    int equal = 0;
-    for (int k = 0; k < 64; ++k) {
-      if (table[size_t(k)] < bound[size_t(k)]) return false;
-      equal += table[size_t(k)] == bound[size_t(k)];
-    }
-    return equal >= min_equal;
-  };
-  auto every_used_table = [&](auto&& holds) {
-    for (int ci = 0; ci < info.num_components; ++ci)
-      if (!holds(tables[size_t(info.comp_info[ci].quant_tbl_no)])) return false;
-    return true;
-  };
-  const QuantTable at_ceiling = target_table(permille_of(kLevelsPerQuality * ceiling));
-  if (every_used_table([&](const QuantTable& t) { return covered(t, at_ceiling, 0); })) return true;
-  // Tables lighten wrote, each at its own level (chroma of a 4:4:4 source sits coarser than the
-  // luma): most entries exactly the target's, the rest capped by a coarser source. An output of
-  // a hard image that the search had to keep finer.
-  if (every_used_table([&](const QuantTable& t) {
+  for (int ci = 0; ci < info.num_components; ++ci)
+    if (!holds(tables[size_t(info.comp_info[ci].quant_tbl_no)])) return false;
+  return true;
+}
+
+// Whether the tables are ones lighten writes (its targets carry a dither of their own, which
+// other encoders' tables do not match in 48 of 64 entries): a file lighten requantised whose
+// marker is gone (written under --quality-marker omit, or stripped by another tool since).
+// Searching it again would take its degraded pixels for the reference and lose more each time.
+bool tables_lighten_wrote(const std::vector<QuantTable>& tables, const CoefficientImage& image) {
+  // Each table at its own level (chroma of a 4:4:4 source sits coarser than the luma): most
+  // entries exactly the target's, the rest capped by a coarser source. An output of a hard image
+  // that the search had to keep finer.
+  if (every_used_table(tables, image, [&](const QuantTable& t) {
         for (int l = kLevelsPerQuality * kCoarsestQuality; l <= kLevelsPerQuality * kFinestQuality;
              ++l) {
           const int permille = permille_of(l);
@@ -241,14 +244,25 @@ bool tables_at_most(const std::vector<QuantTable>& tables, const CoefficientImag
   // The same where the source's chroma was coarser than the target (an IJG q90 photo in `high`):
   // its chroma tables keep the source's entries wherever those are coarser, so only the luma's
   // shows the level; every other table lies nowhere finer than that level's.
-  const QuantTable& luma = tables[size_t(info.comp_info[0].quant_tbl_no)];
+  const QuantTable& luma = tables[size_t(image.info().comp_info[0].quant_tbl_no)];
   for (int l = kLevelsPerQuality * kCoarsestQuality; l <= kLevelsPerQuality * kFinestQuality; ++l) {
     const QuantTable target = target_table(permille_of(l));
     if (covered(luma, target, 48) &&
-        every_used_table([&](const QuantTable& t) { return covered(t, target, 0); }))
+        every_used_table(tables, image, [&](const QuantTable& t) { return covered(t, target, 0); }))
       return true;
   }
   return false;
+}
+
+// Without a marker, the proof from the tables that the file is already at the mode's target
+// (requantising it would only lose more): every used table is, entry by entry, at least as
+// coarse as the one lighten writes at quality `ceiling`, or is one lighten wrote.
+bool tables_at_most(const std::vector<QuantTable>& tables, const CoefficientImage& image,
+                    int ceiling) {
+  const QuantTable at_ceiling = target_table(permille_of(kLevelsPerQuality * ceiling));
+  return every_used_table(tables, image,
+                          [&](const QuantTable& t) { return covered(t, at_ceiling, 0); }) ||
+         tables_lighten_wrote(tables, image);
 }
 
 }  // namespace
@@ -453,6 +467,11 @@ FloorSearch::FloorSearch(CoefficientImage& image, ByteView input, const Layout& 
   }
   Requantizer rq(image, finest_tables);
   const int q_src = int(std::lround(rq.source_quality()));
+  // Whatever the marker policy: the marker may be gone from a file lighten requantised.
+  if (tables_lighten_wrote(rq.finest_tables(), image)) {
+    early_.detail = "lossless only (already requantised by lighten: its tables are lighten's)";
+    return;
+  }
   if (policy.quality_marker == QualityMarker::kOmit &&
       tables_at_most(rq.finest_tables(), image, proof_ceiling(floor))) {
     early_.detail =
