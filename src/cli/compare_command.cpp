@@ -94,7 +94,7 @@ Command add_compare_command(CLI::App& app) {
                   "Compute butteraugli only up to this many megapixels (libjxl holds about 240 "
                   "bytes per pixel and aborts when memory runs out)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(0.001, 1e6));
   return {cmd, [args] { return run_compare(*args); }};
 }
 

@@ -1,6 +1,7 @@
 // `lighten journal merge OUT IN...`: joins the journals of shards run on several machines.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <memory>
 
 #include "commands.h"
@@ -29,6 +30,15 @@ Command add_journal_command(CLI::App& app) {
       ->required()
       ->check(CLI::ExistingFile);
   return {cmd, [args] {
+            // The output extended with itself would wait on its own lock ("database is locked").
+            for (const std::string& input : args->inputs)
+              if (std::error_code ec; std::filesystem::equivalent(input, args->output, ec)) {
+                fmt::print(stderr,
+                           "lighten journal merge: {} is both the output and an input; name "
+                           "each journal once\n",
+                           input);
+                return int(kExitUsage);
+              }
             try {
               const uint64_t rows = merge_journals(args->inputs, args->output);
               fmt::print("{}: {} files after merging {} journals\n", args->output, rows,

@@ -160,6 +160,13 @@ int run_optimize(OptimizeArgs& args) {
                "(replace the originals), or --dry-run to only measure\n");
     return kExitUsage;
   }
+  if (std::error_code ec; !batch.output_dir.empty() &&
+                          std::filesystem::exists(batch.output_dir, ec) &&
+                          !std::filesystem::is_directory(batch.output_dir, ec)) {
+    fmt::print(stderr, "lighten optimize: -o {}: not a directory; give a folder for the mirror\n",
+               batch.output_dir);
+    return kExitUsage;
+  }
   for (const auto& [flag, path] :
        {std::pair{"--report", &args.report_json}, std::pair{"--report-html", &args.report_html}})
     if (!path->empty())
@@ -253,32 +260,34 @@ Command add_optimize_command(CLI::App& app) {
       ->check(CLI::ExistingPath);
   cmd->add_option("-o,--output", args->batch.output_dir,
                   "Write a complete mirror of the inputs here (unchanged files are copied)");
-  cmd->add_flag("--in-place", args->batch.in_place,
-                "Replace originals atomically (temp file, fsync, rename)");
+  CLI::Option* in_place = cmd->add_flag("--in-place", args->batch.in_place,
+                                        "Replace originals atomically (temp file, fsync, rename)");
   cmd->add_flag("-n,--dry-run", args->batch.dry_run, "Measure what would be saved; write nothing");
   cmd->add_option("-j,--jobs", args->batch.jobs, "Worker threads (default: all cores)");
   cmd->add_option("--memory-budget", args->memory_budget,
                   "Memory the workers may use together, e.g. 4G (default: half of RAM, at most "
                   "8G)");
-  cmd->add_option(
+  CLI::Option* journal = cmd->add_option(
       "--journal", args->batch.journal_path,
       "SQLite journal that makes runs resumable (default: OUT/.lighten-journal.sqlite, with "
       "--shard K/N OUT/.lighten-journal.shard-K-of-N.sqlite, "
       "or under ~/.local/state/lighten/ for --in-place)");
-  cmd->add_flag("--no-journal", args->no_journal, "Keep no journal (runs cannot resume)");
+  cmd->add_flag("--no-journal", args->no_journal, "Keep no journal (runs cannot resume)")
+      ->excludes(journal);
   cmd->add_flag("--follow-symlinks", args->batch.follow_symlinks,
                 "Follow symbolic links while walking (default: a mirror holds them as links, "
                 "in place they are skipped)");
   cmd->add_flag("--link-unchanged", args->hardlink_unchanged,
-                "In a mirror, hard-link files that did not shrink instead of copying them");
+                "In a mirror, hard-link files that did not shrink instead of copying them")
+      ->excludes(in_place);
   cmd->add_option("--shard", args->shard,
                   "Take only share K of N (e.g. 2/8), chosen by a stable hash of each path, so N "
                   "machines can split one tree");
   cmd->add_option("--report", args->report_json, "Write a JSON report with a row per file");
   cmd->add_option("--report-html", args->report_html,
                   "Write the HTML report of this run here (as `lighten report` draws it)");
-  cmd->add_flag("-q,--quiet", args->quiet, "Print nothing but errors");
-  cmd->add_flag("-v,--verbose", args->verbose, "Print a line for every file");
+  CLI::Option* quiet = cmd->add_flag("-q,--quiet", args->quiet, "Print nothing but errors");
+  cmd->add_flag("-v,--verbose", args->verbose, "Print a line for every file")->excludes(quiet);
   args->policy.add_to(*cmd);
   return {cmd, [args] { return run_optimize(*args); }};
 }

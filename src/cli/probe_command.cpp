@@ -85,11 +85,11 @@ Command add_probe_command(CLI::App& app) {
       ->check(CLI::Range(1u, 65536u));
   cmd->add_option("--step-ms", o.step_ms, "Consumer (GPU step) time per batch, in ms")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0.0, 3.6e6));
   cmd->add_option("--bandwidth", args->bandwidth,
                   "Emulate a link shared by all reads: 1gbit, 200mbit, 50MB/s (default: none)");
   cmd->add_option("--latency", o.latency_ms, "Emulated delay per open, in ms (e.g. 2)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0.0, 3.6e6));
   cmd->add_flag("--cold", o.cold,
                 "Evict each file from the page cache before reading it (posix_fadvise); says "
                 "when the file system does not allow it");

@@ -82,6 +82,24 @@ TEST_F(CliTest, UsageErrorsExitWithTwoAndSayWhy) {
 
   r = run_cli("frobnicate");
   EXPECT_EQ(r.status, 2);
+
+  // A mirror that is a file, and a merge into one of its own inputs: said before any work.
+  testing::write_file(dir_ / "afile.jpg", {'x'});
+  r = run_cli("optimize " + (dir_ / "in").string() + " -o " + (dir_ / "afile.jpg").string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("not a directory"), std::string::npos) << r.output;
+  r = run_cli("journal merge " + (dir_ / "afile.jpg").string() + " " +
+              (dir_ / "afile.jpg").string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("both the output and an input"), std::string::npos) << r.output;
+
+  // Flags that contradict each other are refused, not one of them silently dropped.
+  for (const char* both :
+       {"--journal j.sqlite --no-journal", "--in-place --link-unchanged", "-o out -q -v"}) {
+    r = run_cli(std::string("optimize ") + both + " " + (dir_ / "in").string());
+    EXPECT_EQ(r.status, 2) << both << ": " << r.output;
+    EXPECT_NE(r.output.find("excludes"), std::string::npos) << both << ": " << r.output;
+  }
 }
 
 TEST_F(CliTest, InfoSaysWhatAFileIsAndWhatWouldHappen) {
