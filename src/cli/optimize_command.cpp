@@ -5,10 +5,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 #include "commands.h"
 #include "lighten/batch.h"
@@ -189,12 +192,31 @@ int run_optimize(OptimizeArgs& args) {
   BatchSummary summary;
   const StopOnInterrupt stop_on_interrupt;
   batch.stop = &stop_on_interrupt.requested();
+  // The progress moves on while a long file finishes nothing.
+  std::mutex ticking;
+  std::condition_variable stop_ticking;
+  bool ran = false;
+  std::thread ticker([&] {
+    std::unique_lock lock(ticking);
+    while (!stop_ticking.wait_for(lock, std::chrono::seconds(1), [&] { return ran; })) view.tick();
+  });
+  const auto stop_ticker = [&] {
+    {
+      std::lock_guard lock(ticking);
+      ran = true;
+    }
+    stop_ticking.notify_all();
+    ticker.join();
+  };
   try {
     summary = run_batch(batch, sink);
+    stop_ticker();
   } catch (const BatchOptionError& e) {
+    stop_ticker();
     fmt::print(stderr, "lighten optimize: {}\n", e.what());
     return kExitUsage;
   } catch (const std::exception& e) {
+    if (ticker.joinable()) stop_ticker();
     fmt::print(stderr, "lighten optimize: {}\n", e.what());
     return kExitFailures;
   }

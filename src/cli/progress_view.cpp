@@ -99,6 +99,8 @@ ProgressView::ProgressView(std::FILE* out, Verbosity verbosity, bool keep_rows, 
 }
 
 void ProgressView::on_discovered(uint64_t files, uint64_t bytes) {
+  std::lock_guard lock(mutex_);
+  discovered_ = true;
   total_files_ = files;
   total_bytes_ = bytes;
   if (verbosity_ != Verbosity::kQuiet && !live_)
@@ -107,6 +109,7 @@ void ProgressView::on_discovered(uint64_t files, uint64_t bytes) {
 }
 
 void ProgressView::on_file(const FileResult& r) {
+  std::lock_guard lock(mutex_);
   ++done_files_;
   done_bytes_in_ += r.bytes_in;
   done_bytes_out_ += r.bytes_out;
@@ -124,7 +127,16 @@ void ProgressView::on_file(const FileResult& r) {
   draw(false);
 }
 
-void ProgressView::on_finish(const BatchSummary&) { clear_line(); }
+void ProgressView::on_finish(const BatchSummary&) {
+  std::lock_guard lock(mutex_);
+  finished_ = true;
+  clear_line();
+}
+
+void ProgressView::tick() {
+  std::lock_guard lock(mutex_);
+  if (discovered_ && !finished_) draw(false);
+}
 
 ProgressFigures ProgressView::figures() const {
   const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();

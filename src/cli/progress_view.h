@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,10 @@ class ProgressView final : public ProgressSink {
   void on_discovered(uint64_t files, uint64_t bytes) override;
   void on_file(const FileResult& result) override;
   void on_finish(const BatchSummary& summary) override;
+  // Called about every second while the run goes on: the live line's rate and ETA move, and a
+  // log (not a terminal) gets its line every few seconds, also while one long file (a video)
+  // finishes nothing. Nothing before the walk is done or after the run is.
+  void tick();
 
   // Every file's result, when keep_rows was asked for (for --report).
   const std::vector<FileResult>& rows() const { return rows_; }
@@ -72,7 +77,9 @@ class ProgressView final : public ProgressSink {
   uint64_t done_files_ = 0, done_bytes_in_ = 0, done_bytes_out_ = 0, failures_ = 0;
   uint64_t worked_bytes_ = 0;  // bytes this run read itself (not answered from the journal)
   bool line_shown_ = false;
+  bool discovered_ = false, finished_ = false;
   std::vector<FileResult> rows_;
+  std::mutex mutex_;  // tick() comes from a thread of its own
 };
 
 }  // namespace lighten::cli

@@ -127,5 +127,36 @@ TEST(ProgressView, OffATerminalItWritesPlainLinesAndQuietKeepsErrors) {
       << text;
 }
 
+// The run ticks the view about every second: off a terminal a log line comes every few seconds
+// even while one long file (a video) finishes nothing; not before the walk is done, nor after.
+TEST(ProgressView, TicksWriteTheProgressWhileNoFileFinishes) {
+  std::FILE* out = std::tmpfile();
+  ASSERT_NE(out, nullptr);
+  const auto text = [&] {
+    std::fflush(out);
+    std::rewind(out);
+    std::string t(4096, '\0');
+    t.resize(std::fread(t.data(), 1, t.size(), out));
+    std::fseek(out, 0, SEEK_END);
+    return t;
+  };
+  ProgressView view(out, Verbosity::kNormal, false, true);
+  view.tick();
+  EXPECT_EQ(text(), "");
+  view.on_discovered(1, 5'000'000);
+  const std::string walked = text();
+  view.tick();
+  const std::string ticked = text();
+  EXPECT_NE(ticked.size(), walked.size()) << ticked;
+  EXPECT_NE(ticked.find("0/1", walked.size()), std::string::npos) << ticked;
+  view.tick();  // within the interval: nothing more
+  EXPECT_EQ(text(), ticked);
+  view.on_finish({});
+  const std::string finished = text();
+  view.tick();
+  EXPECT_EQ(text(), finished);
+  std::fclose(out);
+}
+
 }  // namespace
 }  // namespace lighten::cli
