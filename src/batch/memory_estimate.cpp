@@ -20,6 +20,10 @@ struct JpegPrice {
 };
 constexpr JpegPrice kJpegLossless{4 * 16, 44}, kJpegPerceptual{16 * 16, 88};
 constexpr uint64_t kPngPerRawByte = 14;
+// The metric works in bands whose rows span the whole width: about 2.7 kB a column over its six
+// scales, whatever the height, so a 65535-pixel-wide strip takes 180 MB that its pixels do not
+// account for. Perceptual modes only.
+constexpr uint64_t kMetricPerColumn = 4096;
 // Everything else, and images whose header lies beyond the head: a multiple of the file size.
 constexpr uint64_t kPerFileByte = 16;
 // The input, the output and the mirror's copy besides the decoded planes.
@@ -36,6 +40,7 @@ uint32_t be32(ByteView b, size_t at) { return be16(b, at) << 16 | be16(b, at + 2
 
 struct JpegFrame {
   std::optional<uint64_t> pixels;  // width times height
+  uint64_t width = 0;
   // DCT coefficients a pixel, in sixteenths: each component's share of the largest sampling
   // factors, summed (24 for 4:2:0, 48 for 4:4:4, 64 for CMYK; 64 when the components lie past
   // the bytes given or do not parse).
@@ -88,6 +93,7 @@ JpegFrame jpeg_frame(ByteView b) {
         return out;
       }
       out.pixels = uint64_t(be16(b, at + 5)) * be16(b, at + 7);
+      out.width = be16(b, at + 7);
       out.coefficients_16 = coefficients_16_of(b, at + 9).value_or(out.coefficients_16);
       return out;
     }
@@ -127,7 +133,8 @@ uint64_t memory_estimate(uint64_t file_size, ByteView head, const Policy& policy
     const uint64_t per_pixel_16 =
         price.per_pixel + (price.per_coefficient * frame.coefficients_16 + 15) / 16;
     const uint64_t image_16 = saturating_mul(*frame.pixels, per_pixel_16);
-    const uint64_t image = image_16 / 16 + (image_16 % 16 != 0);
+    uint64_t image = image_16 / 16 + (image_16 % 16 != 0);
+    if (policy.mode != Mode::kLossless) image += frame.width * kMetricPerColumn;
     estimate = std::max(estimate, saturating_add(image, around));
   } else if (const std::optional<PngImage> png = png_image(head); png && png->pixels <= limit) {
     estimate =

@@ -652,20 +652,28 @@ TEST(MemoryEstimate, ImagesArePricedByTheirPixels) {
   const uint64_t size = 3 * kMiB;  // a q90 12 MP photo: 16 times it would be 48 MiB
   EXPECT_EQ(batch::memory_estimate(size, jpeg, lossless),
             12'000'000u * 4 + 18'000'000u * 11 / 4 + 4 * size);
+  // Perceptual modes also 4 kB a column of the 4000 for the metric's full-width bands.
+  constexpr uint64_t kColumns = 4000u * 4096;
   EXPECT_EQ(batch::memory_estimate(size, jpeg, compact),
-            12'000'000u * 16 + 18'000'000u * 11 / 2 + 4 * size);
+            12'000'000u * 16 + 18'000'000u * 11 / 2 + kColumns + 4 * size);
   const std::vector<uint8_t> cmyk = jpeg_head({0x11, 0x11, 0x11, 0x11});
   EXPECT_EQ(batch::memory_estimate(size, cmyk, compact),
-            12'000'000u * 16 + 48'000'000u * 11 / 2 + 4 * size);
+            12'000'000u * 16 + 48'000'000u * 11 / 2 + kColumns + 4 * size);
   // 4:2:2 in 2x1 and 4x2 alike: 2 coefficients a pixel.
   for (uint8_t luma : {0x21, 0x42}) {
     const uint8_t chroma = luma == 0x21 ? 0x11 : 0x22;
     EXPECT_EQ(batch::memory_estimate(size, jpeg_head({luma, chroma, chroma}), compact),
-              12'000'000u * 16 + 24'000'000u * 11 / 2 + 4 * size);
+              12'000'000u * 16 + 24'000'000u * 11 / 2 + kColumns + 4 * size);
   }
   // Components that do not parse are priced as four at full resolution.
   EXPECT_EQ(batch::memory_estimate(size, jpeg_head({0x22, 0x01, 0x11}), compact),
             batch::memory_estimate(size, cmyk, compact));
+  // A strip 65000 pixels wide and 16 high peaked at 202 MB in compact for its 1 MP.
+  std::vector<uint8_t> strip = jpeg;
+  for (const auto& [at, value] : {std::pair{5009, 16}, std::pair{5011, 65000}})
+    strip[size_t(at)] = uint8_t(value >> 8), strip[size_t(at) + 1] = uint8_t(value);
+  EXPECT_GT(batch::memory_estimate(size, strip, compact), 202'000'000u);
+  EXPECT_EQ(batch::memory_estimate(size, strip, lossless), 16 * size);  // no metric
   Policy capped = compact;
   capped.limits.max_pixels = 11'999'999;  // larger frames are refused before decoding
   EXPECT_EQ(batch::memory_estimate(size, jpeg, capped), 16 * size);
