@@ -53,9 +53,12 @@ double number_in(const std::string& value) {
   return v;
 }
 
-batch::WalkResult walk_tree(const std::string& path, const ProbeOptions& options) {
+// `exclude`: a folder not walked (the optimised copy, when it lies inside the original).
+batch::WalkResult walk_tree(const std::string& path, const ProbeOptions& options,
+                            const std::string& exclude = {}) {
   auto store = batch::make_local_store();
   batch::WalkOptions walk_options;
+  if (!exclude.empty()) walk_options.exclude_paths = {exclude};
   walk_options.follow_symlinks = options.follow_symlinks;
   walk_options.clean_temps = false;   // the probe only looks
   walk_options.skip_journals = true;  // a mirror's journal is lighten's, not the data set's
@@ -371,7 +374,8 @@ ProbeReport run_probe(const ProbeOptions& options, const ProbeProgress& progress
   report.cores = std::max(1u, std::thread::hardware_concurrency());
 
   say(progress, fmt::format("{}: walking", options.path));
-  const batch::WalkResult original = walk_tree(options.path, options);
+  // `lighten optimize DATA -o DATA/light` is allowed: the copy is no part of the original.
+  const batch::WalkResult original = walk_tree(options.path, options, options.compare_path);
   std::vector<std::string> paths, other_paths;
   std::optional<batch::WalkResult> optimised;
   if (options.compare_path.empty()) {
@@ -393,6 +397,12 @@ ProbeReport run_probe(const ProbeOptions& options, const ProbeProgress& progress
                       "`lighten optimize {} -o OUT` wrote",
                       options.compare_path, options.path, options.path));
     report.matched_files = matched.size();
+    if (matched.size() < original.files.size() || matched.size() < optimised->files.size())
+      report.warnings.push_back(fmt::format(
+          "only {} files are in both trees ({} has {}, {} has {}): the sample and the timings are "
+          "of those, the file counts and the one-pass totals of each whole tree",
+          matched.size(), options.path, original.files.size(), options.compare_path,
+          optimised->files.size()));
     for (size_t i : spread_sample(matched.size(), options.sample)) {
       paths.push_back(matched[i].first);
       other_paths.push_back(matched[i].second);
@@ -420,6 +430,14 @@ ProbeReport run_probe(const ProbeOptions& options, const ProbeProgress& progress
     model_tree(report.original, original_timings, options, report.cores);
     model_tree(*report.optimised, optimised_timings, options, report.cores);
   }
+  using Walked = std::pair<const std::string*, const batch::WalkResult*>;
+  for (const auto& [path, walked] :
+       {Walked{&options.path, &original},
+        Walked{&options.compare_path, optimised ? &*optimised : nullptr}})
+    if (walked && !walked->problems.empty())
+      report.warnings.push_back(fmt::format("{}: {} entries were not walked (first: {}: {})", *path,
+                                            walked->problems.size(), walked->problems.front().path,
+                                            walked->problems.front().message));
   for (const TreeProbe* t : {&report.original, report.optimised ? &*report.optimised : nullptr})
     if (t) {
       if (!t->storage.cold_problem.empty())
@@ -458,7 +476,8 @@ double parse_bandwidth(std::string_view text) {
     unit.erase(0, 1);
   }
   const bool known = unit == "bit" || unit == "b" || unit == "";
-  if (ec != std::errc() || value <= 0 || !known || (unit.empty() && !bytes && scale == 1))
+  if (ec != std::errc() || !(value > 0) || !std::isfinite(value) || !known ||
+      (unit.empty() && !bytes && scale == 1))
     throw OptionError(fmt::format(
         "--bandwidth {}: not a link rate; write it like 1gbit, 200mbit or 50MB/s", text));
   return bytes ? value * scale : value * scale / 8.0;

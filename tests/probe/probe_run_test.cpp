@@ -221,6 +221,25 @@ TEST_F(ProbeRun, ComparesTheSameFilesByRelativePath) {
   EXPECT_TRUE(doc["trees"]["original"]["loader"]["samples_per_s"].get<double>() > 0);
   EXPECT_EQ(doc["trees"]["original"]["decode"]["jpeg-progressive"]["files"], 2);
   EXPECT_EQ(doc["options"]["decoder"], "pil");
+  // The original holds a PNG and a text the copy lacks: the report says so.
+  bool partial = false;
+  for (const auto& w : r.warnings) partial |= w.find("only 6 files are in both trees") == 0;
+  EXPECT_TRUE(partial);
+}
+
+// `lighten optimize DATA -o DATA/light` is allowed, so the copy inside the original is no part of
+// it (it doubled the original's files and bytes); entries the walk passed over are said.
+TEST_F(ProbeRun, ACopyInsideTheOriginalIsNotCountedAndSkippedEntriesAreSaid) {
+  fs::rename(dir_ / "opt", dir_ / "orig" / "light");
+  fs::create_symlink("a.png", dir_ / "orig" / "link.png");
+  ProbeOptions o = options();
+  o.compare_path = (dir_ / "orig" / "light").string();
+  const ProbeReport r = run_probe(o);
+  EXPECT_EQ(r.original.inventory.files, 8u);  // six JPEGs, the PNG and the text
+  bool skipped = false;
+  for (const auto& w : r.warnings)
+    skipped |= w.find("entries were not walked") != std::string::npos;
+  EXPECT_TRUE(skipped);
 }
 
 TEST_F(ProbeRun, NoMatchingFilesIsAClearError) {
@@ -247,6 +266,8 @@ TEST(ProbeBandwidth, ParsesBitsAndBytes) {
   EXPECT_THROW(parse_bandwidth("100"), OptionError);
   EXPECT_THROW(parse_bandwidth("-5mbit"), OptionError);
   EXPECT_THROW(parse_bandwidth("5 parsecs"), OptionError);
+  EXPECT_THROW(parse_bandwidth("nangbit"), OptionError);
+  EXPECT_THROW(parse_bandwidth("infMB/s"), OptionError);
   EXPECT_EQ(format_bandwidth(125e6), "1 Gbit/s");
   EXPECT_EQ(format_bandwidth(25e6), "200 Mbit/s");
 }
