@@ -15,11 +15,11 @@ namespace lighten::probe {
 
 struct ReadTiming {
   bool ok = false;
-  std::string error;    // "open /a/b.jpg: Permission denied"
-  double open_ms = 0;   // the open() call alone
-  double delay_ms = 0;  // emulated per-open latency
-  double read_ms = 0;   // reading every byte, including waits for the link
-  double link_wait_ms = 0;
+  std::string error;        // "open /a/b.jpg: Permission denied"
+  double open_ms = 0;       // the open() call alone
+  double delay_ms = 0;      // emulated per-open latency
+  double read_ms = 0;       // reading every byte, including waits for the link
+  double link_wait_ms = 0;  // of read_ms: waiting for the emulated link, as the clock measured it
   uint64_t bytes = 0;
   bool whole = true;  // the buffer holds every byte read (else only the first chunk)
 };
