@@ -29,7 +29,10 @@ int run_probe_command(ProbeArgs& args) {
     fmt::print(stderr, "lighten probe: {}\n", e.what());
     return kExitUsage;
   }
-  if (!args.json.empty())
+  // "-": the JSON on standard output, and the table on standard error, so that neither is mixed
+  // into the other.
+  const bool json_out = args.json == "-";
+  if (!args.json.empty() && !json_out)
     if (const std::string why = unwritable_reason(args.json); !why.empty()) {
       fmt::print(stderr, "lighten probe: --json {}: {}\n", args.json, why);
       return kExitUsage;
@@ -46,10 +49,10 @@ int run_probe_command(ProbeArgs& args) {
     fmt::print(stderr, "lighten probe: {}\n", e.what());
     return kExitFailures;
   }
-  print_probe_report(std::cout, report);
+  print_probe_report(json_out ? std::cerr : std::cout, report);
   if (!args.json.empty()) {
     try {
-      write_probe_json(args.json, report);
+      write_probe_json(json_out ? "/dev/stdout" : args.json, report);
     } catch (const std::exception& e) {
       fmt::print(stderr, "lighten probe: {}\n", e.what());
       return kExitFailures;
@@ -108,7 +111,10 @@ Command add_probe_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(uint64_t(1), uint64_t(1) << 40));
   cmd->add_flag("--follow-symlinks", o.follow_symlinks, "Follow symbolic links while walking");
-  cmd->add_option("--json", args->json, "Also write the figures as JSON to this file");
+  cmd->add_option(
+      "--json", args->json,
+      "Also write the figures as JSON to this file (- for standard output; the table then goes to "
+      "standard error)");
   cmd->add_flag("-q,--quiet", args->quiet, "No progress lines");
   return {cmd, [args] { return run_probe_command(*args); }};
 }

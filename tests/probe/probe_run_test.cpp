@@ -295,6 +295,21 @@ TEST_F(ProbeRun, CommandLinePrintsTheTableAndWritesJson) {
   const auto doc = nlohmann::json::parse(testing::read_file(json));
   EXPECT_DOUBLE_EQ(doc["options"]["bandwidth_bytes_per_s"].get<double>(), 12.5e6);
 
+  // --json -: the JSON alone on standard output (the table goes to standard error).
+  {
+    const std::string command = std::string(LIGHTEN_CLI) + " probe -q --workers 2 --batch 2 " +
+                                (dir_ / "orig").string() + " --json - 2>/dev/null";
+    FILE* pipe = popen(command.c_str(), "r");
+    ASSERT_NE(pipe, nullptr);
+    std::string text;
+    std::array<char, 4096> buffer{};
+    for (size_t n; (n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0;)
+      text.append(buffer.data(), n);
+    EXPECT_EQ(pclose(pipe), 0);
+    EXPECT_EQ(nlohmann::json::parse(text)["schema"], "lighten-probe/1");
+    EXPECT_FALSE(fs::exists("-"));
+  }
+
   std::tie(status, out) = run_cli("probe --bandwidth quick " + (dir_ / "orig").string());
   EXPECT_EQ(status, 2);
   EXPECT_NE(out.find("200mbit"), std::string::npos) << out;
