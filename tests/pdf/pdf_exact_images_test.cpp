@@ -57,10 +57,9 @@ struct Images {
 Images after_high(const std::vector<uint8_t>& jpeg, const std::string& im0_entries,
                   const std::string& im1_entries, const std::vector<std::string>& extra = {},
                   const std::string& resources_extra = "", const std::string& catalog_extra = "",
-                  const std::string& page_extra = "") {
-  const std::string image =
-      "/Type /XObject /Subtype /Image /Width 320 /Height 240 /ColorSpace /DeviceRGB "
-      "/BitsPerComponent 8 /Filter /DCTDecode";
+                  const std::string& page_extra = "", const std::string& space = "/DeviceRGB") {
+  const std::string image = "/Type /XObject /Subtype /Image /Width 320 /Height 240 /ColorSpace " +
+                            space + " /BitsPerComponent 8 /Filter /DCTDecode";
   std::vector<std::string> objects = {
       "<< /Type /Catalog /Pages 2 0 R " + catalog_extra + " >>",
       "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
@@ -166,6 +165,17 @@ TEST(PdfExactImages, ImagesALuminositySoftMaskDrawsKeepTheirSamples) {
     }
     EXPECT_NE(quantisation_tables(out.im0), quantisation_tables(photo));
   }
+  // A group without /Resources of its own draws with the page's (where the mask is set), which
+  // the walk does not follow: every image may be a mask, and all keep their samples.
+  const Images inherited = after_high(
+      photo, "", "",
+      {stream_object("/Type /XObject /Subtype /Form /BBox [0 0 640 240] /Group << /S "
+                     "/Transparency /CS /DeviceGray >>",
+                     "q 320 0 0 240 0 0 cm /Im1 Do Q")},
+      "/ExtGState << /GS0 << /Type /ExtGState /SMask << /Type /Mask /S /Luminosity /G 7 0 R >> "
+      ">> >>");
+  ASSERT_FALSE(inherited.pdf.empty());
+  EXPECT_EQ(quantisation_tables(inherited.im1), quantisation_tables(photo));
 }
 
 // Three planes numbered 'R', 'G', 'B' with no JFIF or Adobe segment: libjpeg (and so the metric)
@@ -211,6 +221,12 @@ TEST(PdfExactImages, DeviceSpacesTheDocumentRedefinesKeepTheirSamples) {
   ASSERT_FALSE(defaulted.im0.empty());
   EXPECT_EQ(quantisation_tables(defaulted.im0), quantisation_tables(photo));
   EXPECT_EQ(quantisation_tables(defaulted.im1), quantisation_tables(photo));
+  // [/DeviceRGB], the one-element array form, is the same space (ISO 32000 8.6.3).
+  const Images arrayed =
+      after_high(photo, "", "", {profile_object(testing::adobe_rgb_profile())},
+                 "/ColorSpace << /DefaultRGB [/ICCBased 7 0 R] >>", "", "", "[/DeviceRGB]");
+  ASSERT_FALSE(arrayed.im0.empty());
+  EXPECT_EQ(quantisation_tables(arrayed.im0), quantisation_tables(photo));
   const Images wide_intent =
       after_high(photo, "", "", {profile_object(testing::adobe_rgb_profile())}, "", intent);
   ASSERT_FALSE(wide_intent.im0.empty());

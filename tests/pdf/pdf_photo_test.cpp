@@ -8,7 +8,9 @@
 #include <memory>
 #include <string>
 
+#include "formats/pdf/pdf_flate_jpeg.h"
 #include "formats/pdf/pdf_format.h"
+#include "formats/pdf/pdf_image_facts.h"
 #include "lighten/lighten.h"
 #include "pdf/pdf_maker.h"
 
@@ -155,6 +157,29 @@ TEST(PdfPhoto, OtherModesAndExactImagesKeepTheirSamples) {
   const Outcome o = optimize(as_bytes(make_pdf(photo_page())), unmarked);
   ASSERT_TRUE(o.replaced()) << o.message;
   EXPECT_EQ(o.detail.find("as JPEG"), std::string::npos) << o.detail;
+}
+
+// Only images of at most 64 MP and the policy's pixel limit become JPEGs (the search holds about
+// 7 bytes a pixel: a 12000x12000 page took 1.03 GB from a 978 kB file), and the search stops
+// once the time budget is spent.
+TEST(PdfPhoto, LargeImagesAndSpentBudgetsStayFlate) {
+  Policy capped = compact();
+  capped.limits.max_pixels = uint64_t(kWidth) * kHeight - 1;
+  const Outcome o = optimize(as_bytes(make_pdf(photo_page())), capped);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  EXPECT_EQ(o.detail.find("as JPEG"), std::string::npos) << o.detail;
+  std::vector<std::string> huge = photo_page();
+  huge[6].replace(huge[6].find("/Width " + std::to_string(kWidth)),
+                  7 + std::to_string(kWidth).size(), "/Width 9000");
+  huge[6].replace(huge[6].find("/Height " + std::to_string(kHeight)),
+                  8 + std::to_string(kHeight).size(), "/Height 8000");
+  const std::vector<uint8_t> huge_pdf = as_bytes(make_pdf(huge)),
+                             plain_pdf = as_bytes(make_pdf(photo_page()));  // QPDF reads them
+  EXPECT_FALSE(pdf::may_become_jpeg(image(*open(huge_pdf), "/Im1"), compact(), pdf::ImageFacts{}));
+  EXPECT_TRUE(pdf::may_become_jpeg(image(*open(plain_pdf), "/Im1"), compact(), pdf::ImageFacts{}));
+  Policy hurried = compact();
+  hurried.limits.time_budget_s = 1e-9;
+  EXPECT_EQ(optimize(as_bytes(make_pdf(photo_page())), hurried).reason, Reason::kLimitExceeded);
 }
 
 }  // namespace

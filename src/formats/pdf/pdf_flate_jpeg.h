@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 
+#include "codecs/deflate.h"
 #include "core/bytes.h"
 #include "formats/pdf/pdf_image_facts.h"
 #include "lighten/policy.h"
@@ -18,13 +19,15 @@ namespace lighten::pdf {
 
 // Whether the policy and the image allow the change: `compact` mode, 8-bit /DeviceRGB or
 // /DeviceGray that the document does not redefine, no /Decode, /Mask or /SMaskInData, large
-// enough to be a photograph, not a mask.
+// enough to be a photograph, not a mask, and at most 64 MP (and the policy's pixel limit): the
+// search holds about 7 bytes a pixel, which the file's size does not tell the scheduler.
 bool may_become_jpeg(QPDFObjectHandle image, const Policy& policy, const ImageFacts& facts);
 
 // The image's samples (`samples`, as decoded) as the smallest JPEG that meets the floor, with
-// lighten's quality marker (re-runs leave it lossless); nullopt when no quality does.
+// lighten's quality marker (re-runs leave it lossless); nullopt when no quality does. Throws
+// FormatError(kLimitExceeded) once `out_of_time` says the time budget is spent.
 std::optional<Bytes> photo_as_jpeg(QPDFObjectHandle image, const Bytes& samples,
-                                   const Policy& policy);
+                                   const Policy& policy, const OutOfTime& out_of_time);
 
 // Empty when `jpeg` shows the image whose samples are `samples` within the policy's floor;
 // otherwise what is wrong. `score` receives the whole-image SSIMULACRA2.

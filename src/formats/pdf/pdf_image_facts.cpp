@@ -154,8 +154,12 @@ void collect_soft_mask_images(const std::vector<QPDFObjectHandle>& groups, Image
     return !h.isIndirect() || seen.insert(h.getObjGen()).second;
   };
   std::vector<QPDFObjectHandle> pending;  // many graphics states may name one group
-  for (QPDFObjectHandle g : groups)
+  for (QPDFObjectHandle g : groups) {
+    // (A form inside the group without its own draws with the group's, which are walked.)
+    if (g.isStream() && !g.getDict().getKey("/Resources").isDictionary())
+      facts.any_image_may_be_mask = true;
     if (first_time(g)) pending.push_back(g);
+  }
   while (!pending.empty()) {
     QPDFObjectHandle drawn = pending.back();
     pending.pop_back();
@@ -181,6 +185,7 @@ void collect_soft_mask_images(const std::vector<QPDFObjectHandle>& groups, Image
 
 bool ImageFacts::in_redefined_space(QPDFObjectHandle image) const {
   QPDFObjectHandle space = image.getDict().getKey("/ColorSpace");
+  if (space.isArray() && space.getArrayNItems() == 1) space = space.getArrayItem(0);
   return space.isName() && redefined_device_spaces.count(space.getName()) > 0;
 }
 

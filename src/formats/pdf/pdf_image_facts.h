@@ -20,6 +20,9 @@ struct ImageFacts {
   // Images other objects name as /SMask or /Mask, and images a graphics state's luminosity soft
   // mask draws in its group: their exact values are what masking uses.
   std::set<QPDFObjGen> masks;
+  // A luminosity soft mask's group without /Resources of its own draws with those of the page
+  // (or form) where the mask is set, which this walk does not follow: then any image may be one.
+  bool any_image_may_be_mask = false;
   // "/DeviceGray", "/DeviceRGB", "/DeviceCMYK" where the document redefines them: a
   // /DefaultGray, /DefaultRGB or /DefaultCMYK in some resources' colour spaces (ISO 32000 8.6.5.6:
   // images drawn there show through it), or an output intent (the catalogue's, or from PDF 2.0
@@ -30,8 +33,11 @@ struct ImageFacts {
   // False for a file written below PDF 1.3, which has no progressive DCT.
   bool progressive_allowed = true;
 
-  bool used_as_mask(QPDFObjectHandle image) const { return masks.count(image.getObjGen()) > 0; }
-  // Whether the image's /ColorSpace is a device space the document redefines.
+  bool used_as_mask(QPDFObjectHandle image) const {
+    return any_image_may_be_mask || masks.count(image.getObjGen()) > 0;
+  }
+  // Whether the image's /ColorSpace is a device space the document redefines, named alone or as
+  // a one-element array ([/DeviceRGB], ISO 32000 8.6.3), which viewers read the same way.
   bool in_redefined_space(QPDFObjectHandle image) const;
 };
 

@@ -289,13 +289,14 @@ void StreamOptimizer::keep_smallest(QPDFObjectHandle stream, size_t current, con
   const bool image = is_image(stream);
   // The JPEG is made from the samples as the stream holds them now, predictors undone.
   std::optional<Bytes> photo;
+  const OutOfTime out_of_time = [this] { return context_.out_of_time(); };
   if (image && may_become_jpeg(stream, policy, facts_)) {
     const std::shared_ptr<Buffer> samples = stream.getStreamData(qpdf_dl_generalized);
     charge(samples->getSize());
-    photo = photo_as_jpeg(
-        stream, Bytes(samples->getBuffer(), samples->getBuffer() + samples->getSize()), policy);
+    photo = photo_as_jpeg(stream,
+                          Bytes(samples->getBuffer(), samples->getBuffer() + samples->getSize()),
+                          policy, out_of_time);
   }
-  const OutOfTime out_of_time = [this] { return context_.out_of_time(); };
   Bytes packed = deflate_bytes(decoded, policy.effort, DeflateWrapper::kZlib, out_of_time);
   size_t best = std::min(current, packed.size() + filter_cost);
   std::optional<pdf::ImageRows> layout = image ? predictable_image(stream) : std::nullopt;
