@@ -216,10 +216,17 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
     refuse_inputs_inside_output(options.inputs, options.output_dir);
     refuse_nested_inputs(options.inputs);
     refuse_colliding_names(options.inputs, options.output_dir);
-    if (!options.dry_run)
+    if (!options.dry_run) {
+      std::error_code ec;
+      const bool made = !std::filesystem::exists(options.output_dir, ec);
       if (auto s = store->make_dirs(options.output_dir); !s.ok())
         throw std::runtime_error("cannot use the output directory: " + s.message +
                                  "; choose a writable -o directory");
+      // With one input folder the mirror's root stands for it: a private folder stays private.
+      if (made && options.inputs.size() == 1 &&
+          std::filesystem::is_directory(options.inputs[0], ec))
+        store->take_permissions_of(options.output_dir, options.inputs[0]);
+    }
   }
 
   std::unique_ptr<batch::Journal> journal;

@@ -102,8 +102,11 @@ IoStatus copy_metadata(int fd, const std::string& source, const std::string& tem
                      "it belongs to uid " + std::to_string(s.st_uid) +
                          "; replacing it would make it this user's (uid " +
                          std::to_string(::geteuid()) + "); run as its owner or as root");
-    // A user may give a file any group the user is in.
-    if (s.st_gid != ::getegid() && ::fchown(fd, uid_t(-1), s.st_gid) != 0 && in_place)
+    // A user may give a file any group the user is in. The temp file's group is the folder's
+    // in a set-group-ID folder, the user's otherwise: compared with what it got.
+    struct stat made;
+    if (::fstat(fd, &made) != 0) return IoStatus::fail("stat", temp, errno);
+    if (s.st_gid != made.st_gid && ::fchown(fd, uid_t(-1), s.st_gid) != 0 && in_place)
       return refused("keep the group of", source, errno,
                      "its group is gid " + std::to_string(s.st_gid) +
                          ", which this user cannot give a file; replacing it would change it");
@@ -435,6 +438,10 @@ class LocalStore final : public Store {
       }
     }
     return {};
+  }
+
+  void take_permissions_of(const std::string& folder, const std::string& like) override {
+    take_folder_permissions(folder, like, 0);
   }
 
   IoStatus remove(const std::string& path) override {

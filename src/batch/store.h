@@ -92,6 +92,9 @@ class Store {
   // owner: a private folder stays private in the mirror.
   virtual IoStatus make_dirs_for(const std::string& root, const std::string& relative,
                                  const std::string& source = {}) = 0;
+  // Gives the folder `folder`, just made, the permissions of the folder `like` (with the owner's
+  // own) and, for root, its owner, as make_dirs_for gives the folders it makes.
+  virtual void take_permissions_of(const std::string& folder, const std::string& like) = 0;
   virtual IoStatus remove(const std::string& path) = 0;
 };
 

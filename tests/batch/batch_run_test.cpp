@@ -169,6 +169,19 @@ TEST_F(RunBatch, InPlaceRowsOfReplacedFilesHoldOnlyForTheirOutput) {
   EXPECT_NE(read_file(fresh / "testorig.jpg"), before);
 }
 
+// The mirror of one private folder is private too: its root stands for the input folder.
+TEST_F(RunBatch, TheMirrorOfAPrivateFolderIsPrivate) {
+  ASSERT_EQ(::chmod((dir_ / "in").c_str(), 0700), 0);
+  auto o = options();
+  o.output_dir = (dir_ / "out").string();
+  Recorder rec;
+  run_batch(o, rec);
+  struct stat st {};
+  ASSERT_EQ(::stat((dir_ / "out").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  ASSERT_EQ(::chmod((dir_ / "in").c_str(), 0755), 0);
+}
+
 TEST_F(RunBatch, HardLinkedFilesAreLeftAloneInPlace) {
   // testorig.jpg gets a second name outside the tree: replacing the one inside would leave the
   // other with the old bytes and store both.

@@ -1,5 +1,6 @@
 // Unit tests of the batch pieces: walk, shards, journal, atomic writes, scheduler.
 #include <fcntl.h>
+#include <grp.h>
 #include <sched.h>
 #include <sqlite3.h>
 #include <sys/mount.h>
@@ -406,6 +407,35 @@ TEST(Store, InPlaceLeavesFilesOfOtherOwnersAsTheyAre) {
   ASSERT_EQ(::stat(path.c_str(), &after), 0);
   EXPECT_EQ(after.st_uid, 0u);
   EXPECT_FALSE(has_temp_files(dir.path()));
+}
+
+// In a set-group-ID folder a new file takes the folder's group, not the user's: the replaced
+// file keeps its own group all the same (it became the folder's without a word).
+TEST(Store, InPlaceKeepsTheGroupInASetGroupIdFolder) {
+  if (::geteuid() != 0) GTEST_SKIP() << "making a folder of another group takes root";
+  TempDir dir;
+  const fs::path folder = dir / "shared";
+  fs::create_directories(folder);
+  ASSERT_EQ(::chown(folder.c_str(), 0, 100), 0);
+  ASSERT_EQ(::chmod(folder.c_str(), 02777), 0);
+  ASSERT_EQ(::chmod(dir.path().c_str(), 0755), 0);
+  const std::string path = (folder / "a.bin").string();
+  touch(path, "original content");
+  ASSERT_EQ(::chown(path.c_str(), 65534, 65534), 0);
+  ASSERT_EQ(::chmod(path.c_str(), 0640), 0);
+  const int status = in_child([&] {
+    const gid_t groups[] = {100};
+    if (::setgroups(1, groups) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0) return 77;
+    auto store = batch::make_local_store();
+    const std::vector<uint8_t> smaller = {'n', 'e', 'w'};
+    return store->write_atomic(path, smaller, path, nullptr).ok() ? 0 : 1;
+  });
+  if (status == 77) GTEST_SKIP() << "cannot become nobody here";
+  EXPECT_EQ(status, 0);
+  struct stat after {};
+  ASSERT_EQ(::stat(path.c_str(), &after), 0);
+  EXPECT_EQ(after.st_gid, 65534u);
+  EXPECT_EQ(after.st_mode & 07777, 0640u);
 }
 
 // A mirror on a filesystem that holds no extended attributes (ramfs here; NFSv3, SMB and exFAT
