@@ -110,6 +110,14 @@ class FileJob {
   }
 
  private:
+  // A write's note (extended attributes the mirror cannot hold) goes where the file's line shows
+  // it: the details of an optimised file, the message of one left alone.
+  void note_what_was_not_kept(const IoStatus& s) {
+    if (s.note.empty() || !s.ok()) return;
+    std::string& text = result_.action == Action::kReplaced ? result_.detail : result_.message;
+    text += (text.empty() ? "" : "; ") + s.note;
+  }
+
   // The folders this file needs in the mirror, each a real folder inside it.
   IoStatus make_mirror_dirs() {
     return ctx_.store.make_dirs_for(options_.output_dir, entry_.relative, entry_.path);
@@ -148,6 +156,7 @@ class FileJob {
                   ? ctx_.store.link_or_copy(out_path_, entry_.path)
                   : ctx_.store.copy_atomic(out_path_, entry_.path, &entry_.stat);
         if (!s.ok()) set_write_error(ctx_, result_, s);
+        note_what_was_not_kept(s);
       }
       return;
     }
@@ -224,7 +233,7 @@ class FileJob {
       set_write_error(ctx_, result_, s);
       return;
     }
-    if (!s.note.empty()) result_.detail += (result_.detail.empty() ? "" : "; ") + s.note;
+    note_what_was_not_kept(s);
     wrote_ = true;
   }
 

@@ -36,10 +36,12 @@ int run_info(InfoArgs& args) {
   for (const auto& path : args.files) {
     // Names are shown as optimize -v shows them: a newline or escape in one cannot forge a line.
     const std::string shown = printable_text(path);
-    // One that cannot be read is said and counted; the others are still described.
+    // One that cannot be read is said and counted; the others are still described. Pipes and
+    // /dev/stdin are read as files are.
     std::error_code ec;
-    if (!std::filesystem::is_regular_file(path, ec)) {
-      fmt::print(stderr, "lighten info: {}: {}\n", shown, ec ? ec.message() : "not a regular file");
+    const auto type = std::filesystem::status(path, ec).type();
+    if (ec || type == std::filesystem::file_type::directory) {
+      fmt::print(stderr, "lighten info: {}: {}\n", shown, ec ? ec.message() : "a directory");
       status = kExitFailures;
       continue;
     }

@@ -142,10 +142,14 @@ TEST_F(CliTest, InfoSaysWhichFilesCannotBeReadAndQuotesOddNames) {
                            (dir_ / "in").string());
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_NE(r.output.find("missing.jpg: No such file"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("in: not a regular file"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("in: a directory"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("kind: jpeg"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("\nkind: png"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("$'"), std::string::npos) << r.output;
+  // A pipe is read as a file is.
+  const CliRun piped = run_cli("info /dev/stdin < '" + odd.string() + "'");
+  EXPECT_EQ(piped.status, 0) << piped.output;
+  EXPECT_NE(piped.output.find("kind: jpeg"), std::string::npos) << piped.output;
 }
 
 // A report that cannot be written is found before the run, not after hours of it.
