@@ -1,6 +1,8 @@
 // Requantisation and the trellis on small blocks, and the tables they use.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <bit>
 #include <cmath>
 #include <cstdlib>
@@ -25,6 +27,31 @@ TEST(Requantize, IjgTablesAndQualityEstimate) {
   // Half-quality steps sit between whole qualities.
   EXPECT_GE(ijg_table_scaled(31, false)[5], ijg_table(85, false)[5]);
   EXPECT_LE(ijg_table_scaled(31, false)[5], ijg_table(84, false)[5]);
+}
+
+// Plain encoders' tables (IJG's at any quality, Robidoux's as mozjpeg scales it) are known as
+// such, so that one that falls on lighten's target (mozjpeg's quality 50) is not taken for
+// lighten's own; lighten's targets are not.
+TEST(Requantize, PlainEncodersTablesAreKnown) {
+  constexpr uint16_t kRobidouxBase[64] = {
+      16, 16, 16, 18,  25,  37,  56,  85,  16, 17, 20,  27,  34,  40,  53,  75,
+      16, 20, 24, 31,  43,  62,  91,  135, 18, 27, 31,  40,  53,  74,  106, 156,
+      25, 34, 43, 53,  69,  94,  131, 189, 37, 40, 62,  74,  94,  124, 169, 238,
+      56, 53, 91, 106, 131, 169, 226, 311, 85, 75, 135, 156, 189, 238, 311, 418};
+  for (const int q : {10, 25, 50, 75}) {
+    const int scale = q < 50 ? 5000 / q : 200 - 2 * q;
+    QuantTable mozjpeg{};
+    for (int k = 0; k < 64; ++k)
+      mozjpeg[k] = uint16_t(std::clamp((kRobidouxBase[k] * scale + 50) / 100, 1, 255));
+    EXPECT_TRUE(is_plain_encoder_table(mozjpeg)) << q;
+    for (int k = 0; k < 64; ++k)  // 16-bit tables (cjpeg without -baseline) keep 311 and 418
+      mozjpeg[k] = uint16_t(std::clamp((kRobidouxBase[k] * scale + 50) / 100, 1, 32767));
+    EXPECT_TRUE(is_plain_encoder_table(mozjpeg)) << q;
+    EXPECT_TRUE(is_plain_encoder_table(ijg_table(q, false))) << q;
+    EXPECT_TRUE(is_plain_encoder_table(ijg_table(q, true))) << q;
+  }
+  for (const int permille : {400, 1000, 1500})
+    EXPECT_FALSE(is_plain_encoder_table(target_table(permille))) << permille;
 }
 
 // Quality 50 (permille 1000) is Robidoux's table itself except for the finer low frequencies.

@@ -222,11 +222,16 @@ bool every_used_table(const std::vector<QuantTable>& tables, const CoefficientIm
   return true;
 }
 
-// Whether the tables are ones lighten writes (its targets carry a dither of their own, which
-// other encoders' tables do not match in 48 of 64 entries): a file lighten requantised whose
+// Whether the tables are ones lighten writes (its targets carry a dither of their own, and none
+// of them is exactly a plain encoder's table): a file lighten requantised whose
 // marker is gone (written under --quality-marker omit, or stripped by another tool since).
 // Searching it again would take its degraded pixels for the reference and lose more each time.
 bool tables_lighten_wrote(const std::vector<QuantTable>& tables, const CoefficientImage& image) {
+  // Where lighten's target happens to fall on a plain encoder's table (Robidoux's at permille
+  // 1000 is mozjpeg's quality 50 but for six entries), an encoder's file would pass for one.
+  if (!every_used_table(tables, image,
+                        [](const QuantTable& t) { return !is_plain_encoder_table(t); }))
+    return false;
   // Each table at its own level (chroma of a 4:4:4 source sits coarser than the luma): most
   // entries exactly the target's, the rest capped by a coarser source. An output of a hard image
   // that the search had to keep finer.

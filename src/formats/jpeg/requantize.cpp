@@ -84,6 +84,21 @@ QuantTable ijg_table_scaled(int scale, bool chroma) {
   return t;
 }
 
+bool is_plain_encoder_table(const QuantTable& table) {
+  // Each base table scaled as jpeg_set_quality does, capped at 255 for baseline files or at
+  // 32767 for 16-bit tables (cjpeg without -baseline keeps Robidoux's 311 and 418 at quality 50).
+  for (const uint16_t* base : {kLuma, kChroma, kRobidoux})
+    for (const int cap : {255, 32767})
+      for (int q = 1; q <= 100; ++q) {
+        const int scale = q < 50 ? 5000 / q : 200 - 2 * q;
+        bool same = true;
+        for (int k = 0; k < 64 && same; ++k)
+          same = table[k] == std::clamp((base[k] * scale + 50) / 100, 1, cap);
+        if (same) return true;
+      }
+  return false;
+}
+
 QuantTable target_table(int permille) {
   permille = std::clamp(permille, 1, 50000);
   QuantTable t{};

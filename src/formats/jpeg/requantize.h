@@ -17,6 +17,10 @@ using QuantTable = std::array<uint16_t, 64>;  // natural (row-major) order, as l
 QuantTable ijg_table(int quality, bool chroma);
 // The same table at jpeg_quality_scaling's percentage `scale` (quality q >= 50 is 200 - 2q).
 QuantTable ijg_table_scaled(int scale, bool chroma);
+// Whether `table` is exactly the table a plain encoder writes at some quality 1..100: IJG's
+// (libjpeg, most cameras) luma or chroma, or Robidoux's scaled the same way (mozjpeg's default,
+// ImageMagick's). lighten's own tables are told apart from these by their dither.
+bool is_plain_encoder_table(const QuantTable& table);
 // The table requantisation writes: N. Robidoux's (mozjpeg's default, luma and chroma alike) at
 // `permille` of its values (1000 = quality 50, 2000 - 20q for q >= 50), 1..255, with a finer DC
 // (half the scaled entry, at most 8) and the five lowest AC entries at 0.8 of it. At the same
