@@ -281,17 +281,22 @@ double score_through(const std::vector<uint8_t>& a, const std::vector<uint8_t>& 
   return floor_score(*x, *y, {.reference_colour = colour, .distorted_colour = colour}).score;
 }
 
+// A 320x240 4:4:4 photo of broad hues at quality 97, without metadata.
+std::vector<uint8_t> colourful_444_q97() {
+  return testing::make_jpeg({.width = 320,
+                             .height = 240,
+                             .quality = 97,
+                             .markers = {},
+                             .luma_sampling = 1,
+                             .pixels = testing::colourful_pixels()});
+}
+
 // A viewer shows the samples of a ProPhoto RGB photo as more saturated colours than sRGB's, so
 // the same errors look larger: the search and the verifier read the pixels through the profile.
 // The output meets the floor so read; the output made for the same pixels read as sRGB falls
 // under it, and the verifier refuses it once both files carry the profile.
 TEST(Perceptual, PixelsAreScoredThroughAWideGamutProfile) {
-  const std::vector<uint8_t> plain = testing::make_jpeg({.width = 320,
-                                                         .height = 240,
-                                                         .quality = 97,
-                                                         .markers = {},
-                                                         .luma_sampling = 1,
-                                                         .pixels = testing::colourful_pixels()});
+  const std::vector<uint8_t> plain = colourful_444_q97();
   ASSERT_FALSE(plain.empty());
   const std::vector<uint8_t> profile = testing::prophoto_rgb_profile();
   const std::vector<uint8_t> jpeg = testing::with_icc_segment(plain, profile);
@@ -320,12 +325,7 @@ TEST(Perceptual, PixelsAreScoredThroughAWideGamutProfile) {
 // A profile whose curves reach 1e22 (gamma -1) once made every candidate score NaN, taken for
 // 100: the search went to its coarsest tables. It is read as no profile, and the floor holds.
 TEST(Perceptual, AProfileTheMetricCannotReadDoesNotPassEveryCandidate) {
-  const std::vector<uint8_t> plain = testing::make_jpeg({.width = 320,
-                                                         .height = 240,
-                                                         .quality = 97,
-                                                         .markers = {},
-                                                         .luma_sampling = 1,
-                                                         .pixels = testing::colourful_pixels()});
+  const std::vector<uint8_t> plain = colourful_444_q97();
   const std::vector<uint8_t> jpeg = testing::with_icc_segment(
       plain,
       testing::saved_profile(testing::rgb_profile(testing::kSrgbPrimaries, testing::kD65, -1.0)));

@@ -13,6 +13,7 @@
 #include "codecs/deflate.h"
 #include "core/bytes.h"
 #include "formats/png/png_chunks.h"
+#include "support/png_maker.h"
 
 namespace lighten::testing {
 
@@ -33,15 +34,9 @@ struct PngPicture {
 
 inline std::vector<uint8_t> write_picture(const PngPicture& p) {
   std::vector<uint8_t> out;
-  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
-  png_infop info = png_create_info_struct(png);
-  png_set_write_fn(
-      png, &out,
-      [](png_structp s, png_bytep data, size_t n) {
-        auto* v = static_cast<std::vector<uint8_t>*>(png_get_io_ptr(s));
-        v->insert(v->end(), data, data + n);
-      },
-      nullptr);
+  png_structp png = nullptr;
+  png_infop info = nullptr;
+  start_png_in_memory(out, png, info);
   png_set_IHDR(png, info, p.width, p.height, p.bit_depth, p.color_type,
                p.interlaced ? PNG_INTERLACE_ADAM7 : PNG_INTERLACE_NONE,
                PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);

@@ -19,10 +19,10 @@ struct PngRecipe {
   std::vector<uint8_t> icc = {};  // an iCCP chunk of this profile when not empty
 };
 
-inline std::vector<uint8_t> make_png(const PngRecipe& r) {
-  std::vector<uint8_t> out;
-  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
-  png_infop info = png_create_info_struct(png);
+// A libpng writer (`png`, `info`) that appends the file to `out`; the caller destroys it.
+inline void start_png_in_memory(std::vector<uint8_t>& out, png_structp& png, png_infop& info) {
+  png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
+  info = png_create_info_struct(png);
   png_set_write_fn(
       png, &out,
       [](png_structp p, png_bytep data, size_t n) {
@@ -30,6 +30,13 @@ inline std::vector<uint8_t> make_png(const PngRecipe& r) {
         v->insert(v->end(), data, data + n);
       },
       nullptr);
+}
+
+inline std::vector<uint8_t> make_png(const PngRecipe& r) {
+  std::vector<uint8_t> out;
+  png_structp png = nullptr;
+  png_infop info = nullptr;
+  start_png_in_memory(out, png, info);
   png_set_IHDR(png, info, r.width, r.height, r.bit_depth, r.color_type,
                r.interlaced ? PNG_INTERLACE_ADAM7 : PNG_INTERLACE_NONE,
                PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
@@ -80,15 +87,9 @@ inline std::vector<uint8_t> png_of_samples(uint32_t width, uint32_t height, int 
   static constexpr int kTypes[5] = {0, PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA,
                                     PNG_COLOR_TYPE_RGB, PNG_COLOR_TYPE_RGB_ALPHA};
   std::vector<uint8_t> out;
-  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
-  png_infop info = png_create_info_struct(png);
-  png_set_write_fn(
-      png, &out,
-      [](png_structp p, png_bytep data, size_t n) {
-        auto* v = static_cast<std::vector<uint8_t>*>(png_get_io_ptr(p));
-        v->insert(v->end(), data, data + n);
-      },
-      nullptr);
+  png_structp png = nullptr;
+  png_infop info = nullptr;
+  start_png_in_memory(out, png, info);
   png_set_IHDR(png, info, width, height, bit_depth, kTypes[channels], PNG_INTERLACE_NONE,
                PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
   if (gamma != 0) png_set_gAMA(png, info, gamma);
