@@ -37,11 +37,15 @@ int run_info(InfoArgs& args) {
     // Names are shown as optimize -v shows them: a newline or escape in one cannot forge a line.
     const std::string shown = printable_text(path);
     // One that cannot be read is said and counted; the others are still described. Pipes and
-    // /dev/stdin are read as files are.
+    // /dev/stdin are read as files are; devices (/dev/zero would never end) and folders are not.
     std::error_code ec;
     const auto type = std::filesystem::status(path, ec).type();
-    if (ec || type == std::filesystem::file_type::directory) {
-      fmt::print(stderr, "lighten info: {}: {}\n", shown, ec ? ec.message() : "a directory");
+    using Type = std::filesystem::file_type;
+    if (ec || (type != Type::regular && type != Type::fifo && type != Type::socket)) {
+      fmt::print(stderr, "lighten info: {}: {}\n", shown,
+                 ec                        ? ec.message()
+                 : type == Type::directory ? "a directory"
+                                           : "not a file or a pipe");
       status = kExitFailures;
       continue;
     }

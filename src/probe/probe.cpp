@@ -480,7 +480,10 @@ double parse_bandwidth(std::string_view text) {
       (unit.empty() && !bytes && scale == 1))
     throw OptionError(fmt::format(
         "--bandwidth {}: not a link rate; write it like 1gbit, 200mbit or 50MB/s", text));
-  return bytes ? value * scale : value * scale / 8.0;
+  const double rate = bytes ? value * scale : value * scale / 8.0;
+  if (!std::isfinite(rate))  // 1e306tbit
+    throw OptionError(fmt::format("--bandwidth {}: beyond any link rate", text));
+  return rate;
 }
 
 std::string format_bandwidth(double bytes_per_s) {

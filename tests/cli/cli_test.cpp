@@ -146,10 +146,14 @@ TEST_F(CliTest, InfoSaysWhichFilesCannotBeReadAndQuotesOddNames) {
   EXPECT_NE(r.output.find("kind: jpeg"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("\nkind: png"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("$'"), std::string::npos) << r.output;
-  // A pipe is read as a file is.
-  const CliRun piped = run_cli("info /dev/stdin < '" + odd.string() + "'");
+  // A pipe is read as a file is; a device is not read at all.
+  const CliRun piped = run_cli("info /dev/stdin < /dev/null; cat '" + odd.string() + "' | " +
+                               LIGHTEN_CLI + " info /dev/stdin");
   EXPECT_EQ(piped.status, 0) << piped.output;
   EXPECT_NE(piped.output.find("kind: jpeg"), std::string::npos) << piped.output;
+  const CliRun device = run_cli("info /dev/zero");
+  EXPECT_EQ(device.status, 1) << device.output;
+  EXPECT_NE(device.output.find("not a file or a pipe"), std::string::npos) << device.output;
 }
 
 // A report that cannot be written is found before the run, not after hours of it.

@@ -177,9 +177,16 @@ TEST(PdfPhoto, LargeImagesAndSpentBudgetsStayFlate) {
                              plain_pdf = as_bytes(make_pdf(photo_page()));  // QPDF reads them
   EXPECT_FALSE(pdf::may_become_jpeg(image(*open(huge_pdf), "/Im1"), compact(), pdf::ImageFacts{}));
   EXPECT_TRUE(pdf::may_become_jpeg(image(*open(plain_pdf), "/Im1"), compact(), pdf::ImageFacts{}));
-  Policy hurried = compact();
-  hurried.limits.time_budget_s = 1e-9;
-  EXPECT_EQ(optimize(as_bytes(make_pdf(photo_page())), hurried).reason, Reason::kLimitExceeded);
+  // The search itself stops once the budget is spent, not only the walk over the streams.
+  auto q = open(plain_pdf);
+  QPDFObjectHandle im1 = image(*q, "/Im1");
+  const std::shared_ptr<Buffer> data = im1.getStreamData(qpdf_dl_generalized);
+  const Bytes samples(data->getBuffer(), data->getBuffer() + data->getSize());
+  EXPECT_TRUE(pdf::photo_as_jpeg(im1, samples, compact(), {}).has_value());
+  int asked = 0;
+  EXPECT_THROW(pdf::photo_as_jpeg(im1, samples, compact(), [&] { return ++asked > 1; }),
+               FormatError);
+  EXPECT_EQ(asked, 2);
 }
 
 }  // namespace

@@ -268,6 +268,7 @@ TEST(ProbeBandwidth, ParsesBitsAndBytes) {
   EXPECT_THROW(parse_bandwidth("5 parsecs"), OptionError);
   EXPECT_THROW(parse_bandwidth("nangbit"), OptionError);
   EXPECT_THROW(parse_bandwidth("infMB/s"), OptionError);
+  EXPECT_THROW(parse_bandwidth("1e306tbit"), OptionError);
   EXPECT_EQ(format_bandwidth(125e6), "1 Gbit/s");
   EXPECT_EQ(format_bandwidth(25e6), "200 Mbit/s");
 }
