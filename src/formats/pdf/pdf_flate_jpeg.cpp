@@ -25,8 +25,6 @@ constexpr long long kMaxSide = 1 << 15;  // libjpeg's limit is 65500
 constexpr long long kMaxPixels = 64'000'000;
 // The quality search range: below 30 blocks show whatever the metric says.
 constexpr int kLowestQuality = 30, kHighestQuality = 95;
-// Direct objects nest; deeper than this is not a document anyone made.
-constexpr int kMaxDepth = 256;
 
 int components_of(QPDFObjectHandle image) {
   QPDFObjectHandle space = image.getDict().getKey("/ColorSpace");
