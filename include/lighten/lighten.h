@@ -27,6 +27,10 @@ class MemoryGate {
   // Asked before an item is optimised or checked; may wait until the item's memory fits.
   // Returns what it counted, handed back to release() when the item is done.
   virtual uint64_t admit(std::span<const uint8_t> item, const Policy& policy) = 0;
+  // Asked before a format decodes data of its own that the file's size does not show (a PDF's
+  // deflated image, a document part that inflates a hundred times): the `bytes` it is about to
+  // hold, as the format reckons them. The same contract as admit().
+  virtual uint64_t admit_bytes(uint64_t bytes) = 0;
   virtual void release(uint64_t admitted) noexcept = 0;
 };
 

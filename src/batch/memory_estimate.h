@@ -29,11 +29,16 @@ uint64_t memory_estimate(uint64_t file_size, ByteView head, const Policy& policy
 // Prices the items inside files (a document's pictures, a video's frames) as files are priced,
 // and counts each with the scheduler's estimates while it is worked on: the 16 times its size
 // a container is priced at cannot see a picture whose header promises 120 megapixels in 200
-// bytes, nor a deflated image that expands 200 times.
+// bytes, nor a deflated image that expands 200 times. What a format decodes itself (a PDF's
+// Flate image, a document's deflated part) is counted as the format reckons it.
 class ItemGate final : public MemoryGate {
  public:
   explicit ItemGate(Scheduler& scheduler) : scheduler_(scheduler) {}
   uint64_t admit(std::span<const uint8_t> item, const Policy& policy) override;
+  uint64_t admit_bytes(uint64_t bytes) override {
+    scheduler_.reserve(bytes);
+    return bytes;
+  }
   void release(uint64_t admitted) noexcept override { scheduler_.release(admitted); }
 
  private:

@@ -13,6 +13,8 @@
 #include <memory>
 #include <string>
 
+#include "core/uninitialized_vector.h"
+
 namespace lighten {
 namespace {
 
@@ -26,15 +28,17 @@ Bytes libdeflate_compress(ByteView input, int level, DeflateWrapper wrapper) {
   const size_t bound = wrapper == DeflateWrapper::kZlib
                            ? libdeflate_zlib_compress_bound(c.get(), input.size())
                            : libdeflate_deflate_compress_bound(c.get(), input.size());
-  Bytes out(bound);
+  // The bound is about the input's size; left uninitialised, only the pages libdeflate writes
+  // are touched, and the result is copied out at its own size so that a 144 MB image's few
+  // hundred kilobytes of output do not keep 144 MB allocated while other candidates are made.
+  UninitializedVector<uint8_t> room(bound);
   const size_t n =
       wrapper == DeflateWrapper::kZlib
-          ? libdeflate_zlib_compress(c.get(), input.data(), input.size(), out.data(), out.size())
-          : libdeflate_deflate_compress(c.get(), input.data(), input.size(), out.data(),
-                                        out.size());
+          ? libdeflate_zlib_compress(c.get(), input.data(), input.size(), room.data(), room.size())
+          : libdeflate_deflate_compress(c.get(), input.data(), input.size(), room.data(),
+                                        room.size());
   if (n == 0) throw std::runtime_error("libdeflate: output did not fit its own bound");
-  out.resize(n);
-  return out;
+  return Bytes(room.begin(), room.begin() + std::ptrdiff_t(n));
 }
 
 struct Inflater {

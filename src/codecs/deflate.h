@@ -27,6 +27,13 @@ Bytes zopfli_deflate(ByteView input, int iterations, DeflateWrapper wrapper,
 // Compresses with libdeflate at `level` (1-12): for quick trials that rank candidates.
 Bytes deflate_at_level(ByteView input, int level, DeflateWrapper wrapper);
 
+// The most a deflate stream of `size` bytes can decode to: 258 bytes for every 2 bits of the
+// longest run of matches, about 1032 times its size (zlib's technical details).
+inline uint64_t most_inflated(uint64_t size) {
+  constexpr uint64_t kRatio = 1032;
+  return size > UINT64_MAX / kRatio ? UINT64_MAX : size * kRatio;
+}
+
 // Inflates a stream that must decode to exactly `expected_size` bytes and end there; throws
 // FormatError (kCorrupt) otherwise. Memory grows with what the stream produces, never past
 // `expected_size`, so a size that lies costs nothing. `consumed`, when given, receives how many

@@ -8,9 +8,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/bytes.h"
+#include "lighten/lighten.h"
 #include "lighten/outcome.h"
 #include "lighten/policy.h"
 
@@ -37,6 +39,32 @@ struct ScoredFingerprint {
   // The Policy::jpeg_shown_through the pixels were read through: the same bytes shown in two
   // colour spaces (a PDF's images) are scored apart.
   std::shared_ptr<const std::vector<uint8_t>> shown_through;
+};
+
+// Memory counted with the caller's MemoryGate while an optimiser holds it; handed back when
+// the hold ends. A hold without a gate counts nothing.
+class MemoryHold {
+ public:
+  MemoryHold() = default;
+  MemoryHold(MemoryGate* gate, uint64_t admitted) : gate_(gate), admitted_(admitted) {}
+  MemoryHold(MemoryHold&& other) noexcept
+      : gate_(std::exchange(other.gate_, nullptr)), admitted_(other.admitted_) {}
+  MemoryHold& operator=(MemoryHold&& other) noexcept {
+    if (this != &other) {
+      end();
+      gate_ = std::exchange(other.gate_, nullptr);
+      admitted_ = other.admitted_;
+    }
+    return *this;
+  }
+  ~MemoryHold() { end(); }
+  void end() noexcept {
+    if (gate_ != nullptr) std::exchange(gate_, nullptr)->release(admitted_);
+  }
+
+ private:
+  MemoryGate* gate_ = nullptr;
+  uint64_t admitted_ = 0;
 };
 
 class Context {
@@ -80,6 +108,10 @@ class Context {
   // The same for the candidate a perceptual optimiser chose and scored, keyed by the input.
   virtual void note_scored(ByteView /*input*/, const ScoredFingerprint& /*what*/) {}
   virtual std::optional<ScoredFingerprint> scored(ByteView /*input*/) const { return std::nullopt; }
+  // Counts `bytes` an optimiser is about to hold for data it decodes itself (which may wait
+  // until they fit the caller's budget), until the returned hold ends. Items handed to
+  // optimize_embedded are counted by the engine; this is for what a format decodes on its own.
+  virtual MemoryHold hold_memory(uint64_t /*bytes*/) { return {}; }
 };
 
 }  // namespace lighten

@@ -63,20 +63,10 @@ std::optional<Value> recall(SharedBudget& budget,
 
 // An embedded item's memory, counted by the caller's gate while the item is worked on. Only
 // items of a kind lighten optimises are told: the others are left as they are at once.
-class ItemAdmission {
- public:
-  ItemAdmission(MemoryGate* gate, ByteView item, const Policy& policy)
-      : gate_(gate), admitted_(gate != nullptr ? gate->admit(item, policy) : 0) {}
-  ~ItemAdmission() {
-    if (gate_ != nullptr) gate_->release(admitted_);
-  }
-  ItemAdmission(const ItemAdmission&) = delete;
-  ItemAdmission& operator=(const ItemAdmission&) = delete;
-
- private:
-  MemoryGate* gate_;
-  uint64_t admitted_;
-};
+MemoryHold admit_item(MemoryGate* gate, ByteView item, const Policy& policy) {
+  if (gate == nullptr) return {};
+  return MemoryHold(gate, gate->admit(item, policy));
+}
 
 }  // namespace
 
@@ -94,6 +84,12 @@ void EngineContext::note_scored(ByteView input, const ScoredFingerprint& what) {
 
 std::optional<ScoredFingerprint> EngineContext::scored(ByteView input) const {
   return recall(*budget_, budget_->scored, input);
+}
+
+MemoryHold EngineContext::hold_memory(uint64_t bytes) {
+  MemoryGate* gate = budget_->gate;
+  if (gate == nullptr || bytes == 0) return {};
+  return MemoryHold(gate, gate->admit_bytes(bytes));
 }
 
 bool EngineContext::out_of_time() const { return Clock::now() > budget_->deadline; }
@@ -122,8 +118,8 @@ Outcome EngineContext::embedded(ByteView bytes, std::string_view name, const Pol
   if (total > policy_.limits.max_expanded_bytes)
     return keep(std::move(o), Reason::kLimitExceeded,
                 std::string(name) + ": the container expands past its size budget");
-  std::optional<ItemAdmission> admission;
-  if (find_format(o.kind) != nullptr) admission.emplace(budget_->gate, bytes, policy);
+  MemoryHold admission;
+  if (find_format(o.kind) != nullptr) admission = admit_item(budget_->gate, bytes, policy);
   EngineContext child(policy, depth_ + 1, budget_);
   return child.run(bytes);
 }
@@ -134,7 +130,7 @@ Verdict EngineContext::verify_embedded_under(ByteView original, ByteView output,
   if (sniff(output) != kind) return {false, "the item changed kind", {}};
   const FormatEntry* format = find_format(kind);
   if (format == nullptr) return {false, "no verifier for " + std::string(kind_name(kind)), {}};
-  const ItemAdmission admission(budget_->gate, original, policy);
+  const MemoryHold admission = admit_item(budget_->gate, original, policy);
   EngineContext child(policy, depth_ + 1, budget_);
   try {
     return format->verify(original, output, child);

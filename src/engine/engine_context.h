@@ -42,6 +42,7 @@ class EngineContext final : public Context {
   std::optional<DecodedFingerprint> fingerprint(ByteView input) const override;
   void note_scored(ByteView input, const ScoredFingerprint& what) override;
   std::optional<ScoredFingerprint> scored(ByteView input) const override;
+  MemoryHold hold_memory(uint64_t bytes) override;
 
   // Sniffs, dispatches, enforces the minimum gain and verifies; never throws.
   Outcome run(ByteView bytes);

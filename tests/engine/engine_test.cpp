@@ -9,6 +9,7 @@
 #include "engine/engine_context.h"
 #include "lighten/lighten.h"
 #include "support/jpeg_maker.h"
+#include "support/recording_gate.h"
 #include "support/zip_maker.h"
 
 namespace lighten {
@@ -143,19 +144,6 @@ TEST(EngineContext, DeadlineIsVisibleToOptimisers) {
   EXPECT_TRUE(ctx.out_of_time());
 }
 
-// Tells which items it was asked about, and checks that each is handed back as counted.
-class RecordingGate final : public MemoryGate {
- public:
-  uint64_t admit(std::span<const uint8_t> item, const Policy&) override {
-    items.push_back(sniff(item));
-    held += item.size();
-    return item.size();
-  }
-  void release(uint64_t admitted) noexcept override { held -= admitted; }
-  std::vector<Kind> items;
-  uint64_t held = 0;
-};
-
 // A document's picture is told to the caller's gate before it is optimised and again before it
 // is checked (either may decode it); its XML parts, which no optimiser takes, and the document
 // itself, which the caller priced, are not.
@@ -166,13 +154,13 @@ TEST(Engine, ItemsInsideFilesAreToldToTheMemoryGate) {
        {.name = "word/document.xml", .content = testing::text_bytes("<w:document/>")},
        {.name = "word/media/image1.jpeg", .content = jpeg, .deflate = false}});
   ASSERT_EQ(sniff(docx), Kind::kDocx);
-  RecordingGate gate;
+  testing::RecordingGate gate;
   const Outcome o = optimize(docx, Policy{}, gate);
   ASSERT_EQ(o.action, Action::kReplaced) << reason_name(o.reason) << ": " << o.message;
   EXPECT_EQ(gate.items, (std::vector<Kind>{Kind::kJpeg, Kind::kJpeg}));
   EXPECT_EQ(gate.held, 0u);
   // A file on its own is the caller's to price.
-  RecordingGate alone;
+  testing::RecordingGate alone;
   EXPECT_EQ(optimize(jpeg, Policy{}, alone).action, Action::kReplaced);
   EXPECT_TRUE(alone.items.empty());
 }

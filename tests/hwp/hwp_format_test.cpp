@@ -10,6 +10,7 @@
 #include "support/direct_context.h"
 #include "support/jpeg_maker.h"
 #include "support/png_maker.h"
+#include "support/recording_gate.h"
 
 namespace lighten {
 namespace {
@@ -102,6 +103,20 @@ TEST(HwpFormat, SecondRunFindsNothing) {
   ASSERT_TRUE(first.replaced());
   const Outcome second = optimize_hwp(first.bytes, context);
   EXPECT_FALSE(second.replaced()) << second.detail;
+}
+
+// The HWP optimiser inflates its streams itself: the caller's gate is told of each inflated
+// stream and its deflated copy, when optimising and when verifying.
+TEST(HwpFormat, InflatedStreamsAreToldToTheMemoryGate) {
+  HwpRecipe r = picture_document();
+  std::vector<uint8_t> text;
+  for (int i = 0; i < 200000; ++i) text.push_back(uint8_t("claim form line "[i % 16]));
+  r.items.push_back({3, "txt", text});
+  testing::RecordingGate gate;
+  const Outcome o = optimize(make_hwp(r), Policy{}, gate);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  EXPECT_EQ(gate.largest_hold, 2 * text.size());
+  EXPECT_EQ(gate.held, 0u);
 }
 
 TEST(HwpFormat, EachBinDataItemKeepsItsOwnCompression) {

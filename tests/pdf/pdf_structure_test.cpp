@@ -13,6 +13,7 @@
 #include "formats/pdf/pdf_format.h"
 #include "lighten/lighten.h"
 #include "pdf/pdf_maker.h"
+#include "support/recording_gate.h"
 
 namespace lighten {
 namespace {
@@ -342,6 +343,25 @@ TEST(PdfStructure, UnfilteredImagesAreDeflatedWithPngPredictors) {
   EXPECT_EQ(decoded(after), gradient_rgb(w, h));
   EXPECT_EQ(decoded(before), decoded(after));
   EXPECT_FALSE(optimize(o.bytes, Policy{}).replaced());
+}
+
+// A Flate image's samples are the PDF optimiser's own to decode (no item goes to the engine):
+// the caller's gate is told of them, and of the candidates beside them, before they are made and
+// again before the verifier decodes input and output side by side.
+TEST(PdfStructure, DecodedImagesAreToldToTheMemoryGate) {
+  const int w = 640, h = 480;
+  const uint64_t samples = uint64_t(w) * h * 3;
+  auto objects = two_pages(false);
+  objects[4] = image_object(gradient_rgb(w, h), w, h);
+  const auto input = as_bytes(make_pdf(objects));
+  testing::RecordingGate gate;
+  const Outcome o = optimize(input, Policy{}, gate);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  EXPECT_NE(o.detail.find("flate images with PNG predictors"), std::string::npos) << o.detail;
+  // The samples, the PNG filters' rows and their filtered copy.
+  EXPECT_GE(gate.largest_hold, 3 * samples);
+  EXPECT_LT(gate.largest_hold, 8 * samples);
+  EXPECT_EQ(gate.held, 0u);
 }
 
 // A comment after the header moves every object away from where the xref table says it is.

@@ -8,6 +8,7 @@
 #include "lighten/lighten.h"
 #include "support/direct_context.h"
 #include "support/jpeg_maker.h"
+#include "support/recording_gate.h"
 #include "support/zip_maker.h"
 
 namespace lighten {
@@ -64,6 +65,25 @@ TEST(ZipFormat, DocxShrinksAndKeepsEveryPart) {
   // Idempotent: a second pass finds nothing worth writing.
   const Outcome again = optimize(o.bytes, Policy{});
   EXPECT_FALSE(again.replaced()) << again.detail;
+}
+
+// A deflated part inflates in the ZIP optimiser itself (an XML part is no item the engine
+// takes): the caller's gate is told of the part and its deflated copy before it is inflated,
+// when optimising and when verifying; a stored part is the archive's own bytes.
+TEST(ZipFormat, InflatedPartsAreToldToTheMemoryGate) {
+  const std::string body = xml_body(40000);
+  auto items = docx_items(testing::make_jpeg({.width = 32, .height = 32, .quality = 95}));
+  items[1].content = text_bytes(body);
+  testing::RecordingGate gate;
+  const Outcome o = optimize(make_zip(items), Policy{}, gate);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  EXPECT_EQ(gate.largest_hold, 2 * body.size());
+  EXPECT_EQ(gate.held, 0u);
+
+  items[1].deflate = false;
+  testing::RecordingGate stored;
+  EXPECT_TRUE(optimize(make_zip(items), Policy{}, stored).replaced());
+  EXPECT_LT(stored.largest_hold, body.size());
 }
 
 // A picture the document shows through a colour key (<a:clrChange>, "Set Transparent Colour"),

@@ -91,6 +91,7 @@ std::optional<Bytes> optimise_stream(const StreamPlan& plan, ByteView raw, Conte
   }
   Bytes content;
   hwp::Trailer trailer = hwp::Trailer::kNone;
+  MemoryHold hold;  // an inflated stream and its deflated copy or optimised picture
   if (plan.deflated) {
     std::optional<hwp::Inflated> inflated = inflate_planned(plan, raw, budget);
     if (!inflated) return std::nullopt;  // not deflated after all: carried as it is
@@ -102,6 +103,7 @@ std::optional<Bytes> optimise_stream(const StreamPlan& plan, ByteView raw, Conte
     }
     content = std::move(inflated->content);
     trailer = inflated->trailer;
+    hold = context.hold_memory(2 * uint64_t(content.size()));
   } else {
     content.assign(raw.begin(), raw.end());
   }
@@ -267,12 +269,14 @@ Verdict verify_hwp(ByteView input, ByteView output, Context& context) {
     const bool opaque = plan.role == StreamRole::kFileHeader || plan.role == StreamRole::kOther;
     if (opaque) return {false, plan.path + " must stay byte-identical", {}};
     Bytes x = before, y = *after;
+    MemoryHold hold;  // both streams inflated
     if (plan.deflated) {
       // zlib inflates what libdeflate or zopfli wrote.
       const std::optional<hwp::Inflated> ix = hwp::inflate_stream(before, budget.remaining());
       if (!ix || ix->trailer == hwp::Trailer::kUnknown)
         return {false, plan.path + " could not be rewritten yet changed", {}};
       budget.spend(ix->content.size());
+      hold = context.hold_memory(2 * uint64_t(ix->content.size()));
       const std::optional<hwp::Inflated> iy =
           hwp::inflate_stream(*after, output_budget.remaining());
       if (!iy) return {false, plan.path + " no longer inflates", {}};

@@ -99,8 +99,13 @@ std::optional<Bytes> png_predicted(const Bytes& decoded, const ImageRows& layout
   if (row_bytes == 0 || decoded.size() / row_bytes != layout.rows ||
       decoded.size() % row_bytes != 0)
     return std::nullopt;
-  Bytes samples = decoded;
-  if (layout.tiff_predictor) undo_tiff_predictor(samples, layout);
+  // A copy only where the TIFF predictor must be undone: the image may be hundreds of megabytes.
+  Bytes undone;
+  if (layout.tiff_predictor) {
+    undone = decoded;
+    undo_tiff_predictor(undone, layout);
+  }
+  const Bytes& samples = layout.tiff_predictor ? undone : decoded;
   // PNG's filters look back one whole pixel, as the PDF predictor does: any colour type with the
   // same bytes per pixel filters the same way.
   static constexpr uint8_t kColorTypeOfColors[] = {0, 0, 4, 2, 6};

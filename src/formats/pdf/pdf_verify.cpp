@@ -150,8 +150,10 @@ class GraphCompare {
     if (!pdf::may_become_jpeg(x, context_.policy(), facts_))
       return fail(x, "a Flate image that must stay exact became a JPEG");
     double score = 0;
-    const std::string problem =
-        pdf::check_photo_jpeg(x, decoded(x), jpeg, context_.policy(), &score);
+    const Bytes samples = decoded(x);
+    // The JPEG's decode and the metric's two images, about three times the samples more.
+    const MemoryHold hold = context_.hold_memory(4 * uint64_t(samples.size()));
+    const std::string problem = pdf::check_photo_jpeg(x, samples, jpeg, context_.policy(), &score);
     if (!problem.empty()) return fail(x, problem);
     pixels_identical_ = false;
     ++jpegs_;
@@ -170,14 +172,21 @@ class GraphCompare {
       return inflate(b) == a || fail(x, "a deflated stream decodes to other bytes");
     const bool x_plain = fx.empty() && !xd.hasKey("/DecodeParms");
     if (!same_filters && (fx == "/FlateDecode" || x_plain) && fy == "/FlateDecode" &&
-        pdf::is_image(x))
-      return decoded(x) == decoded(y) || fail(x, "a Flate image decodes to other samples");
+        pdf::is_image(x)) {
+      const Bytes before = decoded(x);
+      // The output's samples and qpdf's buffer of them.
+      const MemoryHold hold = context_.hold_memory(3 * uint64_t(before.size()));
+      return decoded(y) == before || fail(x, "a Flate image decodes to other samples");
+    }
     if (!same_filters && (fx == "/FlateDecode" || x_plain) && fy == "/DCTDecode" &&
         pdf::is_image(x) && !yd.hasKey("/DecodeParms"))
       return same_photo(x, b);
     if (!same_filters) return fail(x, "a stream's filters changed");
-    if (fx == "/FlateDecode")
-      return inflate(a) == inflate(b) || fail(x, "a Flate stream decodes to other bytes");
+    if (fx == "/FlateDecode") {
+      const Bytes before = inflate(a);
+      const MemoryHold hold = context_.hold_memory(2 * uint64_t(before.size()));
+      return inflate(b) == before || fail(x, "a Flate stream decodes to other bytes");
+    }
     if (fx == "/DCTDecode") {
       const Verdict v = context_.verify_embedded_under(
           a, b, pdf::jpeg_image_policy(x, a, context_.policy(), facts_));

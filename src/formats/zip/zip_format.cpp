@@ -123,6 +123,14 @@ Bytes entry_content(const ZipEntry& e) {
   return content;
 }
 
+// Counts what working on a deflated part holds beside the archive: `copies` times the size it
+// inflates to (capped by what its bytes can inflate to, since the header may lie). A stored
+// part's bytes are the archive's own, which the caller priced.
+MemoryHold hold_for_part(Context& context, const ZipEntry& e, uint64_t copies) {
+  if (e.method != kZipMethodDeflate) return {};
+  return context.hold_memory(copies * std::min(e.uncompressed_size, most_inflated(e.data.size())));
+}
+
 // Already-compressed media gain nothing from another deflate pass below the highest efforts.
 bool worth_redeflating(Kind kind, int effort) {
   const bool compressed_media = kind == Kind::kJpeg || kind == Kind::kPng || kind == Kind::kGif ||
@@ -236,6 +244,9 @@ Outcome optimize_zip(ByteView input, Context& context) {
       throw FormatError(Reason::kLimitExceeded, e.local_offset, "the time budget ran out");
     if (is_first_mimetype(archive, i)) continue;  // must stay first, stored and byte-identical
     if (e.method != kZipMethodStored && e.method != kZipMethodDeflate) continue;
+    // The part, its deflated copy and the optimised item's bytes (the item's own work is
+    // counted by the engine).
+    const MemoryHold hold = hold_for_part(context, e, 2);
     Bytes content = entry_content(e);
     const Kind item_kind = sniff(content);
     bool changed = false;
@@ -339,6 +350,7 @@ Verdict verify_zip(ByteView input, ByteView output, Context& context) {
         return {false, x.name + " must stay byte-identical", {}};
       continue;
     }
+    const MemoryHold hold = hold_for_part(context, x, 2);
     const Bytes before = entry_content(x);
     const Bytes after = entry_content(y);  // zlib inflates what libdeflate or zopfli wrote
     if (before == after) continue;
