@@ -59,12 +59,35 @@ TEST(HwpRecords, ReadsBinDataDeclarations) {
   EXPECT_EQ(items[2].stream_name(), "BIN0002.OLE");
   EXPECT_TRUE(items[2].deflated(false));
 
+  // A record cut inside its id is a damaged record, not a file cut short.
   Bytes bad;
-  put_record(bad, kTagBinData, 1, {0x01, 0x00, 0x01});  // cut inside the id
-  EXPECT_THROW(bin_data_items(bad), FormatError);
+  put_record(bad, kTagBinData, 1, {0x01, 0x00, 0x01});
+  try {
+    bin_data_items(bad);
+    ADD_FAILURE() << "a BinData item cut inside its id was read";
+  } catch (const FormatError& e) {
+    EXPECT_EQ(e.reason(), Reason::kCorrupt) << e.what();
+  }
   Bytes unknown;
   put_record(unknown, kTagBinData, 1, {0x31, 0x00, 0x01, 0x00});  // compression 3
   EXPECT_THROW(bin_data_items(unknown), FormatError);
+}
+
+// Pictures number their items with 16 bits: a DocInfo declaring more (millions of 10-byte
+// records inflate from a few hundred kilobytes) is damaged, and is refused before it is kept.
+TEST(HwpRecords, MoreBinDataItemsThanPicturesCanNumberAreRefused) {
+  Bytes doc_info;
+  const Bytes link = {0x00, 0x00, 0x00, 0x00, 0x00, 0x00};  // two empty paths
+  for (int i = 0; i < 65535; ++i) put_record(doc_info, kTagBinData, 1, link);
+  EXPECT_EQ(bin_data_items(doc_info).size(), 65535u);
+  put_record(doc_info, kTagBinData, 1, link);
+  try {
+    bin_data_items(doc_info);
+    ADD_FAILURE() << "65536 BinData items were read";
+  } catch (const FormatError& e) {
+    EXPECT_EQ(e.reason(), Reason::kCorrupt);
+    EXPECT_NE(std::string(e.what()).find("more BinData items"), std::string::npos) << e.what();
+  }
 }
 
 TEST(HwpRecords, ReadsTheLookOfImageFills) {

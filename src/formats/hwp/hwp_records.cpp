@@ -75,34 +75,54 @@ bool BinDataItem::deflated(bool document_compressed) const {
   }
 }
 
+namespace {
+
+BinDataItem read_bin_data_item(const Record& rec) {
+  ByteReader r(rec.data);
+  BinDataItem item;
+  item.properties = r.u16le();
+  const uint16_t type = item.properties & 0xF;
+  const uint16_t compression = item.properties >> 4 & 0x3;
+  if (type > 2) corrupt(rec.offset, "BinData item of unknown type " + std::to_string(type));
+  if (compression == 3) corrupt(rec.offset, "BinData item with an unknown compression flag");
+  item.type = BinDataType(type);
+  item.compression = BinDataCompression(compression);
+  if (item.type == BinDataType::kLink) {
+    read_wchars(r);  // absolute path
+    read_wchars(r);  // relative path
+  } else {
+    item.id = r.u16le();
+    if (item.type == BinDataType::kEmbedding) {
+      for (char16_t c : read_wchars(r)) {
+        // Extensions are short printable ASCII; anything else cannot name a stream we could find.
+        if (c < 0x20 || c > 0x7E || c == '/')
+          corrupt(rec.offset, "BinData item whose extension is not printable ASCII");
+        item.extension += char(c);
+      }
+    }
+  }
+  return item;
+}
+
+}  // namespace
+
 std::vector<BinDataItem> bin_data_items(ByteView doc_info) {
+  // Pictures name their item by a 16-bit number in record order: a DocInfo of millions of tiny
+  // records (a deflate bomb's kind) is damaged, and would cost 40 bytes a record here.
+  constexpr size_t kMostItems = 65535;
   std::vector<BinDataItem> items;
   visit_records(doc_info, [&](const Record& rec) {
     if (rec.tag != kTagBinData) return;
-    ByteReader r(rec.data);
-    BinDataItem item;
-    item.properties = r.u16le();
-    const uint16_t type = item.properties & 0xF;
-    const uint16_t compression = item.properties >> 4 & 0x3;
-    if (type > 2) corrupt(rec.offset, "BinData item of unknown type " + std::to_string(type));
-    if (compression == 3) corrupt(rec.offset, "BinData item with an unknown compression flag");
-    item.type = BinDataType(type);
-    item.compression = BinDataCompression(compression);
-    if (item.type == BinDataType::kLink) {
-      read_wchars(r);  // absolute path
-      read_wchars(r);  // relative path
-    } else {
-      item.id = r.u16le();
-      if (item.type == BinDataType::kEmbedding) {
-        for (char16_t c : read_wchars(r)) {
-          // Extensions are short ASCII; anything else cannot name a stream we could find.
-          if (c == 0 || c > 0x7E || c == '/')
-            corrupt(rec.offset, "BinData item with a non-ASCII extension");
-          item.extension += char(c);
-        }
-      }
+    if (items.size() == kMostItems)
+      corrupt(rec.offset,
+              "more BinData items than pictures can number (" + std::to_string(kMostItems) + ")");
+    try {
+      items.push_back(read_bin_data_item(rec));
+    } catch (const FormatError& e) {
+      // The record's own length is intact: its content is damaged, not the file cut short.
+      if (e.reason() != Reason::kTruncated) throw;
+      corrupt(rec.offset, "a BinData item is shorter than its fields");
     }
-    items.push_back(std::move(item));
   });
   return items;
 }
