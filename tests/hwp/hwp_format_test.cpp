@@ -279,7 +279,7 @@ TEST(HwpFormat, PicturesShownInBlackAndWhiteOrRaisedContrastStayLossless) {
     EXPECT_TRUE(v.ok) << v.problem;
     EXPECT_FALSE(v.quality.pixels_identical) << o.detail;
   }
-  for (const auto& [contrast, effect] : {std::pair<int8_t, uint8_t>{20, 0}, {0, 2}}) {
+  for (const auto& [contrast, effect] : {std::pair<int8_t, uint8_t>{20, 0}, {0, 2}, {0, 3}}) {
     const Outcome o = optimize_hwp(with_shape(contrast, effect), context);
     ASSERT_TRUE(o.replaced()) << o.message;
     const Verdict v = verify_hwp(with_shape(contrast, effect), o.bytes, context);
@@ -288,24 +288,26 @@ TEST(HwpFormat, PicturesShownInBlackAndWhiteOrRaisedContrastStayLossless) {
     EXPECT_EQ(
         testing::decode_jpeg_pixels(inflated(o.bytes, "BinData/BIN0001.jpg")),
         testing::decode_jpeg_pixels(inflated(with_shape(contrast, effect), "BinData/BIN0001.jpg")));
-    EXPECT_NE(o.detail.find("black and white or with raised contrast"), std::string::npos)
+    EXPECT_NE(o.detail.find("as a dither pattern or with raised contrast"), std::string::npos)
         << o.detail;
   }
-  // The same looks given to an image fill of a border and background definition, and of a
-  // rectangle.
-  for (const bool in_shape : {false, true}) {
+  // The same looks given to an image fill of a border and background definition, of a
+  // rectangle, and to a picture bullet.
+  using Looks = std::vector<testing::HwpPictureShape> HwpRecipe::*;
+  for (const Looks where : {&HwpRecipe::fills, &HwpRecipe::shape_fills, &HwpRecipe::bullets}) {
     auto with_fill = [&](int8_t contrast, uint8_t effect) {
       HwpRecipe r = picture_document();
-      (in_shape ? r.shape_fills : r.fills) = {{0, 0, 2}, {contrast, effect, 1}};
+      r.*where = {{0, 0, 2}, {contrast, effect, 1}};
       return make_hwp(r);
     };
-    for (const auto& [contrast, effect] : {std::pair<int8_t, uint8_t>{-30, 1}, {20, 0}, {0, 2}}) {
-      const bool shows = contrast > 0 || effect == 2;
+    for (const auto& [contrast, effect] :
+         {std::pair<int8_t, uint8_t>{-30, 1}, {20, 0}, {0, 2}, {0, 3}}) {
+      const bool shows = contrast > 0 || effect >= 2;
       const Outcome o = optimize_hwp(with_fill(contrast, effect), context);
       ASSERT_TRUE(o.replaced()) << o.message;
       const Verdict v = verify_hwp(with_fill(contrast, effect), o.bytes, context);
       EXPECT_TRUE(v.ok) << v.problem;
-      EXPECT_EQ(v.quality.pixels_identical, shows) << in_shape << " " << o.detail;
+      EXPECT_EQ(v.quality.pixels_identical, shows) << int(effect) << " " << o.detail;
       EXPECT_EQ(o.detail.find("black and white") != std::string::npos, shows) << o.detail;
     }
   }

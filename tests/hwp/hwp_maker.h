@@ -38,6 +38,7 @@ struct HwpRecipe {
   std::vector<HwpPictureShape> shapes;
   std::vector<HwpPictureShape> fills;        // image fills of DocInfo's HWPTAG_BORDER_FILL records
   std::vector<HwpPictureShape> shape_fills;  // image fills of rectangles in the section
+  std::vector<HwpPictureShape> bullets;      // DocInfo's HWPTAG_BULLET records with a picture
 };
 
 inline void put_le16(std::vector<uint8_t>& v, uint32_t x) {
@@ -130,6 +131,14 @@ inline std::vector<uint8_t> hwp_doc_info(const HwpRecipe& r) {
     put_record(out, 0x12, 1, rec);
   }
   for (const HwpPictureShape& fill : r.fills) put_record(out, 0x14, 1, border_fill(0x3, fill));
+  for (const HwpPictureShape& bullet : r.bullets) {
+    std::vector<uint8_t> rec(12, 0);  // the paragraph head
+    put_le16(rec, 0xF0B7);            // the bullet character
+    put_le32(rec, 1);                 // a picture bullet
+    rec.insert(rec.end(), {0, uint8_t(bullet.contrast), bullet.effect});
+    put_le16(rec, bullet.bin_item);
+    put_record(out, 0x17, 1, rec);
+  }
   return out;
 }
 

@@ -114,8 +114,9 @@ TEST(ZipFormat, PicturesShownThroughEffectsStayLossless) {
     EXPECT_NE(o.detail.find("pictures optimised losslessly"), std::string::npos) << o.detail;
   }
   // A font's PANOSE contrast (HWPX headers carry typeInfo contrast="2") is no picture effect.
-  const auto [font, font_picture] =
-      picture_after("</a:blip><hh:typeInfo familyType=\"FCAT_GOTHIC\" contrast=\"2\"/><a:blip>");
+  const auto [font, font_picture] = picture_after(
+      "</a:blip><hh:typeInfo familyType=\"FCAT_GOTHIC\" contrast=\"2\"/><a:blip>"
+      "<hc:img mycontrast=\"5\" contrast=\"0\"/>");
   EXPECT_NE(testing::decode_jpeg_pixels(font_picture), testing::decode_jpeg_pixels(jpeg));
   const auto [washed, picture] = picture_after("<a:lum bright=\"70000\" contrast=\"-70000\"/>");
   EXPECT_NE(testing::decode_jpeg_pixels(picture), testing::decode_jpeg_pixels(jpeg));
@@ -133,6 +134,13 @@ TEST(ZipFormat, HwpxAndVmlPictureEffectsKeepPicturesLossless) {
            {"word/document.xml",
             "<hc:img binaryItemIDRef=\"image1\" bright=\"0\" contrast=\"50\" "
             "effect=\"REAL_PIC\"/>"},
+           // As XML allows: a line break after the name, spaces around '=', single quotes, a
+           // '+'; a bullet's picture in the header, with another prefix or none.
+           {"word/document.xml",
+            "<hc:img\n\tbinaryItemIDRef=\"image1\" contrast = ' +60' effect=\"REAL_PIC\"/>"},
+           {"word/document.xml", "<hh:bullet useImage=\"1\"><hh:img contrast=\"60\"/>"},
+           {"word/document.xml", "<img contrast=\"60\"/>"},
+           {"word/document.xml", "<hc:img binaryItemIDRef=\"image1\" effect=\"PATTERN_8_8\"/>"},
            {"word/document.xml", vml_picture + "chromakey=\"white\"/></v:shape>"},
            {"word/document.xml", vml_picture + "BiLevel=\"t\"/></v:shape>"},
            {"xl/drawings/vmlDrawingHF1.vml", vml_picture + "gain=\"19661f\"/></v:shape>"}}) {

@@ -143,8 +143,8 @@ std::string describe_tally(const Tally& tally, bool lossless_for_effects) {
   if (detail.empty()) detail = "compound file re-laid out";
   if (lossless_for_effects)
     detail +=
-        "; pictures optimised losslessly (the document shows pictures in black and white "
-        "or with raised contrast, or in a fill lighten cannot read)";
+        "; pictures optimised losslessly (the document shows pictures in black and white, "
+        "as a dither pattern or with raised contrast, or in a fill lighten cannot read)";
   return detail;
 }
 
@@ -156,9 +156,11 @@ struct Document {
   Policy pictures;  // what its pictures are optimised and verified under
 };
 
-// Black and white or raised contrast: changes within the floor would show.
+// Black and white, an 8x8 dither pattern (which flips dots as the threshold does) or raised
+// contrast: changes within the floor would show.
 bool shows_through_effects(const hwp::PictureLook& look) {
-  return look.contrast > 0 || look.effect == hwp::PictureLook::kBlackAndWhite;
+  return look.contrast > 0 || look.effect == hwp::PictureLook::kBlackAndWhite ||
+         look.effect == hwp::PictureLook::kPattern;
 }
 // A fill whose look could not be read is taken to show its picture so.
 bool shows_through_effects(const hwp::FillLook& fill) {
@@ -190,10 +192,13 @@ bool shows_pictures_through_effects(const Document& d, ExpansionBudget budget) {
   return false;
 }
 
-// The same for the image fills of DocInfo's border and background definitions.
+// The same for the image fills of DocInfo's border and background definitions and its picture
+// bullets.
 bool fills_show_pictures_through_effects(ByteView doc_info) {
   for (const hwp::FillLook& fill : hwp::border_fill_looks(doc_info))
     if (shows_through_effects(fill)) return true;
+  for (const hwp::FillLook& bullet : hwp::bullet_looks(doc_info))
+    if (shows_through_effects(bullet)) return true;
   return false;
 }
 

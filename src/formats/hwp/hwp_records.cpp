@@ -180,6 +180,27 @@ std::vector<FillLook> border_fill_looks(ByteView doc_info) {
   return looks;
 }
 
+std::vector<FillLook> bullet_looks(ByteView doc_info) {
+  constexpr uint16_t kTagBullet = kTagBegin + 7;
+  // The paragraph head (12 bytes) and the bullet character (2), then whether the bullet is a
+  // picture (4) and that picture's brightness, contrast, effect and BinData item (5).
+  constexpr size_t kImageFlag = 14, kLook = 18;
+  std::vector<FillLook> looks;
+  visit_records(doc_info, [&](const Record& rec) {
+    if (rec.tag != kTagBullet || rec.data.size() < kImageFlag + 4) return;
+    ByteReader r(rec.data, kImageFlag);
+    if (r.u32le() == 0) return;
+    if (rec.data.size() < kLook + 5) {
+      looks.push_back({{}, true});
+      return;
+    }
+    const ByteView info = rec.data.subspan(kLook);
+    looks.push_back(
+        {{int8_t(info[0]), int8_t(info[1]), info[2], uint16_t(info[3] | info[4] << 8)}, false});
+  });
+  return looks;
+}
+
 std::vector<FillLook> shape_fill_looks(ByteView section) {
   constexpr uint16_t kTagShapeComponent = kTagBegin + 60;
   // After the control id(s): the offset in the group (8 bytes), group level and version (4), the

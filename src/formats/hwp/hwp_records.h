@@ -49,7 +49,8 @@ std::vector<BinDataItem> bin_data_items(ByteView doc_info);
 // How a picture shape shows its picture: the picture info of a HWPTAG_SHAPE_COMPONENT_PICTURE
 // record (after the border, the image and crop rectangles and the inner margins).
 struct PictureLook {
-  static constexpr uint8_t kBlackAndWhite = 2;  // effect: 0 as it is, 1 grey, 3 pattern
+  static constexpr uint8_t kBlackAndWhite = 2;  // effect: 0 as it is, 1 grey
+  static constexpr uint8_t kPattern = 3;        // an 8x8 dither of the picture
   int8_t brightness = 0;                        // -100 .. 100
   int8_t contrast = 0;                          // -100 .. 100
   uint8_t effect = 0;
@@ -70,6 +71,9 @@ struct FillLook {
   bool unread = false;
 };
 std::vector<FillLook> border_fill_looks(ByteView doc_info);
+// The same for the picture bullets of DocInfo's HWPTAG_BULLET records; a picture bullet too
+// short to hold its look is `unread`.
+std::vector<FillLook> bullet_looks(ByteView doc_info);
 // The same for the drawing shapes (rectangles, ellipses, polygons, ...) of an (inflated) section
 // stream: the fill that follows the rendering information and the line of each
 // HWPTAG_SHAPE_COMPONENT record. Pictures, OLE objects and groups have none there.

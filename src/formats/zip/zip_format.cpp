@@ -139,36 +139,62 @@ bool worth_redeflating(Kind kind, int effort) {
   return !compressed_media || effort >= 9;
 }
 
-// Whether a number attribute `attribute` (with its opening quote) is above zero in any element
-// `element` starts (up to its '>' or the next '<'), or anywhere when `element` is empty. Each
+// Whether an attribute value reads as a number above zero: XML allows spaces around it and a
+// leading '+'; a digit other than zero must come before anything but digits or a point.
+bool positive_number(std::string_view value) {
+  size_t i = value.find_first_not_of(" \t\r\n");
+  if (i == std::string_view::npos) return false;
+  if (value[i] == '+') ++i;
+  for (; i < value.size() && (std::isdigit(uint8_t(value[i])) || value[i] == '.'); ++i)
+    if (value[i] >= '1' && value[i] <= '9') return true;
+  return false;
+}
+
+// Whether attribute `name` is above zero among an element's attributes (the text after its name,
+// up to its '>'), in either quote, with spaces around '=' as XML allows.
+bool attribute_above_zero(std::string_view attributes, std::string_view name) {
+  constexpr std::string_view kSpace = " \t\r\n";
+  for (size_t at = attributes.find(name); at != std::string_view::npos;
+       at = attributes.find(name, at + 1)) {
+    if (at == 0 || kSpace.find(attributes[at - 1]) == std::string_view::npos) continue;
+    size_t i = attributes.find_first_not_of(kSpace, at + name.size());
+    if (i == std::string_view::npos || attributes[i] != '=') continue;
+    i = attributes.find_first_not_of(kSpace, i + 1);
+    if (i == std::string_view::npos || (attributes[i] != '"' && attributes[i] != '\'')) continue;
+    const size_t close = attributes.find(attributes[i], i + 1);
+    if (close == std::string_view::npos) return false;
+    if (positive_number(attributes.substr(i + 1, close - i - 1))) return true;
+  }
+  return false;
+}
+
+// Whether an element whose local name is `local` (any namespace prefix, or none) has attribute
+// `attribute` above zero. Each element's attributes run to its '>' or the next '<', so every
 // byte is looked at a bounded number of times, whatever the text holds.
-bool above_zero(std::string_view text, std::string_view element, std::string_view attribute) {
-  size_t close = 0;  // the first '>' at or after the current element, once looked for
-  for (size_t at = text.find(element.empty() ? attribute : element); at != std::string_view::npos;
-       at = text.find(element.empty() ? attribute : element, at + 1)) {
-    size_t end = text.size();
-    if (!element.empty()) {
-      if (close != std::string_view::npos && close <= at) close = text.find('>', at);
-      if (close == std::string_view::npos) return false;  // no element is closed from here on
-      end = std::min(close, text.find('<', at + 1));
-    }
-    const size_t value = text.substr(at, end - at).find(attribute);
-    if (value == std::string_view::npos) continue;
-    // A positive number: a digit other than zero before anything but digits or a point.
-    for (size_t i = at + value + attribute.size();
-         i < text.size() && (std::isdigit(uint8_t(text[i])) || text[i] == '.'); ++i)
-      if (text[i] >= '1' && text[i] <= '9') return true;
+bool element_attribute_above_zero(std::string_view text, std::string_view local,
+                                  std::string_view attribute) {
+  const auto name_char = [](char c) {
+    return std::isalnum(uint8_t(c)) || c == '_' || c == '-' || c == '.' || c == ':';
+  };
+  for (size_t at = text.find('<'); at != std::string_view::npos; at = text.find('<', at + 1)) {
+    size_t name_end = at + 1;
+    while (name_end < text.size() && name_char(text[name_end])) ++name_end;
+    const std::string_view name = text.substr(at + 1, name_end - at - 1);
+    const size_t colon = name.rfind(':');
+    if (name.substr(colon == std::string_view::npos ? 0 : colon + 1) != local) continue;
+    const size_t end = std::min(text.find_first_of("<>", name_end), text.size());
+    if (attribute_above_zero(text.substr(name_end, end - name_end), attribute)) return true;
   }
   return false;
 }
 
 // Whether a picture is shown with raised contrast: OOXML's <a:lum contrast="N">, HWPX's
-// <hc:img contrast="N"> (Hancom writes hc:, older drafts hp:), ODF's draw:contrast="N%" (fonts'
-// PANOSE contrast is no picture's).
+// <hc:img contrast="N"> (Hancom writes hc:, older drafts hp:, bullets' pictures hh:), ODF's
+// draw:contrast="N%" (fonts' PANOSE contrast is no picture's).
 bool raises_contrast(std::string_view text) {
-  return above_zero(text, "<a:lum ", "contrast=\"") ||
-         above_zero(text, "<hc:img ", "contrast=\"") ||
-         above_zero(text, "<hp:img ", "contrast=\"") || above_zero(text, "", "draw:contrast=\"");
+  return element_attribute_above_zero(text, "lum", "contrast") ||
+         element_attribute_above_zero(text, "img", "contrast") ||
+         attribute_above_zero(text, "draw:contrast");
 }
 
 // Whether a VML picture (<v:imagedata>, Word's older drawings and Excel's header pictures) is
@@ -191,10 +217,11 @@ bool vml_picture_effect(std::string_view text) {
 
 // Whether the document shows pictures through an effect under which changes the metric scores
 // within the floor become visible: a colour key (OOXML <a:clrChange>, as a PDF's /Mask ranges),
-// a black-and-white threshold (OOXML <a:biLevel>, HWPX BLACK_WHITE, ODF draw:color-mode="mono")
-// or a raised contrast. Which pictures an effect applies to would take following every
-// relationship and reference, so one such effect anywhere keeps every picture of the package
-// lossless. Worksheets and shared strings hold no picture effects and can be large: not read.
+// a black-and-white threshold (OOXML <a:biLevel>, HWPX BLACK_WHITE, ODF draw:color-mode="mono"),
+// HWPX's 8x8 pattern (a dither, which flips dots as the threshold does) or a raised contrast. Which
+// pictures an effect applies to would take following every relationship and reference, so one such
+// effect anywhere keeps every picture of the package lossless. Worksheets and shared strings hold
+// no picture effects and can be large: not read.
 bool shows_pictures_through_effects(const ZipArchive& archive) {
   for (const ZipEntry& e : archive.entries) {
     const std::string& name = e.name;
@@ -206,7 +233,7 @@ bool shows_pictures_through_effects(const ZipArchive& archive) {
     const Bytes content = entry_content(e);
     const std::string_view text(reinterpret_cast<const char*>(content.data()), content.size());
     for (std::string_view marker :
-         {"clrChange", "biLevel", "BLACK_WHITE", "draw:color-mode=\"mono\""})
+         {"clrChange", "biLevel", "BLACK_WHITE", "PATTERN_8_8", "draw:color-mode=\"mono\""})
       if (text.find(marker) != std::string_view::npos) return true;
     if (raises_contrast(text) || vml_picture_effect(text)) return true;
   }
@@ -303,7 +330,8 @@ Outcome optimize_zip(ByteView input, Context& context) {
     detail += (detail.empty() ? "" : "; ") +
               std::string(
                   "pictures optimised losslessly (the document shows pictures through a "
-                  "colour key, a black-and-white threshold or raised contrast)");
+                  "colour key, a black-and-white threshold, a dither pattern or raised "
+                  "contrast)");
   outcome.detail = detail;
   return outcome;
 }
