@@ -15,6 +15,7 @@
 #include "formats/media/mp4_boxes.h"
 #include "formats/media/mp4_metadata.h"
 #include "lighten/lighten.h"
+#include "support/command.h"
 #include "support/corpus.h"
 
 namespace lighten {
@@ -265,11 +266,26 @@ Bytes with_sample_entry_box(Bytes file, const Bytes& box) {
   return file;
 }
 
+// The first track header's body in `file` (after its size, type, version and flags), which the
+// test changes in place: the fields after its times, reserved bytes, layer and group.
+size_t first_track_header_fields(const Bytes& file) {
+  const std::string_view text(reinterpret_cast<const char*>(file.data()), file.size());
+  const size_t tkhd = text.find("tkhd");
+  if (tkhd == std::string_view::npos) return 0;
+  return tkhd + 4 + 4 + (file[tkhd + 4] == 1 ? 32 : 20) + 8;
+}
+
 // What a re-encode would drop, or score on a scale not made for it, leaves the video alone:
-// HDR transfer functions, stereo 3D signalling, Apple's timed metadata tracks.
+// HDR transfer functions, stereo 3D signalling, interlaced fields, Apple's timed metadata
+// tracks; and what the muxer would write otherwise in a track header.
 TEST_F(MediaFormat, WhatAReencodeWouldNotCarryLeavesTheVideoAlone) {
-  const fs::path hdr = dir_ / "hdr.mp4", plain = dir_ / "plain.mp4";
+  const fs::path hdr = dir_ / "hdr.mp4", plain = dir_ / "plain.mp4", woven = dir_ / "tff.mp4";
   ASSERT_EQ(std::system(("ffmpeg -nostdin -v error -y -f lavfi -i testsrc2=size=160x120:rate=10 "
+                         "-t 1 -vf setfield=tff -c:v libx264 -crf 4 -flags +ildct+ilme "
+                         "-x264opts tff=1 " +
+                         woven.string() +
+                         " && ffmpeg -nostdin -v error -y -f lavfi -i "
+                         "testsrc2=size=160x120:rate=10 "
                          "-t 1 -c:v libx264 -crf 4 -color_trc smpte2084 -color_primaries bt2020 "
                          "-colorspace bt2020nc " +
                          hdr.string() +
@@ -284,8 +300,19 @@ TEST_F(MediaFormat, WhatAReencodeWouldNotCarryLeavesTheVideoAlone) {
   const Bytes st3d = {0, 0, 0, 13, 's', 't', '3', 'd', 0, 0, 0, 0, 1};
   const Bytes stereo = with_sample_entry_box(plain_bytes, st3d);
   ASSERT_FALSE(stereo.empty());
+  // A video track at full volume (players mix a video track's sound at it), and one shown
+  // twice as wide as it is coded: the muxer would write 0 and the coded size.
+  Bytes loud = plain_bytes, wide = plain_bytes;
+  const size_t fields = first_track_header_fields(plain_bytes);
+  ASSERT_GT(fields, 0u);
+  loud[fields + 4] = 1;
+  wide[fields + 44] = uint8_t(wide[fields + 44] * 2 + (wide[fields + 45] >> 7));
+  wide[fields + 45] = uint8_t(wide[fields + 45] << 1);
   for (const auto& [bytes, what] : {std::pair{testing::read_file(hdr), "HDR video (PQ transfer)"},
-                                    std::pair{stereo, "stereo 3D signalling"}}) {
+                                    std::pair{stereo, "stereo 3D signalling"},
+                                    std::pair{testing::read_file(woven), "interlaced video"},
+                                    std::pair{loud, "track 1's volume would change"},
+                                    std::pair{wide, "track 1's display size would change"}}) {
     const Outcome o = optimize(bytes, mode(Mode::kCompact));
     EXPECT_EQ(o.reason, Reason::kUnsupportedVariant) << what << ": " << o.message;
     EXPECT_NE(o.message.find(what), std::string::npos) << o.message;
@@ -295,6 +322,31 @@ TEST_F(MediaFormat, WhatAReencodeWouldNotCarryLeavesTheVideoAlone) {
   const Outcome o = optimize(testing::read_file(phone), mode(Mode::kCompact));
   EXPECT_EQ(o.reason, Reason::kUnsupportedVariant) << o.message;
   EXPECT_NE(o.message.find("a data track ('mebx'"), std::string::npos) << o.message;
+}
+
+// An H.264 Baseline video stays Baseline (players that decode nothing else), and frames stay
+// as few decodes away from a keyframe as they were (loaders that seek to random frames).
+TEST_F(MediaFormat, H264KeepsItsProfileAndKeyframeSpacing) {
+  const fs::path clip = dir_ / "baseline.mp4";
+  ASSERT_EQ(std::system(("ffmpeg -nostdin -v error -y -f lavfi -i testsrc2=size=320x240:rate=25 "
+                         "-t 2 -c:v libx264 -crf 4 -profile:v baseline -g 10 -pix_fmt yuv420p " +
+                         clip.string())
+                            .c_str()),
+            0);
+  const Outcome o = optimize(testing::read_file(clip), mode(Mode::kCompact));
+  ASSERT_TRUE(o.replaced()) << o.message;
+  const fs::path out = dir_ / "out.mp4";
+  testing::write_file(out, o.bytes);
+  auto probe = [](const fs::path& file, const std::string& entries, const std::string& then) {
+    return testing::command_output("ffprobe -v error -select_streams v -show_entries " + entries +
+                                   " -of csv=p=0 " + file.string() + then);
+  };
+  EXPECT_EQ(probe(out, "stream=profile,has_b_frames", ""), "Constrained Baseline,0\n");
+  const auto keyframes = [&](const fs::path& file) {
+    return probe(file, "packet=flags", " | grep -c K");
+  };
+  EXPECT_EQ(keyframes(clip), "5\n");
+  EXPECT_EQ(keyframes(out), keyframes(clip));
 }
 
 // MPEG-4 part 2 counts time in 16 bits: a track on a 90 kHz clock is encoded on the finest

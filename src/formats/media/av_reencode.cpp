@@ -44,8 +44,37 @@ struct MemoryOutput {
   }
 };
 
+// libav's errors as reasons: data it cannot read is damage; anything else is a variant or a
+// combination lighten does not handle.
 void check(int rc, const std::string& what) {
-  if (rc < 0) throw FormatError(Reason::kUnsupportedVariant, 0, what + ": " + av_error_text(rc));
+  if (rc >= 0) return;
+  throw FormatError(rc == AVERROR_INVALIDDATA ? Reason::kCorrupt : Reason::kUnsupportedVariant, 0,
+                    what + ": " + av_error_text(rc));
+}
+
+// x264's name for an H.264 profile the input was coded in; nullptr for one it has no name for
+// (Extended), which is left to the encoder.
+const char* x264_profile(int profile) {
+  switch (profile) {
+    case FF_PROFILE_H264_BASELINE:
+    case FF_PROFILE_H264_CONSTRAINED_BASELINE:
+      return "baseline";
+    case FF_PROFILE_H264_MAIN:
+      return "main";
+    case FF_PROFILE_H264_HIGH:
+      return "high";
+    case FF_PROFILE_H264_HIGH_10:
+    case FF_PROFILE_H264_HIGH_10_INTRA:
+      return "high10";
+    case FF_PROFILE_H264_HIGH_422:
+    case FF_PROFILE_H264_HIGH_422_INTRA:
+      return "high422";
+    case FF_PROFILE_H264_HIGH_444_PREDICTIVE:
+    case FF_PROFILE_H264_HIGH_444_INTRA:
+      return "high444";
+    default:
+      return nullptr;
+  }
 }
 
 // The muxer that writes what the demuxer read: MOV, 3GP and MP4 share one demuxer and differ
@@ -186,6 +215,7 @@ Bytes reencode_video(ByteView input, const EncoderChoice& choice, const Context*
   if (sixteen_bit_clock && enc->time_base.den > 65535) enc->time_base = AVRational{1, 65535};
   enc->framerate = in_video->avg_frame_rate;
   enc->thread_count = 1;  // deterministic output, and the batch runs files on all cores
+  if (choice.keyframe_interval > 0) enc->gop_size = choice.keyframe_interval;
   if (out->oformat->flags & AVFMT_GLOBALHEADER) enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
   // AVI stores no presentation times, only the order of the frames: readers show each frame
   // as many frames late as the decoder holds it back for reordering. The input's delay (one
@@ -194,6 +224,13 @@ Bytes reencode_video(ByteView input, const EncoderChoice& choice, const Context*
   if (std::string(out->oformat->name) == "avi")
     enc->max_b_frames = std::clamp(in_video->codecpar->video_delay, 0, 2);
   AVDictionary* options = nullptr;
+  // H.264 stays in its profile and level: a Baseline video (no B-frames, no CABAC) is what
+  // hardware and embedded players that decode nothing else can play.
+  if (choice.encoder == "libx264" && p->codec_id == AV_CODEC_ID_H264) {
+    if (const char* profile = x264_profile(p->profile))
+      av_dict_set(&options, "profile", profile, 0);
+    if (p->level > 0) enc->level = p->level;
+  }
   if (choice.knob == "qscale") {
     enc->flags |= AV_CODEC_FLAG_QSCALE;
     enc->global_quality = choice.value * FF_QP2LAMBDA;

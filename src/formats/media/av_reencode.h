@@ -25,6 +25,9 @@ struct EncoderChoice {
   // tag (AVI INFO ISFT, the only free text the AVI muxer writes), so that a second run can tell
   // the file was re-encoded already and leave it alone (av_io.h reads it back).
   std::string marker;
+  // The most frames from one keyframe to the next the input has (0: the encoder's default):
+  // readers that seek, and loaders that pick frames at random, decode no further than before.
+  int keyframe_interval = 0;
 };
 
 // The same-codec encoder for a decoded codec name at `value`; nullopt when lighten has none.

@@ -54,6 +54,10 @@ std::string uncarried_by_reencode(const AVStream* s, bool is_the_video) {
     if (type == AV_PKT_DATA_SPHERICAL) return "360-degree projection signalling";
     if (type == AV_PKT_DATA_DOVI_CONF) return "Dolby Vision signalling";
   }
+  // The encoders lighten drives write progressive frames: players would stop deinterlacing
+  // and show combs.
+  if (interlaced(q->field_order))
+    return "interlaced video (fields a re-encode would weave into progressive frames)";
   if (q->color_trc == AVCOL_TRC_SMPTE2084) return "HDR video (PQ transfer)";
   if (q->color_trc == AVCOL_TRC_ARIB_STD_B67) return "HDR video (HLG transfer)";
   return {};
@@ -92,6 +96,7 @@ void describe(const Demuxer& demuxer, VideoFrames& out) {
   out.codec = avcodec_get_name(p->codec_id);
   out.width = uint32_t(std::max(p->width, 0));
   out.height = uint32_t(std::max(p->height, 0));
+  out.field_order = p->field_order;
   const char* name = av_get_pix_fmt_name(AVPixelFormat(p->format));
   out.pixel_format = name ? name : "unknown";
   // Decoders say yuvj420p for a full-range stream that another file tags as yuv420p + pc.
@@ -104,6 +109,11 @@ void describe(const Demuxer& demuxer, VideoFrames& out) {
 }
 
 }  // namespace
+
+bool interlaced(int field_order) {
+  return field_order == AV_FIELD_TT || field_order == AV_FIELD_BB || field_order == AV_FIELD_TB ||
+         field_order == AV_FIELD_BT;
+}
 
 VideoFrames probe_video(ByteView file) {
   Demuxer demuxer(file);
@@ -119,12 +129,21 @@ VideoFrames probe_video(ByteView file) {
   }
   std::unique_ptr<AVPacket, PacketDeleter> packet(av_packet_alloc());
   if (!packet) throw std::bad_alloc();
+  int64_t since_keyframe = 0;
   while (av_read_frame(demuxer.format(), packet.get()) >= 0) {
+    if (packet->stream_index == demuxer.video()) {
+      if ((packet->flags & AV_PKT_FLAG_KEY) && since_keyframe > 0) {
+        out.longest_gop = std::max(out.longest_gop, since_keyframe);
+        since_keyframe = 0;
+      }
+      ++since_keyframe;
+    }
     out.packets += packet->stream_index == demuxer.video();
     if (size_t(packet->stream_index) < out.lengths.size())
       ++out.lengths[size_t(packet->stream_index)].packets;
     av_packet_unref(packet.get());
   }
+  out.longest_gop = std::max(out.longest_gop, since_keyframe);
   return out;
 }
 
@@ -271,7 +290,8 @@ GateResult frame_gate(ByteView reference, ByteView candidate, double floor, uint
     const Ssimulacra2Result s = floor_score(ref.rgb(a), cand.rgb(b));
     ++result.compared;
     score_sum += s.score;
-    if (s.score < result.worst) result.worst = s.score, result.worst_frame = n;
+    if (s.score < result.worst || result.worst_frame < 0)
+      result.worst = s.score, result.worst_frame = n;
     if (s.worst_tile_score < result.worst_tile)
       result.worst_tile = s.worst_tile_score, worst_tile_frame = n;
   }

@@ -24,8 +24,10 @@ struct VideoFrames {
   uint32_t width = 0, height = 0;
   std::string pixel_format;  // "yuv420p", ... ("yuvj420p" reads as "yuv420p" at full range)
   bool full_range = false;   // samples use 0..255, not 16..235 (tagged, or a yuvj format)
+  int field_order = 0;       // the video's AVFieldOrder: progressive, top or bottom field first
   int64_t packets = 0;       // of the first video stream, as demuxed
   int64_t frames = 0;        // decoded
+  int64_t longest_gop = 0;   // the most video packets from a keyframe up to the next, or the end
   // Every stream of the file, "video h264 568x320" / "audio aac" / "data none", in order.
   std::vector<std::string> streams;
   // How long each stream says it is (negative: not stated) and how many packets the demuxer
@@ -47,6 +49,9 @@ struct VideoFrames {
   // decode_frames only: every decoded frame's presentation time in seconds, in output order.
   std::vector<double> times;
 };
+
+// Whether a stream's AVFieldOrder says its frames are two fields (top or bottom first).
+bool interlaced(int field_order);
 
 // Demuxes only (no decoding): the first video stream's codec, size and packet count.
 VideoFrames probe_video(ByteView file);

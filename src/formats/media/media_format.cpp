@@ -99,6 +99,7 @@ std::optional<std::string> structure_changed(ByteView input, const Mp4Layout& a,
   if (!same_bytes(input.subspan(a.trailing), output.subspan(b.trailing)))
     return "the bytes after the last box changed";
   if (moov_before_mdat(a) && !moov_before_mdat(b)) return "the moov no longer comes first";
+  if (std::optional<std::string> why = track_headers_changed(input, output)) return why;
   const std::vector<std::string> lost = user_data_lost(input, output);
   if (!lost.empty())
     return fmt::format("user data {} would not be carried over", fmt::join(lost, ", "));
@@ -147,6 +148,10 @@ VideoFrames checked_probe(ByteView input, const Policy& policy,
     throw FormatError(Reason::kUnsupportedVariant, 0,
                       "the file holds " + probe.uncarried +
                           ", which a re-encode would not carry over: the video is left as it is");
+  if (uint64_t(probe.width) * probe.height > policy.limits.max_pixels)
+    throw FormatError(Reason::kLimitExceeded, 0,
+                      fmt::format("frames of {}x{} are larger than --max-pixels {}", probe.width,
+                                  probe.height, policy.limits.max_pixels));
   // Nothing else tells a later run that a video was re-encoded (a JPEG's tables can): without the
   // marker, every run would re-encode the last one's output and lose quality again.
   if (policy.quality_marker != QualityMarker::kWrite)
@@ -169,6 +174,10 @@ Outcome optimize_media(ByteView input, Context& context) {
   const std::optional<Mp4Layout> layout =
       is_avi(input) ? std::nullopt : std::optional(read_mp4_layout(input));
   const VideoFrames probe = checked_probe(input, policy, layout);
+  // A few hundred kilobytes of video may hold 8K frames, which no estimate from the file's size
+  // sees: the decoders' and encoder's frames, their RGB copies for the metric and its bands
+  // (an 8192x8192 video peaked at 1.29 GB, 19 bytes a pixel).
+  const MemoryHold hold = context.hold_memory(uint64_t(probe.width) * probe.height * 20);
   const double floor = quality_floor(policy);
   const EncoderChoice base = *encoder_for(probe.codec, to_h264(policy), 0);
   const std::vector<int> values = candidate_values(base.knob);
@@ -184,6 +193,7 @@ Outcome optimize_media(ByteView input, Context& context) {
       throw FormatError(Reason::kLimitExceeded, 0, "the time budget ran out during the search");
     Candidate c{values[size_t(index)], {}, {}};
     EncoderChoice choice = *encoder_for(probe.codec, to_h264(policy), c.value);
+    choice.keyframe_interval = int(std::min<int64_t>(probe.longest_gop, 1 << 20));
     if (policy.quality_marker == QualityMarker::kWrite)
       choice.marker = fmt::format("{} {} {}, SSIMULACRA2 floor {:.1f}", choice.encoder, choice.knob,
                                   choice.value, floor);
@@ -289,6 +299,8 @@ Verdict verify_media(ByteView input, ByteView output, Context& context) {
     return {false, "the streams changed: " + fmt::format("{}", fmt::join(b.streams, ", ")), {}};
   if (a.pixel_format != b.pixel_format) return {false, "the pixel format changed", {}};
   if (a.full_range != b.full_range) return {false, "the colour range changed", {}};
+  if (interlaced(a.field_order) != interlaced(b.field_order))
+    return {false, "the video's interlacing changed", {}};
   if (auto why = copied_stream_changed(a, b)) return {false, *why, {}};
   if (auto why = tag_lost(a, b)) return {false, *why, {}};
   if (b.marker.empty()) return {false, kMarkerDropped, {}};
@@ -298,6 +310,7 @@ Verdict verify_media(ByteView input, ByteView output, Context& context) {
       return {false, "the input is not one the remux carries: " + *why, {}};
     if (auto why = structure_changed(input, layout, output)) return {false, *why, {}};
   }
+  const MemoryHold hold = context.hold_memory(uint64_t(a.width) * a.height * 20);
   const GateResult gate =
       frame_gate(input, output, quality_floor(policy), kEveryFrame, kTileMargin, &context);
   if (!gate.passes) return {false, gate.problem, {}};

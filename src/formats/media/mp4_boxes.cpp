@@ -162,12 +162,51 @@ size_t append_user_data(Bytes& file, const Mp4Box& parent, Bytes items) {
 // The boxes the muxer writes again in a moov and in a track (with 'udta' and 'meta' compared as
 // above): any other would be lost, a camera's 'uuid' in the moov or a 360-degree video's in a
 // track among them.
+// Padding ('free', 'skip', 'wide') holds nothing a reader uses: dropping it loses nothing. A
+// track's 'tref' and 'tapt' must come out byte for byte (track_headers_changed).
+bool padding(std::string_view type) { return type == "free" || type == "skip" || type == "wide"; }
 bool rewritten_in_moov(std::string_view type) {
-  return type == "mvhd" || type == "trak" || type == "udta" || type == "meta" || type == "iods";
+  return type == "mvhd" || type == "trak" || type == "udta" || type == "meta" || type == "iods" ||
+         padding(type);
 }
 bool rewritten_in_track(std::string_view type) {
   return type == "tkhd" || type == "edts" || type == "mdia" || type == "tref" || type == "udta" ||
-         type == "meta" || type == "tapt";
+         type == "meta" || type == "tapt" || padding(type);
+}
+
+// What players read in a track header (ISO 14496-12 8.3.2): whether the track is enabled, its
+// alternate group (tracks of one group are played one at a time), its volume and its display
+// size (16.16 fixed point).
+struct TrackHeader {
+  bool enabled = false;
+  uint16_t alternate_group = 0, volume = 0;
+  uint32_t width = 0, height = 0;
+};
+
+std::optional<TrackHeader> track_header(ByteView file, const Mp4Box& tkhd) {
+  const ByteView body = file.subspan(tkhd.body, tkhd.end - tkhd.body);
+  if (body.empty()) return std::nullopt;
+  const size_t times = body[0] == 1 ? 32 : 20;  // creation to duration, after version and flags
+  const size_t fields = 4 + times + 8;          // then reserved (8), layer, group, volume, ...
+  if (body.size() < fields + 52) return std::nullopt;
+  TrackHeader h;
+  h.enabled = body[3] & 1;
+  h.alternate_group = uint16_t(body[fields + 2] << 8 | body[fields + 3]);
+  h.volume = uint16_t(body[fields + 4] << 8 | body[fields + 5]);
+  h.width = be32(body, fields + 44);
+  h.height = be32(body, fields + 48);
+  return h;
+}
+
+// For each track, the tracks played instead of it: those of its alternate group (0: none).
+std::vector<std::vector<size_t>> alternatives(const std::vector<TrackHeader>& tracks) {
+  std::vector<std::vector<size_t>> out(tracks.size());
+  for (size_t i = 0; i < tracks.size(); ++i)
+    for (size_t k = 0; k < tracks.size(); ++k)
+      if (k != i && tracks[i].alternate_group != 0 &&
+          tracks[k].alternate_group == tracks[i].alternate_group)
+        out[i].push_back(k);
+  return out;
 }
 
 // More boxes than this at one level are refused: each costs memory, and no file needs them.
@@ -272,6 +311,46 @@ std::optional<std::string> remux_obstacle(ByteView file, const Mp4Layout& layout
         return fmt::format("a '{}' box in a track ({} bytes) would not be carried over",
                            printable(t.type), t.end - t.begin);
   }
+  return std::nullopt;
+}
+
+std::optional<std::string> track_headers_changed(ByteView input, ByteView output) {
+  const auto tracks_of = [](ByteView file) {
+    std::vector<Mp4Box> tracks;
+    for (const Mp4Box& b : children(file, find_box(read_mp4_layout(file).boxes, "moov")))
+      if (b.type == "trak") tracks.push_back(b);
+    return tracks;
+  };
+  const std::vector<Mp4Box> a = tracks_of(input), b = tracks_of(output);
+  if (a.size() != b.size()) return std::string("the number of tracks changed");
+  std::vector<TrackHeader> ha, hb;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::vector<Mp4Box> x = children(input, &a[i]), y = children(output, &b[i]);
+    // References between tracks (a fallback, a description) and QuickTime's aperture modes are
+    // written by the muxer only for what it knows itself.
+    for (std::string_view type : {"tref", "tapt"}) {
+      const Mp4Box* from = find_box(x, type);
+      const Mp4Box* to = find_box(y, type);
+      if (from && (!to || !same_bytes(input.subspan(from->begin, from->end - from->begin),
+                                      output.subspan(to->begin, to->end - to->begin))))
+        return fmt::format("track {}'s '{}' box would not be carried over", i + 1, type);
+    }
+    const Mp4Box* tx = find_box(x, "tkhd");
+    const Mp4Box* ty = find_box(y, "tkhd");
+    const std::optional<TrackHeader> hx = tx ? track_header(input, *tx) : std::nullopt;
+    const std::optional<TrackHeader> hy = ty ? track_header(output, *ty) : std::nullopt;
+    if (!hx || !hy) return fmt::format("track {}'s header cannot be read", i + 1);
+    if (hx->enabled != hy->enabled)
+      return fmt::format("track {} would be {}", i + 1, hx->enabled ? "disabled" : "enabled");
+    if (hx->volume != hy->volume) return fmt::format("track {}'s volume would change", i + 1);
+    if (hx->width != hy->width || hx->height != hy->height)
+      return fmt::format("track {}'s display size would change", i + 1);
+    ha.push_back(*hx);
+    hb.push_back(*hy);
+  }
+  // The muxer numbers groups its own way: which tracks stand in for which must stay.
+  if (alternatives(ha) != alternatives(hb))
+    return std::string("the tracks' alternate groups (which play instead of which) would change");
   return std::nullopt;
 }
 

@@ -43,6 +43,11 @@ Mp4Layout read_mp4_layout(ByteView file);
 // and wide (an XMP 'uuid' box, say, which libavformat drops).
 std::optional<std::string> remux_obstacle(ByteView file, const Mp4Layout& layout);
 
+// What the remux would change of its tracks' own boxes, if anything: a 'tref' or 'tapt' not
+// carried byte for byte, or a track header whose enabled flag, volume or display size differs,
+// or whose alternate groups make other tracks play instead of one another.
+std::optional<std::string> track_headers_changed(ByteView input, ByteView output);
+
 // Whether the moov comes before the first mdat (a file that plays while it downloads).
 bool moov_before_mdat(const Mp4Layout& layout);
 
