@@ -19,7 +19,7 @@ struct IfdEntry {
   uint16_t type = 0;
   uint32_t count = 0;
   std::array<uint8_t, 4> raw{};  // the value field as stored
-  uint32_t number = 0;           // a SHORT's or a LONG's value
+  uint32_t number = 0;           // a SHORT's, a LONG's or an IFD pointer's value
 };
 
 // The entry of `tag` in the IFD at `at` of TIFF data in the byte order `le`, if there. Throws
@@ -36,7 +36,7 @@ std::optional<IfdEntry> ifd_entry(ByteView tiff, bool le, uint32_t at, uint16_t 
     std::copy(raw.begin(), raw.end(), e.raw.begin());
     ByteReader v(raw);
     if (e.type == 3) e.number = le ? v.u16le() : v.u16be();
-    if (e.type == 4) e.number = le ? v.u32le() : v.u32be();
+    if (e.type == 4 || e.type == 13) e.number = le ? v.u32le() : v.u32be();
     if (t == tag) return e;
   }
   return std::nullopt;
@@ -67,13 +67,15 @@ std::optional<ExifColourSpace> tiff_other_colour_space(ByteView tiff) {
   const bool le = *little_endian;
   try {
     const std::optional<IfdEntry> exif_ifd = ifd_entry(tiff, le, ifd0_offset(tiff, le), 0x8769);
-    if (!exif_ifd || exif_ifd->type != 4) return std::nullopt;
+    // IFD pointers are LONG, or the IFD type (13) TIFF added for them.
+    const auto pointer = [](const IfdEntry& e) { return e.type == 4 || e.type == 13; };
+    if (!exif_ifd || !pointer(*exif_ifd)) return std::nullopt;
     const std::optional<IfdEntry> space = ifd_entry(tiff, le, exif_ifd->number, 0xA001);
     if (!space || space->type != 3 || space->count != 1 || space->number == 1) return std::nullopt;
     ExifColourSpace out;
     out.colour_space = uint16_t(space->number);
     if (const auto interop = ifd_entry(tiff, le, exif_ifd->number, 0xA005);
-        interop && interop->type == 4)
+        interop && pointer(*interop))
       if (const auto index = ifd_entry(tiff, le, interop->number, 0x0001);
           index && index->type == 2 && index->count == 4)
         out.interop_index = index->raw;

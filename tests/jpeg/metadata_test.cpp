@@ -173,17 +173,18 @@ TEST(JpegMetadata, StripKeepsTheFieldOrderOfMotionJpeg) {
 }
 
 // An EXIF APP1 payload (big-endian) whose Exif IFD holds ColorSpace = `space` and an
-// interoperability IFD of index "R03", beside a Make that strip must drop.
-std::string exif_colour_space_payload(uint16_t space) {
+// interoperability IFD of index "R03", beside a Make that strip must drop; the two IFD
+// pointers of type `pointer` (LONG, or TIFF's IFD type 13).
+std::string exif_colour_space_payload(uint16_t space, char pointer = 4) {
   std::string s("Exif\0\0MM\0*\0\0\0\x08", 14);
   s += std::string("\0\x02", 2);
-  s += std::string("\x01\x0f\0\x02\0\0\0\x04", 8) + "ACM" + std::string(1, '\0');  // Make
-  s += std::string("\x87\x69\0\x04\0\0\0\x01\0\0\0\x26", 12);                      // Exif IFD at 38
+  s += std::string("\x01\x0f\0\x02\0\0\0\x04", 8) + "ACM" + std::string(1, '\0');        // Make
+  s += std::string("\x87\x69\0", 3) + pointer + std::string("\0\0\0\x01\0\0\0\x26", 8);  // at 38
   s += std::string("\0\0\0\0", 4);
   s += std::string("\0\x02", 2);  // the Exif IFD: ColorSpace, interoperability IFD at 68
   s += std::string("\xA0\x01\0\x03\0\0\0\x01", 8) + char(space >> 8) + char(space) +
        std::string("\0\0", 2);
-  s += std::string("\xA0\x05\0\x04\0\0\0\x01\0\0\0\x44", 12);
+  s += std::string("\xA0\x05\0", 3) + pointer + std::string("\0\0\0\x01\0\0\0\x44", 8);
   s += std::string("\0\0\0\0", 4);
   s += std::string("\0\x01", 2);  // the interoperability IFD
   s += std::string("\0\x01\0\x02\0\0\0\x04", 8) + "R03" + std::string(1, '\0');
@@ -237,6 +238,17 @@ TEST(JpegMetadata, StripKeepsGainMapsAndAColourSpaceNamedInExifAlone) {
   const Outcome out = optimize_jpeg(make_jpeg(o), context);
   ASSERT_TRUE(out.replaced()) << out.message;
   EXPECT_EQ(labels(out.bytes), (std::vector<std::string>{"APP0 JFIF", "APP2 ICC"}));
+}
+
+// The Exif and interoperability IFD pointers may have TIFF's IFD type (13) rather than LONG:
+// the colour space is read through them alike.
+TEST(JpegMetadata, AColourSpaceBehindIfdTypedPointersIsRead) {
+  const std::string payload = exif_colour_space_payload(0xFFFF, 13);
+  const auto colour = tiff_other_colour_space(
+      ByteView(reinterpret_cast<const uint8_t*>(payload.data()), payload.size()).subspan(6));
+  ASSERT_TRUE(colour);
+  EXPECT_EQ(colour->colour_space, 0xFFFF);
+  EXPECT_EQ(colour->interop_index, (std::array<uint8_t, 4>{'R', '0', '3', 0}));
 }
 
 // C2PA Content Credentials sign a hash of the file's other bytes: the file is left as it is.
