@@ -43,7 +43,14 @@ std::string immutable_uri(const std::string& path) {
 
 Db open_read_only(const std::string& path) {
   sqlite3* raw = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+  // Without a -wal file beside it no run has the journal open (SQLite removes the log when the
+  // last writer closes): it is read as it lies, since a read-only connection would leave a -wal
+  // and a -shm file in the folder, which it cannot remove.
+  std::error_code no_log;
+  const bool logged = std::filesystem::exists(path + "-wal", no_log);
+  int rc = logged || no_log ? sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr)
+                            : sqlite3_open_v2(immutable_uri(path).c_str(), &raw,
+                                              SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
   Db db(raw);
   // A WAL journal is read through a -shm file beside it, which a read-only folder (an archive,
   // another user's run) cannot hold: such a journal, which no run is writing, is read as it lies.

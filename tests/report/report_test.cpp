@@ -215,6 +215,9 @@ TEST_F(ReportJournalTest, ReadsTotalsScoresAndRuns) {
   // Each run lasts from its first file's start to its last file: 1.5 s each, the gap between
   // them (a resumed batch) not counted.
   EXPECT_NEAR(s.wall_seconds, 3.0, 1e-3);
+  // Reading a journal no run holds open leaves nothing beside it.
+  EXPECT_FALSE(fs::exists(journal_ + "-wal"));
+  EXPECT_FALSE(fs::exists(journal_ + "-shm"));
 }
 
 // A run's start is kept to the millisecond: to the second, a short run's time (and so its

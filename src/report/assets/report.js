@@ -134,7 +134,10 @@
     document.getElementById("totals-note").textContent =
       "Time runs from each run's start to its last file (overlapping runs count once); " +
       "throughput is bytes read per second of that time." +
-      (t.scored ? "" : " Every optimised file kept its decoded pixels and content.");
+      (t.scored ? "" : perceptualRun()
+        ? " No file has a whole-file score: the pictures inside documents and the frames of " +
+          "videos were each held to the floor on their own."
+        : " Every optimised file kept its decoded pixels and content.");
   }
 
   function kinds() {
@@ -165,17 +168,22 @@
       column("saved", (k) => pct(k.saved_percent), (k) => k.saved_percent, true),
       column("quality", (k) => k.scored ? "SSIMULACRA2 \u2265 " + score(k.score_min) +
                " (mean " + score(k.score_mean) + ")" : unscoredQuality(k),
-             (k) => k.scored ? k.score_min : 1000),
+             (k) => k.scored ? k.score_min : 1000, true),
       column("worker time", (k) => duration(k.cpu_s), (k) => k.cpu_s, true),
     ], rows);
   }
 
   // Kinds without a whole-file score: lossless, or (in a perceptual run) containers whose
   // pictures each met the floor on their own.
+  // Whether any run of the journal was in a perceptual mode.
+  function perceptualRun() {
+    return data.runs.some((r) => ((r.policy || {}).mode || "lossless") !== "lossless");
+  }
+
   function unscoredQuality(k) {
     if (!k.optimized) return "unchanged";
     const kind = k.kind;
-    const lossy = data.runs.some((r) => ((r.policy || {}).mode || "lossless") !== "lossless");
+    const lossy = perceptualRun();
     const alwaysLossless = ["png", "gif", "webp", "tiff", "zip", "jar", "unknown"];
     return lossy && !alwaysLossless.includes(kind) ? "pictures inside at the floor" : "lossless";
   }
@@ -206,9 +214,11 @@
   function scatter() {
     const s = data.scatter;
     if (!s.points.length)
-      return hideChart("chart-scatter", "No perceptual outputs: in lossless mode every " +
-                       "optimised file keeps its decoded pixels, so there is no score to plot.",
-                       "quality-note");
+      return hideChart("chart-scatter", perceptualRun()
+        ? "No whole-file scores to plot: no JPEG was requantised; the pictures inside " +
+          "documents and the frames of videos were each held to the floor on their own."
+        : "No perceptual outputs: in lossless mode every optimised file keeps its decoded " +
+          "pixels, so there is no score to plot.", "quality-note");
     document.getElementById("quality-note").textContent = "SSIMULACRA2 of each perceptual " +
       "output against its original (higher is closer; 90 and above is hard to tell apart) " +
       "and the bytes it saved. " + (s.points.length < s.population
@@ -270,6 +280,10 @@
     }
   }
 
+  function savedPercent(e) {
+    return 100 * (e.bytes_before - e.bytes_after) / (e.bytes_before || 1);
+  }
+
   function slowest() {
     const rows = data.slowest;
     document.getElementById("slowest-note").textContent =
@@ -282,8 +296,8 @@
       column("MB/s", (e) => (e.ms > 0 ? (e.bytes_before / 1e3 / e.ms).toFixed(2) : "-"),
              (e) => (e.ms > 0 ? e.bytes_before / e.ms : 0), true),
       column("result", (e) => e.action === "optimized"
-               ? "saved " + pct(100 * (e.bytes_before - e.bytes_after) / (e.bytes_before || 1))
-               : "left alone: " + e.reason),
+               ? "saved " + pct(savedPercent(e)) : "left alone: " + e.reason,
+             (e) => e.action === "optimized" ? savedPercent(e) : -1, true),
     ], rows);
   }
 
