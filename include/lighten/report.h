@@ -19,8 +19,11 @@ namespace lighten {
 void print_summary_table(std::ostream& out, const BatchSummary& summary, bool dry_run);
 
 // Writes the summary and one row per file as JSON to `path` (atomically). Throws on I/O errors.
+// `stopped_because`: why the run stopped before starting every file ("interrupted", "the disk
+// is full (...)"), "" when it ran to the end.
 void write_json_report(const std::string& path, const BatchSummary& summary,
-                       const std::vector<FileResult>& rows, const Policy& policy, bool dry_run);
+                       const std::vector<FileResult>& rows, const Policy& policy, bool dry_run,
+                       const std::string& stopped_because = "");
 
 // "1.23 MB", "512 B": decimal units, as storage is billed.
 std::string format_bytes(uint64_t bytes);
@@ -117,6 +120,10 @@ struct ReportSummary {
   // A run's own page: files an earlier run finished, counted in the totals but not in
   // `wall_seconds` (no throughput is shown then, as the terminal shows none).
   uint64_t from_earlier_runs = 0;
+  // A run's own page: files it did not start, having stopped early (interrupted, or the disk
+  // full), and why ("" when it ran to the end).
+  uint64_t not_started = 0;
+  std::string stopped_because;
 };
 
 struct ReportLimits {

@@ -120,6 +120,14 @@ std::string utc_now() {
   return text;
 }
 
+// Why the run started no more files, for its reports: files are left only by `stop` (an
+// interrupt) or a full disk; "" when it ran to the end.
+std::string stopped_because(const BatchSummary& summary) {
+  if (summary.not_started + summary.links_not_started == 0) return "";
+  return summary.stopped_because.empty() ? "interrupted"
+                                         : "the disk is full (" + summary.stopped_because + ")";
+}
+
 // The HTML page of this run, built from what the run saw (also without a journal).
 void write_run_report(const OptimizeArgs& args, const BatchSummary& summary,
                       const ReportAggregator& aggregator, const std::string& started) {
@@ -130,6 +138,8 @@ void write_run_report(const OptimizeArgs& args, const BatchSummary& summary,
   report.dry_run = args.batch.dry_run;
   report.wall_seconds = summary.seconds;
   report.from_earlier_runs = summary.from_journal;
+  report.not_started = summary.not_started;
+  report.stopped_because = stopped_because(summary);
   ReportRun run;
   run.run_id = summary.run_id;
   run.started = started;
@@ -223,7 +233,8 @@ int run_optimize(OptimizeArgs& args) {
   if (!args.quiet) print_summary_table(std::cout, summary, batch.dry_run);
   if (!args.report_json.empty()) {
     try {
-      write_json_report(args.report_json, summary, view.rows(), batch.policy, batch.dry_run);
+      write_json_report(args.report_json, summary, view.rows(), batch.policy, batch.dry_run,
+                        stopped_because(summary));
     } catch (const std::exception& e) {
       fmt::print(stderr, "lighten optimize: {}\n", e.what());
       return kExitFailures;

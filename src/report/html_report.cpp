@@ -129,6 +129,7 @@ json summary_json(const ReportSummary& s) {
       {"version", std::string(version())},
       {"source", s.source},
       {"dry_run", s.dry_run},
+      {"stopped", {{"because", s.stopped_because}, {"not_started", s.not_started}}},
       {"runs", std::move(runs)},
       {"totals", std::move(totals)},
       {"kinds", std::move(kinds_json)},

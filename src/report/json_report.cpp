@@ -48,7 +48,8 @@ nlohmann::json totals_json(const KindTotals& t) {
 }  // namespace
 
 void write_json_report(const std::string& path, const BatchSummary& summary,
-                       const std::vector<FileResult>& rows, const Policy& policy, bool dry_run) {
+                       const std::vector<FileResult>& rows, const Policy& policy, bool dry_run,
+                       const std::string& stopped_because) {
   nlohmann::json doc;
   doc["lighten_version"] = std::string(version());
   doc["run_id"] = summary.run_id;
@@ -61,6 +62,8 @@ void write_json_report(const std::string& path, const BatchSummary& summary,
   doc["total"] = totals_json(summary.total);
   doc["total"]["io_errors"] = summary.io_errors;
   doc["total"]["from_journal"] = summary.from_journal;
+  doc["total"]["not_started"] = summary.not_started;
+  doc["stopped_because"] = stopped_because;
   nlohmann::json kinds = nlohmann::json::object();
   for (const auto& [kind, totals] : summary.by_kind)
     kinds[std::string(kind_name(kind))] = totals_json(totals);

@@ -126,6 +126,11 @@ TEST_F(Cli, SurvivesKillNineAtAnyMoment) {
             << " runs killed\n";
 }
 
+std::string text_of(const fs::path& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 // Ctrl-C: the files running finish, none starts after them, the journal keeps the finished
 // ones (rows are otherwise committed a second apart), and the exit status says SIGINT; the same
 // command then goes on where it stopped.
@@ -135,9 +140,15 @@ TEST_F(Cli, InterruptFinishesTheRunningFilesAndTheNextRunGoesOn) {
   photos.resize(std::min<size_t>(photos.size(), 4));
   copy_into(photos, tree);
   const auto journal = (dir_ / "journal.sqlite").string();
-  const std::vector<std::string> args = {"optimize", tree.string(), "-o",   (dir_ / "out").string(),
-                                         "--jobs",   "1",           "-v",   "--mode",
-                                         "compact",  "--journal",   journal};
+  const fs::path json = dir_ / "run.json", page = dir_ / "run.html";
+  const std::vector<std::string> args = {"optimize",    tree.string(),
+                                         "-o",          (dir_ / "out").string(),
+                                         "--jobs",      "1",
+                                         "-v",          "--mode",
+                                         "compact",     "--journal",
+                                         journal,       "--report",
+                                         json.string(), "--report-html",
+                                         page.string()};
   const pid_t pid = start_cli(args, "", log_);
   // A line per file with -v: interrupt once the first is done (the handler is in place then).
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
@@ -154,6 +165,14 @@ TEST_F(Cli, InterruptFinishesTheRunningFilesAndTheNextRunGoesOn) {
   const int64_t finished = rows_written_after(journal, 0);
   EXPECT_GE(finished, 1);
   EXPECT_LT(finished, int64_t(snapshot(tree).size()));
+  // The run's reports say it stopped, and how many files it did not start.
+  const std::string not_started = std::to_string(int64_t(snapshot(tree).size()) - finished);
+  const std::string report = text_of(json);
+  EXPECT_NE(report.find("\"stopped_because\": \"interrupted\""), std::string::npos) << report;
+  EXPECT_NE(report.find("\"not_started\": " + not_started), std::string::npos) << report;
+  EXPECT_NE(text_of(page).find(
+                "\"stopped\":{\"because\":\"interrupted\",\"not_started\":" + not_started + "}"),
+            std::string::npos);
   ASSERT_EQ(run_cli({"optimize", tree.string(), "-o", (dir_ / "out").string(), "--jobs", "2",
                      "--mode", "compact", "--journal", journal},
                     "", log_),

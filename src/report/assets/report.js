@@ -104,6 +104,13 @@
       (modes.length ? " \u00b7 mode " + modes.join(", ") : "") + " \u00b7 generated " +
       data.generated;
     document.getElementById("dry-run-banner").hidden = !data.dry_run;
+    const stopped = data.stopped || {};
+    const banner = document.getElementById("stopped-banner");
+    banner.hidden = !stopped.because;
+    if (stopped.because)
+      banner.textContent = "This run stopped before it finished (" + stopped.because + "): " +
+        count(stopped.not_started) + " files were not started and are not counted here. " +
+        "The same command goes on from where it stopped when the run kept a journal.";
     document.getElementById("footer").textContent = "lighten " + data.version +
       " \u00b7 every figure is computed from the journal; the page loads nothing from the network.";
   }
@@ -252,7 +259,8 @@
     document.getElementById("left-alone-note").textContent = groups.length
       ? "Files kept exactly as they were, with why and what to do. The largest of each reason " +
         "are listed below the table."
-      : data.totals.files ? "Every file was optimised." : "The journal holds no files yet.";
+      : data.totals.files ? ((data.stopped || {}).because ? "Every file the run reached was " +
+        "optimised." : "Every file was optimised.") : "The journal holds no files yet.";
     fillTable(document.getElementById("table-reasons"), [
       column("reason", (g) => g.reason),
       column("files", (g) => count(g.files), (g) => g.files, true),
