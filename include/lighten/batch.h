@@ -60,6 +60,9 @@ struct FileResult {
   Reason reason = Reason::kNoGain;
   std::string message;
   std::string detail;
+  // What the optimiser warns of (metadata `strip` dropped a gain map's XMP, say); the journal
+  // keeps them at the end of the detail.
+  std::vector<std::string> warnings;
   uint64_t bytes_in = 0;
   uint64_t bytes_out = 0;
   double ms = 0;

@@ -199,6 +199,7 @@ class FileJob {
     result_.reason = outcome.reason;
     result_.message = outcome.message;
     result_.detail = outcome.detail;
+    result_.warnings = outcome.warnings;
     // Never larger, whatever the optimiser says.
     if (outcome.replaced() &&
         (outcome.output().empty() || outcome.output().size() >= bytes.size())) {
@@ -258,6 +259,8 @@ class FileJob {
     row.reason = result_.reason;
     row.message = result_.message;
     row.detail = result_.detail;
+    for (const std::string& w : result_.warnings)
+      row.detail += (row.detail.empty() ? "warning: " : "; warning: ") + w;
     row.bytes_before = result_.bytes_in;
     row.bytes_after = result_.bytes_out;
     row.out_size = in.size;

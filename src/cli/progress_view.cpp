@@ -117,10 +117,15 @@ void ProgressView::on_file(const FileResult& r) {
   if (keep_rows_) rows_.push_back(r);
   const bool failure = is_failure(r.reason);
   if (failure) ++failures_;
-  // Failures are errors: shown even with --quiet, which silences everything else.
-  if (failure || verbosity_ == Verbosity::kVerbose) {
+  // Failures are errors: shown even with --quiet, which silences everything else; warnings
+  // (what metadata `strip` lost that changes how the file shows) whenever not --quiet.
+  const bool line = failure || verbosity_ == Verbosity::kVerbose;
+  const bool warn = !r.warnings.empty() && verbosity_ != Verbosity::kQuiet;
+  if (line || warn) {
     clear_line();
-    fmt::print(out_, "{}\n", file_line(r, colour_, journaled_));
+    if (line) fmt::print(out_, "{}\n", file_line(r, colour_, journaled_));
+    for (const std::string& w : warn ? r.warnings : std::vector<std::string>{})
+      fmt::print(out_, "{}: warning: {}\n", printable_text(r.path), printable_text(w));
     draw(true);  // put the live line back under the message at once
     return;
   }

@@ -80,6 +80,7 @@ void write_json_report(const std::string& path, const BatchSummary& summary,
                           {"bytes_after", r.bytes_out},
                           {"ms", r.ms},
                           {"from_journal", r.from_journal}};
+    if (!r.warnings.empty()) row["warnings"] = r.warnings;
     // JSON strings hold only UTF-8: a name in another encoding shows with replacements in
     // "path" and exactly, as hexadecimal bytes, in "path_bytes".
     if (!is_utf8(r.path)) row["path_bytes"] = hex_of(r.path);

@@ -216,6 +216,36 @@ TEST_F(CliTest, MirrorRunWritesACompleteMirrorAndAJsonReport) {
   EXPECT_LT(after, before);
 }
 
+// What metadata `strip` drops that changes how a file shows is said without -v, and kept in
+// the JSON report and the journal.
+TEST_F(CliTest, StripWarningsReachTheTerminalTheReportAndTheJournal) {
+  std::vector<uint8_t> jpeg = testing::make_jpeg({.width = 320, .height = 200, .quality = 95});
+  const std::string xmp = std::string("http://ns.adobe.com/xap/1.0/\0", 29) +
+                          "<x xmlns:hdrgm=\"http://ns.adobe.com/hdr-gain-map/1.0/\" "
+                          "hdrgm:Version=\"1.0\"/>";
+  std::vector<uint8_t> segment = {0xFF, 0xE1, uint8_t((xmp.size() + 2) >> 8),
+                                  uint8_t(xmp.size() + 2)};
+  segment.insert(segment.end(), xmp.begin(), xmp.end());
+  jpeg.insert(jpeg.begin() + 2, segment.begin(), segment.end());
+  testing::write_file(dir_ / "in" / "hdr.jpg", jpeg);
+  const fs::path report = dir_ / "report.json", journal = dir_ / "journal.sqlite";
+  const CliRun r =
+      run_cli("optimize " + (dir_ / "in").string() + " -o " + (dir_ / "out").string() +
+              " --metadata strip --report " + report.string() + " --journal " + journal.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("hdr.jpg: warning: XMP with gain-map (hdrgm) metadata dropped"),
+            std::string::npos)
+      << r.output;
+  std::ifstream in(report);
+  const auto doc = nlohmann::json::parse(in);
+  ASSERT_EQ(doc["files"].size(), 1u);
+  ASSERT_TRUE(doc["files"][0].contains("warnings"));
+  EXPECT_NE(doc["files"][0]["warnings"][0].get<std::string>().find("HDR display is lost"),
+            std::string::npos);
+  const CliRun csv = run_cli("report " + journal.string() + " --csv-files -");
+  EXPECT_NE(csv.output.find("warning: XMP with gain-map"), std::string::npos) << csv.output;
+}
+
 // Numbers stay numbers ("1" is not a bare flag), bare flags mean yes, --flag=no means no.
 TEST_F(CliTest, PolicyFlagsAndValuesReachThePolicy) {
   testing::write_file(dir_ / "in" / "a.jpg", testing::make_jpeg({}));

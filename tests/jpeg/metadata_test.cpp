@@ -251,6 +251,33 @@ TEST(JpegMetadata, AColourSpaceBehindIfdTypedPointersIsRead) {
   EXPECT_EQ(colour->interop_index, (std::array<uint8_t, 4>{'R', '0', '3', 0}));
 }
 
+// Strip warns of what it drops that a reader would miss, by the XMP namespace whatever its
+// prefix: a motion photo's video (MotionPhoto, or older Pixels' MicroVideo), a portrait's depth
+// map and its unblurred original.
+TEST(JpegMetadata, StripWarnsOfMotionPhotosAndDepthMapsByNamespace) {
+  const std::string xmp_header("http://ns.adobe.com/xap/1.0/\0", 29);
+  const std::string camera = "xmlns:Cam=\"http://ns.google.com/photos/1.0/camera/\"";
+  const std::pair<std::string, std::string> cases[] = {
+      {"<x " + camera + " Cam:MotionPhoto=\"1\"/>", "motion-photo"},
+      {"<x " + camera + " Cam:MicroVideo=\"1\"/>", "motion-photo"},
+      {"<x xmlns:D=\"http://ns.google.com/photos/1.0/depthmap/\" D:Format=\"RangeInverse\"/>",
+       "depth map"},
+      {"<x xmlns:I=\"http://ns.google.com/photos/1.0/image/\" I:Mime=\"image/jpeg\"/>",
+       "unblurred original"},
+  };
+  Policy p;
+  p.metadata = MetadataPolicy::kStrip;
+  for (const auto& [xmp, warning] : cases) {
+    EncodeOptions o;
+    o.markers = {{JPEG_APP0 + 1, xmp_header + xmp}};
+    TestContext context(p);
+    const Outcome out = optimize_jpeg(make_jpeg(o), context);
+    ASSERT_TRUE(out.replaced()) << out.message;
+    ASSERT_EQ(out.warnings.size(), 1u) << xmp;
+    EXPECT_NE(out.warnings[0].find(warning), std::string::npos) << out.warnings[0];
+  }
+}
+
 // C2PA Content Credentials sign a hash of the file's other bytes: the file is left as it is.
 TEST(JpegMetadata, ContentCredentialsLeaveTheFileAlone) {
   // JUMBF: "JP", instance, sequence, then a superbox whose description box is labelled "c2pa".

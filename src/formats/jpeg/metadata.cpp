@@ -220,8 +220,17 @@ MetadataPlan plan_metadata(ByteView input, const Layout& layout, MetadataPolicy 
     if (is_xmp(s) && contains(s.payload, "http://ns.apple.com/HDRGainMap/"))
       plan.warnings.push_back(
           "XMP with Apple's HDR gain-map metadata dropped: HDR display is lost");
-    if (is_xmp(s) && contains(s.payload, "GCamera:MotionPhoto"))
+    // By the namespace, whatever prefix the XMP binds it to.
+    const bool google_camera =
+        is_xmp(s) && contains(s.payload, "http://ns.google.com/photos/1.0/camera/");
+    if (google_camera && (contains(s.payload, "MotionPhoto") || contains(s.payload, "MicroVideo")))
       plan.warnings.push_back("XMP motion-photo metadata dropped: the video is no longer found");
+    if (is_xmp(s) && contains(s.payload, "http://ns.google.com/photos/1.0/depthmap/"))
+      plan.warnings.push_back(
+          "XMP with a depth map (GDepth) dropped: refocusing and portrait blur are lost");
+    if (is_xmp(s) && contains(s.payload, "http://ns.google.com/photos/1.0/image/"))
+      plan.warnings.push_back(
+          "XMP with the unblurred original (GImage) dropped: it can no longer be restored");
   }
   return plan;
 }
