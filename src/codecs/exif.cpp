@@ -1,7 +1,9 @@
 #include "codecs/exif.h"
 
 #include <algorithm>
+#include <iterator>
 #include <string_view>
+#include <vector>
 
 #include "core/errors.h"
 
@@ -80,6 +82,73 @@ std::optional<ExifColourSpace> tiff_other_colour_space(ByteView tiff) {
           index && index->type == 2 && index->count == 4)
         out.interop_index = index->raw;
     return out;
+  } catch (const FormatError&) {
+    return std::nullopt;
+  }
+}
+
+namespace {
+
+// Bytes of one value of each TIFF field type (1 BYTE ... 13 IFD); 0 for types TIFF does not
+// define.
+uint64_t field_type_size(uint16_t type) {
+  static constexpr uint8_t kSizes[] = {0, 1, 1, 2, 4, 8, 1, 1, 2, 4, 8, 4, 8, 4};
+  return type < std::size(kSizes) ? kSizes[type] : 0;
+}
+
+struct PastEndWalk {
+  ByteView tiff;
+  bool le;
+  std::vector<uint32_t> seen;  // IFDs walked: a loop ends the walk
+
+  std::optional<uint64_t> ifd(uint32_t at, int depth, bool is_ifd0) {
+    if (depth > 4 || std::find(seen.begin(), seen.end(), at) != seen.end()) return std::nullopt;
+    seen.push_back(at);
+    ByteReader r(tiff, at);
+    const uint16_t count = le ? r.u16le() : r.u16be();
+    for (uint16_t i = 0; i < count; ++i) {
+      const uint16_t tag = le ? r.u16le() : r.u16be();
+      const uint16_t type = le ? r.u16le() : r.u16be();
+      const uint32_t n = le ? r.u32le() : r.u32be();
+      const ByteView raw = r.take(4);
+      ByteReader v(raw);
+      const uint32_t offset = le ? v.u32le() : v.u32be();
+      const uint64_t size = field_type_size(type) * n;
+      if (size > 4 && uint64_t(offset) + size > tiff.size()) return offset;
+      const bool pointer = (type == 4 || type == 13) && n == 1;
+      if (pointer && (tag == 0x8769 || tag == 0x8825 || tag == 0xA005))
+        if (auto past = inside(offset, depth + 1)) return past;
+      // Sony's maker note: its header, then an IFD whose offsets count from the TIFF header.
+      if (tag == 0x927C && size > 12 + 2 && uint64_t(offset) + size <= tiff.size()) {
+        const ByteView note = tiff.subspan(offset, 12);
+        if (starts_with(note, std::string_view("SONY DSC \0\0\0", 12)) ||
+            starts_with(note, std::string_view("SONY CAM \0\0\0", 12)))
+          if (auto past = inside(offset + 12, depth + 1)) return past;
+      }
+    }
+    if (!is_ifd0) return std::nullopt;
+    const uint32_t next = le ? r.u32le() : r.u32be();
+    return next != 0 ? inside(next, depth + 1) : std::nullopt;
+  }
+
+  // An IFD that does not read is no value past the end: what it names cannot be followed.
+  std::optional<uint64_t> inside(uint32_t at, int depth) {
+    try {
+      return ifd(at, depth, false);
+    } catch (const FormatError&) {
+      return std::nullopt;
+    }
+  }
+};
+
+}  // namespace
+
+std::optional<uint64_t> tiff_value_past_end(ByteView tiff) {
+  const std::optional<bool> le = tiff_little_endian(tiff);
+  if (!le) return std::nullopt;
+  PastEndWalk walk{tiff, *le, {}};
+  try {
+    return walk.ifd(ifd0_offset(tiff, *le), 0, true);
   } catch (const FormatError&) {
     return std::nullopt;
   }

@@ -31,6 +31,12 @@ struct ExifColourSpace {
 };
 std::optional<ExifColourSpace> tiff_other_colour_space(ByteView tiff);
 
+// The first value an EXIF names past the end of its own TIFF data, as an offset from the TIFF
+// header: in IFD0 and IFD1, the Exif, GPS and interoperability IFDs, and a Sony maker note
+// (whose preview image points into the bytes after the JPEG's image). Such offsets go stale
+// when the image before them changes size. nullopt when every value lies inside.
+std::optional<uint64_t> tiff_value_past_end(ByteView tiff);
+
 // TIFF data (big-endian) with an IFD0 of Orientation (when not 1) and, when given, an Exif IFD
 // of that ColorSpace and an interoperability IFD of its index: what --metadata strip keeps.
 Bytes minimal_tiff(int orientation, const std::optional<ExifColourSpace>& colour);

@@ -278,6 +278,50 @@ TEST(JpegMetadata, StripWarnsOfMotionPhotosAndDepthMapsByNamespace) {
   }
 }
 
+// A Sony maker note's preview image lies after the JPEG's image, named by an offset from the
+// EXIF's TIFF header: any output whose image data changes size would leave it pointing at other
+// bytes. Such a file is left alone unless strip drops the EXIF.
+TEST(JpegMetadata, ExifNamingDataPastItsSegmentLeavesTheFileAlone) {
+  // Big-endian TIFF: IFD0 of one Exif IFD pointer (at 26); the Exif IFD of one MakerNote (at
+  // 44, 32 bytes); the maker note: "SONY DSC " and an IFD of PreviewImage, 9000 bytes at 20000.
+  std::string tiff("MM\0*\0\0\0\x08", 8);
+  tiff += std::string("\0\x01", 2) + std::string("\x87\x69\0\x04\0\0\0\x01\0\0\0\x1a", 12);
+  tiff += std::string("\0\0\0\0", 4);
+  tiff += std::string("\0\x01", 2) + std::string("\x92\x7c\0\x07\0\0\0\x20\0\0\0\x2c", 12);
+  tiff += std::string("\0\0\0\0", 4);
+  tiff += std::string("SONY DSC \0\0\0", 12);
+  tiff += std::string("\0\x01", 2) + std::string("\x20\x01\0\x07\0\0\x23\x28\0\0\x4e\x20", 12);
+  tiff += std::string("\0\0\0\0\0\0", 6);
+  ASSERT_EQ(tiff.size(), 76u);
+  const ByteView view(reinterpret_cast<const uint8_t*>(tiff.data()), tiff.size());
+  EXPECT_EQ(tiff_value_past_end(view), 20000u);
+  EncodeOptions o;
+  o.markers = {{JPEG_APP0 + 1, std::string("Exif\0\0", 6) + tiff}};
+  const Bytes in = make_jpeg(o);
+  for (const MetadataPolicy policy : {MetadataPolicy::kKeep, MetadataPolicy::kSafe}) {
+    Policy p;
+    p.metadata = policy;
+    TestContext context(p);
+    try {
+      optimize_jpeg(in, context);
+      ADD_FAILURE() << "optimised with a preview offset that goes stale";
+    } catch (const FormatError& e) {
+      EXPECT_EQ(e.reason(), Reason::kUnsupportedVariant);
+      EXPECT_NE(std::string(e.what()).find("past its own segment"), std::string::npos) << e.what();
+    }
+  }
+  Policy strip;
+  strip.metadata = MetadataPolicy::kStrip;
+  TestContext context(strip);
+  EXPECT_TRUE(optimize_jpeg(in, context).replaced());
+  // The same maker note with its preview inside the segment is kept as usual.
+  std::string inside = tiff;
+  inside[62] = 0, inside[63] = 0, inside[64] = 0, inside[65] = 8;  // 8 bytes
+  inside[66] = 0, inside[67] = 0, inside[68] = 0, inside[69] = 8;  // at 8
+  EXPECT_FALSE(tiff_value_past_end(
+      ByteView(reinterpret_cast<const uint8_t*>(inside.data()), inside.size())));
+}
+
 // C2PA Content Credentials sign a hash of the file's other bytes: the file is left as it is.
 TEST(JpegMetadata, ContentCredentialsLeaveTheFileAlone) {
   // JUMBF: "JP", instance, sequence, then a superbox whose description box is labelled "c2pa".

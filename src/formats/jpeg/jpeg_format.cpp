@@ -124,6 +124,8 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
     throw FormatError(Reason::kSigned, 0,
                       "C2PA Content Credentials (APP11) sign the file's bytes: any rewrite "
                       "would break them");
+  if (const std::optional<std::string> why = exif_pointing_past_itself(layout, policy.metadata))
+    throw FormatError(Reason::kUnsupportedVariant, 0, *why);
   const uint64_t pixels = uint64_t(layout.frame.width) * layout.frame.height;
   if (pixels > policy.limits.max_pixels)
     throw FormatError(Reason::kLimitExceeded, 0,

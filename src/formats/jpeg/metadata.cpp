@@ -170,6 +170,18 @@ bool carries_content_credentials(const Layout& layout) {
   return false;
 }
 
+std::optional<std::string> exif_pointing_past_itself(const Layout& layout, MetadataPolicy policy) {
+  if (policy == MetadataPolicy::kStrip) return std::nullopt;  // only a minimal EXIF is written
+  for (const Segment& s : layout.segments) {
+    if (!is_exif(s)) continue;
+    if (const std::optional<uint64_t> at = tiff_value_past_end(s.payload.subspan(6)))
+      return "the EXIF names data past its own segment (at offset " + std::to_string(*at) +
+             ", a maker note's preview image after the image data, say): the offset would no "
+             "longer find it once the image data changes size (--metadata strip drops it)";
+  }
+  return std::nullopt;
+}
+
 MetadataPlan plan_metadata(ByteView input, const Layout& layout, MetadataPolicy policy) {
   MetadataPlan plan;
   bool exif_written = false;

@@ -32,6 +32,11 @@ MetadataPlan plan_metadata(ByteView input, const Layout& layout, MetadataPolicy 
 // signature covers a hash of the file's other bytes, so no rewrite keeps them valid.
 bool carries_content_credentials(const Layout& layout);
 
+// Why the EXIF a policy keeps cannot stay valid in any output, if it cannot: it names data past
+// its own segment (a Sony maker note's preview image in the bytes after the image), by offsets
+// that go stale when the image data before them changes size. nullopt when it can.
+std::optional<std::string> exif_pointing_past_itself(const Layout& layout, MetadataPolicy policy);
+
 // Whether libjpeg recognises the segment as JFIF: APP0 "JFIF\0" with its fixed fields (a payload
 // of 14 bytes or more). JFIF makes it read three planes as YCbCr whatever their identifiers.
 bool libjpeg_reads_jfif(const Segment& s);
