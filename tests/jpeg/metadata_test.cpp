@@ -322,6 +322,40 @@ TEST(JpegMetadata, ExifNamingDataPastItsSegmentLeavesTheFileAlone) {
       ByteView(reinterpret_cast<const uint8_t*>(inside.data()), inside.size())));
 }
 
+// A JFIF segment may carry a thumbnail of its own, raw RGB: strip writes the segment's fixed
+// fields alone; a second run finds nothing more to drop.
+TEST(JpegMetadata, StripDropsTheJfifThumbnail) {
+  EncodeOptions o;
+  o.write_jfif = false;
+  std::string jfif("JFIF\0\x01\x02\x01\0\x48\0\x48\x28\x1e", 14);
+  jfif += std::string(40 * 30 * 3, '\x7f');
+  o.markers = {{JPEG_APP0, jfif}};
+  const Bytes in = make_jpeg(o);
+  ASSERT_EQ(labels(in), std::vector<std::string>{"APP0 JFIF"});
+  Policy p;
+  p.metadata = MetadataPolicy::kStrip;
+  TestContext context(p);
+  const Outcome out = optimize_jpeg(in, context);
+  ASSERT_TRUE(out.replaced()) << out.message;
+  const Layout layout = parse_layout(out.bytes);
+  ASSERT_EQ(labels(out.bytes), std::vector<std::string>{"APP0 JFIF"});
+  const Segment& kept = layout.segments[0];
+  EXPECT_EQ(kept.payload.size(), 14u);
+  EXPECT_TRUE(std::equal(kept.payload.begin(), kept.payload.begin() + 12, jfif.begin()));
+  EXPECT_EQ(kept.payload[12], 0);
+  EXPECT_EQ(kept.payload[13], 0);
+  EXPECT_LT(out.bytes.size() + 3600, in.size());
+  EXPECT_TRUE(verify_jpeg(in, out.bytes, p).ok);
+  TestContext again(p);
+  const Outcome second = optimize_jpeg(out.bytes, again);
+  EXPECT_TRUE(!second.replaced() || second.bytes == out.bytes);
+  // Keep carries the thumbnail as it is.
+  TestContext keep{Policy{}};
+  const Outcome kept_whole = optimize_jpeg(in, keep);
+  ASSERT_TRUE(kept_whole.replaced());
+  EXPECT_EQ(parse_layout(kept_whole.bytes).segments[0].payload.size(), jfif.size());
+}
+
 // C2PA Content Credentials sign a hash of the file's other bytes: the file is left as it is.
 TEST(JpegMetadata, ContentCredentialsLeaveTheFileAlone) {
   // JUMBF: "JP", instance, sequence, then a superbox whose description box is labelled "c2pa".

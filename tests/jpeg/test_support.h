@@ -68,6 +68,7 @@ struct EncodeOptions {
   J_COLOR_SPACE color_space = JCS_UNKNOWN;
   bool adobe_marker =
       true;  // false: libjpeg's Adobe segment left out (RGB known by its 'R', 'G', 'B')
+  bool write_jfif = true;  // false: libjpeg's JFIF segment left out (the test writes its own)
 };
 
 // Writes a small JPEG of a smooth pattern with noise, so that the coefficients are not trivial.
@@ -108,6 +109,7 @@ inline std::vector<uint8_t> make_jpeg(const EncodeOptions& o) {
   s.c.restart_interval = o.restart_interval;
   if (o.color_space != JCS_UNKNOWN) jpeg_set_colorspace(&s.c, o.color_space);
   if (!o.adobe_marker) s.c.write_Adobe_marker = FALSE;
+  if (!o.write_jfif) s.c.write_JFIF_header = FALSE;
   if (o.components == 3 || o.color_space == JCS_YCCK) {
     s.c.comp_info[0].h_samp_factor = o.luma_sampling;
     s.c.comp_info[0].v_samp_factor = o.luma_v_sampling ? o.luma_v_sampling : o.luma_sampling;

@@ -215,6 +215,17 @@ MetadataPlan plan_metadata(ByteView input, const Layout& layout, MetadataPolicy 
       ++plan.dropped;  // never read; no minimal EXIF stands in for it
       continue;
     }
+    // A JFIF segment's own thumbnail (up to 64 kB of RGB) changes nothing on display: strip
+    // writes the segment's fixed fields alone, with no thumbnail.
+    constexpr size_t kJfifFields = 14;
+    if (keep && policy == MetadataPolicy::kStrip && is_jfif(s) && s.payload.size() > kJfifFields) {
+      Bytes jfif(4 + kJfifFields);  // filled by position (GCC 12 warns falsely on insert)
+      jfif[0] = 0xFF, jfif[1] = kApp0, jfif[2] = 0, jfif[3] = uint8_t(2 + kJfifFields);
+      std::copy(s.payload.begin(), s.payload.begin() + kJfifFields, jfif.begin() + 4);
+      jfif[4 + 12] = jfif[4 + 13] = 0;  // the thumbnail's width and height
+      dest.push_back({std::move(jfif), s.offset});
+      continue;
+    }
     if (keep) {
       auto whole = input.subspan(s.offset, s.length);
       dest.push_back({Bytes(whole.begin(), whole.end()), s.offset});
