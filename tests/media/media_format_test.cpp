@@ -291,7 +291,8 @@ TEST_F(MediaFormat, WhatAReencodeWouldNotCarryLeavesTheVideoAlone) {
                          hdr.string() +
                          " && ffmpeg -nostdin -v error -y -f lavfi -i "
                          "testsrc2=size=160x120:rate=10 -t 1 -c:v libx264 -crf 4 " +
-                         plain.string())
+                         plain.string() + " && ffmpeg -nostdin -v error -y -i " + plain.string() +
+                         " -c copy -aspect 16:9 " + (dir_ / "anamorphic.mp4").string())
                             .c_str()),
             0);
   const Bytes plain_bytes = testing::read_file(plain);
@@ -308,11 +309,14 @@ TEST_F(MediaFormat, WhatAReencodeWouldNotCarryLeavesTheVideoAlone) {
   loud[fields + 4] = 1;
   wide[fields + 44] = uint8_t(wide[fields + 44] * 2 + (wide[fields + 45] >> 7));
   wide[fields + 45] = uint8_t(wide[fields + 45] << 1);
-  for (const auto& [bytes, what] : {std::pair{testing::read_file(hdr), "HDR video (PQ transfer)"},
-                                    std::pair{stereo, "stereo 3D signalling"},
-                                    std::pair{testing::read_file(woven), "interlaced video"},
-                                    std::pair{loud, "track 1's volume would change"},
-                                    std::pair{wide, "track 1's display size would change"}}) {
+  for (const auto& [bytes, what] :
+       {std::pair{testing::read_file(hdr), "HDR video (PQ transfer)"},
+        std::pair{stereo, "stereo 3D signalling"},
+        std::pair{testing::read_file(woven), "interlaced video"},
+        std::pair{testing::read_file(dir_ / "anamorphic.mp4"),
+                  "a container pixel aspect ratio (4:3) other than the video's own (1:1)"},
+        std::pair{loud, "track 1's volume would change"},
+        std::pair{wide, "track 1's display size would change"}}) {
     const Outcome o = optimize(bytes, mode(Mode::kCompact));
     EXPECT_EQ(o.reason, Reason::kUnsupportedVariant) << what << ": " << o.message;
     EXPECT_NE(o.message.find(what), std::string::npos) << o.message;
