@@ -227,6 +227,50 @@ TEST(ZipFormat, LocalHeadersKeepTheirOrderWhereTheDirectoryListsThemOtherwise) {
   EXPECT_EQ(wrong.problem, "the order of the entries' local headers changed");
 }
 
+// Hands every item back "optimised" as the bytes it is given: smaller than the item, yet
+// incompressible where the item deflated well (a picture whose compressible EXIF thumbnail was
+// optimised away).
+class ReplacingContext final : public Context {
+ public:
+  explicit ReplacingContext(Bytes replacement) : replacement_(std::move(replacement)) {}
+  const Policy& policy() const override { return policy_; }
+  unsigned depth() const override { return 0; }
+  bool out_of_time() const override { return false; }
+  Outcome optimize_embedded_under(ByteView bytes, std::string_view, const Policy&) override {
+    Outcome o;
+    o.kind = sniff(bytes);
+    o.action = Action::kReplaced;
+    o.bytes = replacement_;
+    return o;
+  }
+  Verdict verify_embedded_under(ByteView, ByteView, const Policy&) override {
+    return {true, {}, {}};
+  }
+
+ private:
+  Policy policy_;
+  Bytes replacement_;
+};
+
+TEST(ZipFormat, APictureThatDeflatesWorseKeepsItsEntry) {
+  Bytes compressible = {0xFF, 0xD8, 0xFF, 0xE1, 0x20, 0x00};
+  compressible.resize(12000, 0);
+  Bytes noisy = {0xFF, 0xD8, 0xFF, 0xE1, 0x20, 0x00};
+  for (uint32_t x = 1; noisy.size() < 11000;)
+    noisy.push_back(uint8_t((x = x * 1103515245 + 12345) >> 24));
+  ASSERT_EQ(sniff(compressible), Kind::kJpeg);
+  auto items = docx_items(compressible);
+  items[2].deflate = true;
+  const auto docx = make_zip(items);
+  ReplacingContext context(noisy);
+  const Outcome o = optimize_zip(docx, context);
+  // The picture's entry stays as it was; the document part is re-deflated.
+  ASSERT_TRUE(o.replaced()) << o.message;
+  EXPECT_EQ(o.detail.find("jpeg optimised"), std::string::npos) << o.detail;
+  EXPECT_EQ(content_of(read_zip(o.bytes).entries[2]), compressible);
+  EXPECT_LT(o.bytes.size(), docx.size());
+}
+
 // A deflate stream that ends before its entry does: the bytes after it are no reader's, and a
 // re-deflated entry would drop them.
 TEST(ZipFormat, BytesAfterAnEntrysDeflateStreamLeaveTheDocumentAlone) {

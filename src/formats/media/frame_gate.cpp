@@ -54,8 +54,6 @@ std::string uncarried_by_reencode(const AVStream* s, bool is_the_video) {
     if (type == AV_PKT_DATA_SPHERICAL) return "360-degree projection signalling";
     if (type == AV_PKT_DATA_DOVI_CONF) return "Dolby Vision signalling";
   }
-  // The encoders lighten drives write progressive frames: players would stop deinterlacing
-  // and show combs.
   // The encoder writes the video's own pixel aspect ratio; a container's 'pasp' that says
   // otherwise would then disagree with it, which the muxer refuses.
   const AVRational container = s->sample_aspect_ratio, coded = q->sample_aspect_ratio;
@@ -63,6 +61,8 @@ std::string uncarried_by_reencode(const AVStream* s, bool is_the_video) {
       av_cmp_q(container, coded) != 0)
     return fmt::format("a container pixel aspect ratio ({}:{}) other than the video's own ({}:{})",
                        container.num, container.den, coded.num, coded.den);
+  // The encoders lighten drives write progressive frames: players would stop deinterlacing
+  // and show combs.
   if (interlaced(q->field_order))
     return "interlaced video (fields a re-encode would weave into progressive frames)";
   if (q->color_trc == AVCOL_TRC_SMPTE2084) return "HDR video (PQ transfer)";

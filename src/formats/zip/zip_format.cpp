@@ -282,7 +282,6 @@ Outcome optimize_zip(ByteView input, Context& context) {
       if (item.replaced()) {
         content = std::move(item.bytes);
         changed = true;
-        ++optimised[item_kind];
       }
       for (auto& w : item.warnings) outcome.warnings.push_back(e.name + ": " + w);
     }
@@ -297,8 +296,13 @@ Outcome optimize_zip(ByteView input, Context& context) {
     const bool deflate_it =
         e.method == kZipMethodDeflate || (!packed.empty() && packed.size() + 8 < content.size());
     Bytes& chosen = deflate_it ? packed : content;
-    if (!changed && chosen.size() >= e.data.size()) continue;
-    if (!changed) ++redeflated;
+    // A smaller picture may deflate worse than the one it replaces (its EXIF thumbnail's
+    // compressible bytes optimised away, say): the entry as it was is then kept.
+    if (chosen.size() >= e.data.size()) continue;
+    if (changed)
+      ++optimised[item_kind];
+    else
+      ++redeflated;
     e.uncompressed_size = content.size();
     e.crc32 = crc32_of(content);
     if (deflate_it && e.method == kZipMethodStored) {
