@@ -29,8 +29,14 @@ class MemoryGate {
   virtual uint64_t admit(std::span<const uint8_t> item, const Policy& policy) = 0;
   // Asked before a format decodes data of its own that the file's size does not show (a PDF's
   // deflated image, a document part that inflates a hundred times): the `bytes` it is about to
-  // hold, as the format reckons them. The same contract as admit().
-  virtual uint64_t admit_bytes(uint64_t bytes) = 0;
+  // hold, as the format reckons them, beyond the file's allowance(). The same contract as
+  // admit(); a gate that counts no such memory keeps this default.
+  virtual uint64_t admit_bytes(uint64_t /*bytes*/) { return 0; }
+  // What the caller counted already for the file it hands to optimize(): a format's own data
+  // is admitted only beyond it, so that a file's ordinary decoding never waits for room.
+  virtual uint64_t allowance(std::span<const uint8_t> /*file*/, const Policy& /*policy*/) {
+    return 0;
+  }
   virtual void release(uint64_t admitted) noexcept = 0;
 };
 

@@ -30,7 +30,8 @@ uint64_t memory_estimate(uint64_t file_size, ByteView head, const Policy& policy
 // and counts each with the scheduler's estimates while it is worked on: the 16 times its size
 // a container is priced at cannot see a picture whose header promises 120 megapixels in 200
 // bytes, nor a deflated image that expands 200 times. What a format decodes itself (a PDF's
-// Flate image, a document's deflated part) is counted as the format reckons it.
+// Flate image, a document's deflated part) is counted as the format reckons it, beyond the
+// file's own estimate.
 class ItemGate final : public MemoryGate {
  public:
   explicit ItemGate(Scheduler& scheduler) : scheduler_(scheduler) {}
@@ -38,6 +39,10 @@ class ItemGate final : public MemoryGate {
   uint64_t admit_bytes(uint64_t bytes) override {
     scheduler_.reserve(bytes);
     return bytes;
+  }
+  // The estimate the scheduler charged the file at.
+  uint64_t allowance(std::span<const uint8_t> file, const Policy& policy) override {
+    return memory_estimate(file.size(), file, policy);
   }
   void release(uint64_t admitted) noexcept override { scheduler_.release(admitted); }
 

@@ -199,7 +199,6 @@ class FileJob {
     result_.reason = outcome.reason;
     result_.message = outcome.message;
     result_.detail = outcome.detail;
-    result_.warnings = outcome.warnings;
     // Never larger, whatever the optimiser says.
     if (outcome.replaced() &&
         (outcome.output().empty() || outcome.output().size() >= bytes.size())) {
@@ -208,6 +207,8 @@ class FileJob {
       result_.message = "the output was not smaller";
     }
     bool replace = result_.action == Action::kReplaced;
+    // What the output lost: a file left as it was lost nothing.
+    if (replace) result_.warnings = outcome.warnings;
     result_.bytes_out = replace ? outcome.output().size() : bytes.size();
     if (options_.dry_run) return;
 

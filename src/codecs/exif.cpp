@@ -121,8 +121,12 @@ struct PastEndWalk {
       // Sony's maker note: its header, then an IFD whose offsets count from the TIFF header.
       if (tag == 0x927C && size > 12 + 2 && uint64_t(offset) + size <= tiff.size()) {
         const ByteView note = tiff.subspan(offset, 12);
-        if (starts_with(note, std::string_view("SONY DSC \0\0\0", 12)) ||
-            starts_with(note, std::string_view("SONY CAM \0\0\0", 12)))
+        // Cameras, phones and Hasselblad's Sony-built models (the headers ExifTool reads).
+        static constexpr std::string_view kSony[] = {"SONY DSC ", "SONY CAM ", "SONY MOBILE",
+                                                     std::string_view("\0\0SONY PIC", 11),
+                                                     "VHAB     "};
+        if (std::any_of(std::begin(kSony), std::end(kSony),
+                        [&](std::string_view h) { return starts_with(note, h); }))
           if (auto past = inside(offset + 12, depth + 1)) return past;
       }
     }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -41,30 +42,40 @@ struct ScoredFingerprint {
   std::shared_ptr<const std::vector<uint8_t>> shown_through;
 };
 
-// Memory counted with the caller's MemoryGate while an optimiser holds it; handed back when
-// the hold ends. A hold without a gate counts nothing.
+// Memory counted with the caller's MemoryGate while an optimiser holds it, and the part of it
+// the file's allowance covered; both handed back when the hold ends. A hold without a gate
+// counts nothing.
 class MemoryHold {
  public:
   MemoryHold() = default;
-  MemoryHold(MemoryGate* gate, uint64_t admitted) : gate_(gate), admitted_(admitted) {}
-  MemoryHold(MemoryHold&& other) noexcept
-      : gate_(std::exchange(other.gate_, nullptr)), admitted_(other.admitted_) {}
+  MemoryHold(MemoryGate* gate, uint64_t admitted, std::atomic<uint64_t>* allowance = nullptr,
+             uint64_t covered = 0)
+      : gate_(gate), admitted_(admitted), allowance_(allowance), covered_(covered) {}
+  MemoryHold(MemoryHold&& other) noexcept { take(other); }
   MemoryHold& operator=(MemoryHold&& other) noexcept {
     if (this != &other) {
       end();
-      gate_ = std::exchange(other.gate_, nullptr);
-      admitted_ = other.admitted_;
+      take(other);
     }
     return *this;
   }
   ~MemoryHold() { end(); }
   void end() noexcept {
+    if (allowance_ != nullptr) std::exchange(allowance_, nullptr)->fetch_add(covered_);
     if (gate_ != nullptr) std::exchange(gate_, nullptr)->release(admitted_);
   }
 
  private:
+  void take(MemoryHold& other) noexcept {
+    gate_ = std::exchange(other.gate_, nullptr);
+    admitted_ = other.admitted_;
+    allowance_ = std::exchange(other.allowance_, nullptr);
+    covered_ = other.covered_;
+  }
   MemoryGate* gate_ = nullptr;
   uint64_t admitted_ = 0;
+  std::atomic<uint64_t>* allowance_ = nullptr;
+  uint64_t covered_ = 0;
 };
 
 class Context {

@@ -89,7 +89,15 @@ std::optional<ScoredFingerprint> EngineContext::scored(ByteView input) const {
 MemoryHold EngineContext::hold_memory(uint64_t bytes) {
   MemoryGate* gate = budget_->gate;
   if (gate == nullptr || bytes == 0) return {};
-  return MemoryHold(gate, gate->admit_bytes(bytes));
+  // What the file's allowance still covers is taken from it; only the rest is admitted.
+  uint64_t left = budget_->allowance_left.load();
+  uint64_t covered = 0;
+  do {
+    covered = std::min(left, bytes);
+  } while (!budget_->allowance_left.compare_exchange_weak(left, left - covered));
+  const uint64_t beyond = bytes - covered;
+  return MemoryHold(gate, beyond > 0 ? gate->admit_bytes(beyond) : 0, &budget_->allowance_left,
+                    covered);
 }
 
 bool EngineContext::out_of_time() const { return Clock::now() > budget_->deadline; }
@@ -219,6 +227,7 @@ Outcome optimize_with(std::span<const uint8_t> bytes, const Policy& policy, Memo
   budget->deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                         std::chrono::duration<double>(policy.limits.time_budget_s));
   budget->gate = gate;
+  if (gate != nullptr) budget->allowance_left = gate->allowance(bytes, policy);
   EngineContext root(policy, 0, std::move(budget));
   return root.run(bytes);
 }

@@ -23,6 +23,8 @@ struct SharedBudget {
   std::map<std::array<uint64_t, 3>, DecodedFingerprint> fingerprints;
   std::map<std::array<uint64_t, 3>, ScoredFingerprint> scored;
   MemoryGate* gate = nullptr;  // told of every embedded item, when the caller gave one
+  // What of the gate's allowance for the top-level file no hold uses now.
+  std::atomic<uint64_t> allowance_left{0};
 };
 
 class EngineContext final : public Context {

@@ -244,6 +244,12 @@ TEST_F(CliTest, StripWarningsReachTheTerminalTheReportAndTheJournal) {
             std::string::npos);
   const CliRun csv = run_cli("report " + journal.string() + " --csv-files -");
   EXPECT_NE(csv.output.find("warning: XMP with gain-map"), std::string::npos) << csv.output;
+  // A file left as it was (the output saved too little) lost nothing: no warning.
+  const CliRun kept =
+      run_cli("optimize " + (dir_ / "in").string() + " -o " + (dir_ / "out2").string() +
+              " --metadata strip --min-gain-percent 99 --no-journal");
+  ASSERT_EQ(kept.status, 0) << kept.output;
+  EXPECT_EQ(kept.output.find("warning:"), std::string::npos) << kept.output;
 }
 
 // Numbers stay numbers ("1" is not a bare flag), bare flags mean yes, --flag=no means no.

@@ -116,6 +116,7 @@ TEST(HwpFormat, InflatedStreamsAreToldToTheMemoryGate) {
   const Outcome o = optimize(make_hwp(r), Policy{}, gate);
   ASSERT_TRUE(o.replaced()) << o.message;
   EXPECT_EQ(gate.largest_hold, 2 * text.size());
+  EXPECT_EQ(gate.holds_of(2 * text.size()), 2u);  // optimising, then verifying
   EXPECT_EQ(gate.held, 0u);
 }
 

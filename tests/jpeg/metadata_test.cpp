@@ -295,6 +295,12 @@ TEST(JpegMetadata, ExifNamingDataPastItsSegmentLeavesTheFileAlone) {
   ASSERT_EQ(tiff.size(), 76u);
   const ByteView view(reinterpret_cast<const uint8_t*>(tiff.data()), tiff.size());
   EXPECT_EQ(tiff_value_past_end(view), 20000u);
+  // The same under the header Sony's phones write.
+  std::string mobile = tiff;
+  mobile.replace(44, 12, std::string("SONY MOBILE\0", 12));
+  EXPECT_EQ(
+      tiff_value_past_end(ByteView(reinterpret_cast<const uint8_t*>(mobile.data()), mobile.size())),
+      20000u);
   EncodeOptions o;
   o.markers = {{JPEG_APP0 + 1, std::string("Exif\0\0", 6) + tiff}};
   const Bytes in = make_jpeg(o);

@@ -266,12 +266,15 @@ Bytes with_sample_entry_box(Bytes file, const Bytes& box) {
   return file;
 }
 
-// The first track header's body in `file` (after its size, type, version and flags), which the
-// test changes in place: the fields after its times, reserved bytes, layer and group.
-size_t first_track_header_fields(const Bytes& file) {
+// Where the fields after the times, reserved bytes, layer and group of track `n`'s header (from
+// 1) begin in `file`, which the test changes in place; 0 when there is no such track.
+size_t track_header_fields(const Bytes& file, int n) {
   const std::string_view text(reinterpret_cast<const char*>(file.data()), file.size());
-  const size_t tkhd = text.find("tkhd");
-  if (tkhd == std::string_view::npos) return 0;
+  size_t tkhd = std::string_view::npos;
+  for (int k = 0; k < n; ++k) {
+    tkhd = text.find("tkhd", tkhd == std::string_view::npos ? 0 : tkhd + 4);
+    if (tkhd == std::string_view::npos) return 0;
+  }
   return tkhd + 4 + 4 + (file[tkhd + 4] == 1 ? 32 : 20) + 8;
 }
 
@@ -290,7 +293,8 @@ TEST_F(MediaFormat, WhatAReencodeWouldNotCarryLeavesTheVideoAlone) {
                          "-colorspace bt2020nc " +
                          hdr.string() +
                          " && ffmpeg -nostdin -v error -y -f lavfi -i "
-                         "testsrc2=size=160x120:rate=10 -t 1 -c:v libx264 -crf 4 " +
+                         "testsrc2=size=160x120:rate=10 -f lavfi -i sine=f=440:r=16000 -t 1 "
+                         "-map 0 -map 1 -c:v libx264 -crf 4 -c:a aac " +
                          plain.string() + " && ffmpeg -nostdin -v error -y -i " + plain.string() +
                          " -c copy -aspect 16:9 " + (dir_ / "anamorphic.mp4").string())
                             .c_str()),
@@ -301,21 +305,27 @@ TEST_F(MediaFormat, WhatAReencodeWouldNotCarryLeavesTheVideoAlone) {
   const Bytes st3d = {0, 0, 0, 13, 's', 't', '3', 'd', 0, 0, 0, 0, 1};
   const Bytes stereo = with_sample_entry_box(plain_bytes, st3d);
   ASSERT_FALSE(stereo.empty());
-  // A video track at full volume (players mix a video track's sound at it), and one shown
-  // twice as wide as it is coded: the muxer would write 0 and the coded size.
-  Bytes loud = plain_bytes, wide = plain_bytes;
-  const size_t fields = first_track_header_fields(plain_bytes);
-  ASSERT_GT(fields, 0u);
-  loud[fields + 4] = 1;
-  wide[fields + 44] = uint8_t(wide[fields + 44] * 2 + (wide[fields + 45] >> 7));
-  wide[fields + 45] = uint8_t(wide[fields + 45] << 1);
+  // A muted sound track, and a video shown twice as wide as it is coded: the muxer would
+  // write full volume and the coded size. A video track's volume is no sound's (QuickTime
+  // writes 1.0 there): the muxer's 0 changes nothing.
+  Bytes muted = plain_bytes, wide = plain_bytes, video_volume = plain_bytes;
+  const size_t video = track_header_fields(plain_bytes, 1);
+  const size_t sound = track_header_fields(plain_bytes, 2);
+  ASSERT_GT(video, 0u);
+  ASSERT_GT(sound, 0u);
+  ASSERT_EQ(plain_bytes[sound + 4], 1);
+  muted[sound + 4] = 0;
+  video_volume[video + 4] = 1;
+  EXPECT_TRUE(optimize(video_volume, mode(Mode::kCompact)).replaced());
+  wide[video + 44] = uint8_t(wide[video + 44] * 2 + (wide[video + 45] >> 7));
+  wide[video + 45] = uint8_t(wide[video + 45] << 1);
   for (const auto& [bytes, what] :
        {std::pair{testing::read_file(hdr), "HDR video (PQ transfer)"},
         std::pair{stereo, "stereo 3D signalling"},
         std::pair{testing::read_file(woven), "interlaced video"},
         std::pair{testing::read_file(dir_ / "anamorphic.mp4"),
                   "a container pixel aspect ratio (4:3) other than the video's own (1:1)"},
-        std::pair{loud, "track 1's volume would change"},
+        std::pair{muted, "track 2's volume would change"},
         std::pair{wide, "track 1's display size would change"}}) {
     const Outcome o = optimize(bytes, mode(Mode::kCompact));
     EXPECT_EQ(o.reason, Reason::kUnsupportedVariant) << what << ": " << o.message;

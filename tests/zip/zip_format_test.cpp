@@ -78,7 +78,18 @@ TEST(ZipFormat, InflatedPartsAreToldToTheMemoryGate) {
   const Outcome o = optimize(make_zip(items), Policy{}, gate);
   ASSERT_TRUE(o.replaced()) << o.message;
   EXPECT_EQ(gate.largest_hold, 2 * body.size());
+  EXPECT_EQ(gate.holds_of(2 * body.size()), 2u);  // optimising, then verifying
   EXPECT_EQ(gate.held, 0u);
+  // What the caller counted for the file already covers as much: only the rest is asked for.
+  testing::RecordingGate counted;
+  counted.allowance_bytes = body.size();
+  EXPECT_TRUE(optimize(make_zip(items), Policy{}, counted).replaced());
+  EXPECT_EQ(counted.largest_hold, body.size());
+  EXPECT_EQ(counted.held, 0u);
+  testing::RecordingGate covered;
+  covered.allowance_bytes = 2 * body.size();
+  EXPECT_TRUE(optimize(make_zip(items), Policy{}, covered).replaced());
+  EXPECT_EQ(covered.largest_hold, 0u);
 
   items[1].deflate = false;
   testing::RecordingGate stored;

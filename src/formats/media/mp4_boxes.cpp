@@ -174,6 +174,28 @@ bool rewritten_in_track(std::string_view type) {
          type == "meta" || type == "tapt" || padding(type);
 }
 
+// A track's handler type (moov/trak/mdia/hdlr: "vide", "soun", ...); "" when unreadable.
+std::string handler_of(ByteView file, const Mp4Box& trak) {
+  const std::vector<Mp4Box> mdia = children(file, find_box(children(file, &trak), "mdia"));
+  const Mp4Box* hdlr = find_box(mdia, "hdlr");
+  // version and flags, pre_defined, then the handler type
+  if (!hdlr || hdlr->end - hdlr->body < 12) return "";
+  return std::string(reinterpret_cast<const char*>(file.data()) + hdlr->body + 8, 4);
+}
+
+// Whether a QuickTime 'tapt' (the track's clean, production and encoded apertures) says no more
+// than the track header's display size: every aperture that size, so dropping it changes
+// nothing a player shows. Each child: version and flags, then width and height in 16.16.
+bool apertures_are_the_display_size(ByteView file, const Mp4Box& tapt, uint32_t width,
+                                    uint32_t height) {
+  const std::vector<Mp4Box> apertures = children(file, &tapt);
+  for (const Mp4Box& a : apertures) {
+    if (a.end - a.body < 12) return false;
+    if (be32(file, a.body + 4) != width || be32(file, a.body + 8) != height) return false;
+  }
+  return !apertures.empty();
+}
+
 // What players read in a track header (ISO 14496-12 8.3.2): whether the track is enabled, its
 // alternate group (tracks of one group are played one at a time), its volume and its display
 // size (16.16 fixed point).
@@ -273,13 +295,8 @@ bool has_video_track(ByteView file, const Mp4Layout& layout) {
   try {
     for (const Mp4Box& trak : children(file, find_box(layout.boxes, "moov"))) {
       if (trak.type != "trak") continue;
-      const std::vector<Mp4Box> mdia = children(file, find_box(children(file, &trak), "mdia"));
-      const Mp4Box* hdlr = find_box(mdia, "hdlr");
-      // version and flags, pre_defined, then the handler type
-      if (!hdlr || hdlr->end - hdlr->body < 12) return true;
-      if (std::string_view(reinterpret_cast<const char*>(file.data()) + hdlr->body + 8, 4) ==
-          "vide")
-        return true;
+      const std::string handler = handler_of(file, trak);
+      if (handler.empty() || handler == "vide") return true;
     }
     return false;
   } catch (const FormatError&) {
@@ -326,23 +343,29 @@ std::optional<std::string> track_headers_changed(ByteView input, ByteView output
   std::vector<TrackHeader> ha, hb;
   for (size_t i = 0; i < a.size(); ++i) {
     const std::vector<Mp4Box> x = children(input, &a[i]), y = children(output, &b[i]);
-    // References between tracks (a fallback, a description) and QuickTime's aperture modes are
-    // written by the muxer only for what it knows itself.
-    for (std::string_view type : {"tref", "tapt"}) {
-      const Mp4Box* from = find_box(x, type);
-      const Mp4Box* to = find_box(y, type);
-      if (from && (!to || !same_bytes(input.subspan(from->begin, from->end - from->begin),
-                                      output.subspan(to->begin, to->end - to->begin))))
-        return fmt::format("track {}'s '{}' box would not be carried over", i + 1, type);
-    }
     const Mp4Box* tx = find_box(x, "tkhd");
     const Mp4Box* ty = find_box(y, "tkhd");
     const std::optional<TrackHeader> hx = tx ? track_header(input, *tx) : std::nullopt;
     const std::optional<TrackHeader> hy = ty ? track_header(output, *ty) : std::nullopt;
     if (!hx || !hy) return fmt::format("track {}'s header cannot be read", i + 1);
+    // References between tracks (a fallback, a description) and QuickTime's aperture modes are
+    // written by the muxer only for what it knows itself; apertures of the display size (what
+    // an iPhone writes for square pixels) say nothing more than the header.
+    for (std::string_view type : {"tref", "tapt"}) {
+      const Mp4Box* from = find_box(x, type);
+      const Mp4Box* to = find_box(y, type);
+      if (!from || (to && same_bytes(input.subspan(from->begin, from->end - from->begin),
+                                     output.subspan(to->begin, to->end - to->begin))))
+        continue;
+      if (type == "tapt" && apertures_are_the_display_size(input, *from, hx->width, hx->height))
+        continue;
+      return fmt::format("track {}'s '{}' box would not be carried over", i + 1, type);
+    }
     if (hx->enabled != hy->enabled)
       return fmt::format("track {} would be {}", i + 1, hx->enabled ? "disabled" : "enabled");
-    if (hx->volume != hy->volume) return fmt::format("track {}'s volume would change", i + 1);
+    // Only a sound track's volume is played (QuickTime writes 1.0 on video tracks too).
+    if (handler_of(input, a[i]) == "soun" && hx->volume != hy->volume)
+      return fmt::format("track {}'s volume would change", i + 1);
     if (hx->width != hy->width || hx->height != hy->height)
       return fmt::format("track {}'s display size would change", i + 1);
     ha.push_back(*hx);

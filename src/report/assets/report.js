@@ -141,7 +141,7 @@
     document.getElementById("totals-note").textContent =
       "Time runs from each run's start to its last file (overlapping runs count once); " +
       "throughput is bytes read per second of that time." +
-      (t.scored ? "" : perceptualRun()
+      (t.scored ? "" : data.kinds.some(lossyInside)
         ? " No file has a whole-file score: the pictures inside documents and the frames of " +
           "videos were each held to the floor on their own."
         : " Every optimised file kept its decoded pixels and content.");
@@ -180,19 +180,25 @@
     ], rows);
   }
 
-  // Kinds without a whole-file score: lossless, or (in a perceptual run) containers whose
-  // pictures each met the floor on their own.
+  // Kinds whose files lighten optimises losslessly in every mode.
+  const alwaysLossless = ["png", "gif", "webp", "tiff", "zip", "jar", "unknown"];
+
   // Whether any run of the journal was in a perceptual mode.
   function perceptualRun() {
     return data.runs.some((r) => ((r.policy || {}).mode || "lossless") !== "lossless");
   }
 
+  // Whether an optimised kind may have changed within the floor without a whole-file score:
+  // documents' pictures and videos' frames in a perceptual run.
+  function lossyInside(k) {
+    return k.optimized > 0 && !k.scored && perceptualRun() && !alwaysLossless.includes(k.kind);
+  }
+
+  // Kinds without a whole-file score: lossless, or (in a perceptual run) containers whose
+  // pictures each met the floor on their own.
   function unscoredQuality(k) {
     if (!k.optimized) return "unchanged";
-    const kind = k.kind;
-    const lossy = perceptualRun();
-    const alwaysLossless = ["png", "gif", "webp", "tiff", "zip", "jar", "unknown"];
-    return lossy && !alwaysLossless.includes(kind) ? "pictures inside at the floor" : "lossless";
+    return lossyInside(k) ? "pictures inside at the floor" : "lossless";
   }
 
   function histogram() {
@@ -221,11 +227,11 @@
   function scatter() {
     const s = data.scatter;
     if (!s.points.length)
-      return hideChart("chart-scatter", perceptualRun()
+      return hideChart("chart-scatter", data.kinds.some(lossyInside)
         ? "No whole-file scores to plot: no JPEG was requantised; the pictures inside " +
           "documents and the frames of videos were each held to the floor on their own."
-        : "No perceptual outputs: in lossless mode every optimised file keeps its decoded " +
-          "pixels, so there is no score to plot.", "quality-note");
+        : "No perceptual outputs: every optimised file kept its decoded pixels, so there is " +
+          "no score to plot.", "quality-note");
     document.getElementById("quality-note").textContent = "SSIMULACRA2 of each perceptual " +
       "output against its original (higher is closer; 90 and above is hard to tell apart) " +
       "and the bytes it saved. " + (s.points.length < s.population
