@@ -57,6 +57,10 @@ class ByteReader {
     pos_ += 4;
     return v;
   }
+  uint64_t u64le() {
+    const uint64_t low = u32le();
+    return low | uint64_t(u32le()) << 32;
+  }
   ByteView take(size_t n) {
     need(n);
     ByteView v = bytes_.subspan(pos_, n);

@@ -111,10 +111,23 @@ ZipNames list_zip_names(ByteView bytes) {
   }
   try {
     ByteReader r(bytes, eocd + 10);
-    const uint16_t entries = r.u16le();
+    uint64_t entries = r.u16le();
     r.skip(4);
-    const uint32_t cd_offset = r.u32le();
-    ByteReader cd(bytes, cd_offset);
+    uint64_t cd_offset = r.u32le();
+    // ZIP64 (Office's large files, `zip -fz`): the directory's count and place are in the ZIP64
+    // end record, which a locator just before the end record points to.
+    if ((entries == 0xFFFF || cd_offset == 0xFFFFFFFF) && eocd >= 20 &&
+        starts_with(bytes, "PK\x06\x07", eocd - 20)) {
+      ByteReader locator(bytes, eocd - 20 + 8);
+      ByteReader end64(bytes, size_t(std::min<uint64_t>(locator.u64le(), bytes.size())));
+      if (end64.u32le() == 0x06064b50) {
+        end64.skip(8 + 2 + 2 + 4 + 4 + 8);  // size, versions, disks, this disk's entries
+        entries = end64.u64le();
+        end64.skip(8);  // the directory's size
+        cd_offset = end64.u64le();
+      }
+    }
+    ByteReader cd(bytes, size_t(std::min<uint64_t>(cd_offset, bytes.size())));
     for (size_t i = 0; i < entries && result.names.size() < kMaxNames; ++i) {
       if (cd.u32le() != 0x02014b50) break;
       cd.skip(24);

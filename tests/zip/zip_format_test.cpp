@@ -282,6 +282,36 @@ TEST(ZipFormat, APictureThatDeflatesWorseKeepsItsEntry) {
   EXPECT_LT(o.bytes.size(), docx.size());
 }
 
+// `zip` with its end record in ZIP64 form (as `zip -fz` and Office's large files write it): the
+// end record's count and offset are all ones, the true ones in a ZIP64 end record that a
+// locator before it points to.
+Bytes with_zip64_end(const Bytes& archive) {
+  const size_t eocd = archive.size() - 22;
+  auto u16 = [&](size_t at) { return uint64_t(archive[at] | archive[at + 1] << 8); };
+  auto u32 = [&](size_t at) { return u16(at) | u16(at + 2) << 16; };
+  const uint64_t entries = u16(eocd + 10), cd_size = u32(eocd + 12), cd_offset = u32(eocd + 16);
+  Bytes out(archive.begin(), archive.begin() + long(eocd));
+  auto put = [&](uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) out.push_back(uint8_t(v >> (8 * i)));
+  };
+  const uint64_t end64 = out.size();
+  put(0x06064b50, 4), put(44, 8), put(45, 2), put(45, 2), put(0, 4), put(0, 4);
+  put(entries, 8), put(entries, 8), put(cd_size, 8), put(cd_offset, 8);
+  put(0x07064b50, 4), put(0, 4), put(end64, 8), put(1, 4);
+  put(0x06054b50, 4), put(0, 2), put(0, 2), put(0xFFFF, 2), put(0xFFFF, 2);
+  put(0xFFFFFFFF, 4), put(0xFFFFFFFF, 4), put(0, 2);
+  return out;
+}
+
+TEST(ZipFormat, ADocumentWithAZip64EndRecordIsStillADocument) {
+  const Bytes docx =
+      with_zip64_end(make_zip(docx_items(testing::make_jpeg({.width = 320, .height = 240}))));
+  EXPECT_EQ(sniff(docx), Kind::kDocx);
+  const Outcome o = optimize(docx, Policy{});
+  ASSERT_TRUE(o.replaced()) << o.message;
+  EXPECT_EQ(sniff(o.bytes), Kind::kDocx);
+}
+
 // A deflate stream that ends before its entry does: the bytes after it are no reader's, and a
 // re-deflated entry would drop them.
 TEST(ZipFormat, BytesAfterAnEntrysDeflateStreamLeaveTheDocumentAlone) {
