@@ -105,6 +105,17 @@ TEST(PdfExactImages, ColourKeyedImagesAndMasksKeepTheirSamples) {
   EXPECT_NE(quantisation_tables(masked.im0), quantisation_tables(photo));
 }
 
+// A dictionary whose /Width and /Height are not the JPEG frame's (320x240 over 640x480): viewers
+// read the samples in the dictionary's rows, a picture the metric never sees. The samples stay;
+// the same photo at its own size is requantised (above).
+TEST(PdfExactImages, ImagesWhoseDictionarySaysAnotherSizeKeepTheirSamples) {
+  const auto big = testing::make_jpeg({.width = 640, .height = 480, .quality = 97});
+  const Images out = after_high(big, "", "");
+  ASSERT_FALSE(out.im0.empty());
+  EXPECT_EQ(quantisation_tables(out.im0), quantisation_tables(big));
+  EXPECT_EQ(quantisation_tables(out.im1), quantisation_tables(big));
+}
+
 // A graphics state's luminosity soft mask draws its group, and the samples of every image drawn
 // there become opacity: they keep their samples, however deep the group draws them (a nested
 // form, a tiling pattern, a Type 3 glyph). Under /S /Alpha only their shapes count, and they are

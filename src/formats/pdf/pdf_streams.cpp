@@ -94,6 +94,21 @@ size_t components_of(ByteView jpeg) {
   }
 }
 
+// Whether the image dictionary's /Width and /Height are the JPEG frame's: viewers read the
+// samples in the dictionary's rows, so a dictionary that says otherwise shows a picture the
+// metric never sees (false too when the markers do not parse).
+bool sized_as_its_frame(QPDFObjectHandle stream, ByteView jpeg) {
+  QPDFObjectHandle dict = stream.getDict();
+  QPDFObjectHandle width = dict.getKey("/Width"), height = dict.getKey("/Height");
+  if (!width.isInteger() || !height.isInteger()) return false;
+  try {
+    const jpeg::FrameInfo frame = jpeg::parse_layout(jpeg).frame;
+    return width.getIntValue() == frame.width && height.getIntValue() == frame.height;
+  } catch (const FormatError&) {
+    return false;
+  }
+}
+
 // Whether libjpeg reads three planes as RGB by their component identifiers alone ('R', 'G',
 // 'B', with no JFIF or Adobe segment before the first scan to say otherwise). A PDF viewer goes
 // by /ColorTransform there, which is 1 unless the dictionary says 0, and shows them as YCbCr.
@@ -220,7 +235,8 @@ Policy jpeg_image_policy(QPDFObjectHandle stream, ByteView jpeg, const Policy& d
   // And where libjpeg reads RGB only by the component identifiers, or the document redefines
   // the device space, viewers differ.
   if (facts.used_as_mask(stream) || stream.getDict().getKey("/Mask").isArray() ||
-      facts.in_redefined_space(stream) || (components == 3 && rgb_by_identifiers_alone(jpeg)))
+      facts.in_redefined_space(stream) || (components == 3 && rgb_by_identifiers_alone(jpeg)) ||
+      !sized_as_its_frame(stream, jpeg))
     policy.mode = Mode::kLossless;
   std::optional<QPDFObjectHandle> transform = color_transform(stream);
   if (transform) {
