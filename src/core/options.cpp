@@ -208,10 +208,10 @@ const std::vector<OptionRow>& rows() {
                   {kSubsamplingNames.begin(), kSubsamplingNames.end()},
                   0,
                   0,
-                  "Perceptual JPEG: a 4:4:4 or 4:2:2 photo (or one coded as RGB with an Adobe "
-                  "segment) may also be re-encoded from its pixels as YCbCr 4:2:0 under the same "
-                  "floor, the smaller output kept (420), or keep the input's sampling and colour "
-                  "coding"},
+                  "Perceptual JPEG: a photo whose chroma is finer than 4:2:0 (4:4:4, 4:2:2, "
+                  "4:4:0), or one coded as RGB with an Adobe segment, may also be re-encoded from "
+                  "its pixels as YCbCr 4:2:0 under the same floor, the smaller output kept (420), "
+                  "or keep the input's sampling and colour coding"},
                  [](Policy& p, const OptionSpec& spec, std::string_view v) {
                    p.jpeg_subsampling =
                        static_cast<SubsamplingPolicy>(parse_choice(spec, v, kSubsamplingNames));

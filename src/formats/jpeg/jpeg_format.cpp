@@ -172,7 +172,7 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
                        std::move(scans.detail), scans.jpeg.size()};
   };
 
-  // Perceptual: the input's coefficients requantised and, for a 4:4:4 or 4:2:2 photo (or RGB
+  // Perceptual: the input's coefficients requantised and, for a 4:4:4, 4:2:2 or 4:4:0 photo (or RGB
   // planes) whose YCbCr 4:2:0 re-encoding leaves room under the floor, that re-encoding searched
   // too; the smaller wins.
   PerceptualResult perceptual, subsampled;
