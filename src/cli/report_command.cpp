@@ -47,6 +47,35 @@ int run_report(const ReportArgs& args) {
                "or --csv-files FILE (a row per file); - writes a CSV to standard output\n");
     return kExitUsage;
   }
+  // The page is a file to open; one stream cannot carry two CSVs; two outputs cannot share a
+  // file.
+  if (args.html == "-") {
+    fmt::print(stderr,
+               "lighten report: -o takes a file for the page (it is opened from disk); - is for "
+               "--csv or --csv-files\n");
+    return kExitUsage;
+  }
+  if (args.csv_kinds == "-" && args.csv_files == "-") {
+    fmt::print(stderr,
+               "lighten report: --csv and --csv-files cannot both write to standard output; give "
+               "one of them a file\n");
+    return kExitUsage;
+  }
+  {
+    const std::vector<std::pair<const char*, const std::string*>> outputs = {
+        {"-o", &args.html}, {"--csv", &args.csv_kinds}, {"--csv-files", &args.csv_files}};
+    for (size_t i = 0; i < outputs.size(); ++i)
+      for (size_t k = i + 1; k < outputs.size(); ++k) {
+        const std::string &a = *outputs[i].second, &b = *outputs[k].second;
+        std::error_code ec;
+        if (a.empty() || b.empty() || a == "-" || b == "-") continue;
+        if (a == b || std::filesystem::equivalent(a, b, ec)) {
+          fmt::print(stderr, "lighten report: {} and {} both name {}; give each its own file\n",
+                     outputs[i].first, outputs[k].first, a);
+          return kExitUsage;
+        }
+      }
+  }
   // Writing over what the report reads would lose the run's record (and its resume).
   for (const auto& [flag, target] :
        {std::pair{"-o", &args.html}, std::pair{"--csv", &args.csv_kinds},

@@ -338,6 +338,20 @@ TEST_F(CliTest, ReportSaysWhatToWriteAndWhatIsWrongWithItsInput) {
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.output.find("not-a-journal.sqlite"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("lighten optimize"), std::string::npos) << r.output;
+
+  // The page is a file; two CSVs cannot share standard output, nor two outputs one file.
+  const std::string journal = (dir_ / "not-a-journal.sqlite").string();
+  const std::string same = (dir_ / "same.csv").string();
+  for (const auto& [flags, says] : std::vector<std::pair<std::string, std::string>>{
+           {"-o -", "-o takes a file"},
+           {"--csv - --csv-files -", "cannot both write to standard output"},
+           {"--csv " + same + " --csv-files " + same, "both name"},
+           {"-o " + same + " --csv " + same, "both name"}}) {
+    r = run_cli("report " + journal + " " + flags);
+    EXPECT_EQ(r.status, 2) << flags;
+    EXPECT_NE(r.output.find(says), std::string::npos) << flags << ": " << r.output;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "-"));
 }
 
 // `lighten compare --json` gives both scores: the published SSIMULACRA2 and the floor score the
