@@ -133,6 +133,51 @@ TEST(PngMetadata, AnUprightOrientationIsNotKept) {
   EXPECT_TRUE(exif_of(strip.bytes).empty());
 }
 
+// Readers (libpng) take the first eXIf: an upright first one and a rotated second one show the
+// image upright, and strip keeps no orientation.
+TEST(PngMetadata, OnlyTheFirstExifGivesTheOrientation) {
+  Bytes input = testing::with_chunk_after_header(testing::make_png({.text = ""}), "eXIf",
+                                                 orientation_only_tiff(6));
+  input = testing::with_chunk_after_header(input, "eXIf", orientation_only_tiff(1));
+  const Outcome strip = optimized(input, MetadataPolicy::kStrip);
+  ASSERT_TRUE(strip.replaced()) << strip.message;
+  EXPECT_TRUE(exif_of(strip.bytes).empty());
+}
+
+// Strip keeps what changes how the image shows or what its values mean: HDR mastering and light
+// levels under their earlier names too, a stereo pair, a calibration, a scale and an offset.
+TEST(PngMetadata, StripKeepsHdrStereoAndCalibrationChunks) {
+  Bytes input = testing::make_png({.text = ""});
+  std::vector<std::string> kept = {"IHDR"};
+  for (const char* type : {"mDCv", "cLLi", "mDCV", "cLLI", "sTER", "pCAL", "sCAL", "oFFs"}) {
+    input = testing::with_chunk_after_header(input, type, Bytes{1, 2, 3, 4});
+    kept.insert(kept.begin() + 1, type);
+  }
+  kept.push_back("IEND");
+  const Outcome strip = optimized(input, MetadataPolicy::kStrip);
+  ASSERT_TRUE(strip.replaced()) << strip.message;
+  EXPECT_EQ(described_chunks(strip.bytes), kept);
+}
+
+// A digital signature (dSIG) covers the chunks between its two halves: the file is left alone.
+// A palette image without its palette is damaged, not a verification failure.
+TEST(PngMetadata, SignedAndPalettelessFilesAreLeftAloneWithTheirReason) {
+  const Bytes signed_png =
+      testing::with_chunk_after_header(testing::make_png({.text = ""}), "dSIG", Bytes{1, 2, 3});
+  EXPECT_EQ(optimized(signed_png, MetadataPolicy::kKeep).reason, Reason::kSigned);
+  Bytes palette = testing::make_png(
+      {.width = 8, .height = 8, .color_type = PNG_COLOR_TYPE_PALETTE, .text = ""});
+  ASSERT_FALSE(palette.empty());
+  PngFile parsed = read_png_chunks(palette);
+  Bytes without;
+  without.insert(without.end(), palette.begin(), palette.begin() + 8);
+  for (const PngChunk& c : parsed.chunks)
+    if (!c.is("PLTE")) without.insert(without.end(), c.whole.begin(), c.whole.end());
+  const Outcome o = optimized(without, MetadataPolicy::kKeep);
+  EXPECT_EQ(o.reason, Reason::kCorrupt) << o.message;
+  EXPECT_NE(o.message.find("without PLTE"), std::string::npos) << o.message;
+}
+
 // Apple's iDOT gives where each part of the image data starts, as offsets into the file: any new
 // IDAT moves them, so no output carries it. Other chunks marked unsafe to copy (fourth letter
 // upper case) stay: those met in files (ImageMagick's orNT, Fireworks' mkBF) describe the image.

@@ -56,6 +56,7 @@ PngFile read_png_chunks(ByteView bytes) {
   PngFile png;
   ByteReader r(bytes, 8);
   bool seen_idat = false, idat_ended = false, seen_iend = false;
+  int palettes = 0;
   while (!seen_iend) {
     const size_t start = r.offset();
     const uint32_t length = r.u32be();
@@ -89,6 +90,18 @@ PngFile read_png_chunks(ByteView bytes) {
     } else if (c.is("IHDR")) {
       throw FormatError(Reason::kCorrupt, start, "a second IHDR");
     }
+    // A palette image needs exactly one palette of 1 to 256 colours before its image data
+    // (libpng refuses anything else; other colour types' suggested palettes it may pass over).
+    if (c.is("PLTE") && png.header.color_type == 3) {
+      if (++palettes > 1) throw FormatError(Reason::kCorrupt, start, "a second PLTE");
+      if (seen_idat) throw FormatError(Reason::kCorrupt, start, "PLTE after the image data");
+      if (c.data.empty() || c.data.size() % 3 != 0 || c.data.size() > 3 * 256)
+        throw FormatError(
+            Reason::kCorrupt, start,
+            "PLTE of " + std::to_string(c.data.size()) + " bytes is no list of 1 to 256 colours");
+    }
+    if (c.is("IDAT") && png.header.color_type == 3 && palettes == 0)
+      throw FormatError(Reason::kCorrupt, start, "a palette image without PLTE before its data");
     if (c.is("IDAT")) {
       if (idat_ended) throw FormatError(Reason::kCorrupt, start, "IDAT chunks are not consecutive");
       seen_idat = true;

@@ -24,6 +24,10 @@ void refuse_variants(const PngFile& png, const Policy& policy) {
       throw FormatError(Reason::kSigned, 0,
                         "C2PA Content Credentials (caBX) sign the file's bytes: any rewrite "
                         "would break them");
+    if (c.is("dSIG"))
+      throw FormatError(Reason::kSigned, 0,
+                        "a digital signature (dSIG chunks) covers the chunks between its two "
+                        "halves: any rewrite would break it");
     const bool known_critical = c.is("IHDR") || c.is("PLTE") || c.is("IDAT") || c.is("IEND");
     if (c.critical() && !known_critical)
       throw FormatError(Reason::kUnsupportedVariant, 0, "unknown critical chunk " + c.type_name());

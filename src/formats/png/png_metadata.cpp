@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 #include <string_view>
+#include <utility>
 
 #include "codecs/exif.h"
 
@@ -22,8 +23,12 @@ bool kept_in_safe(const PngChunk& c) {
 }
 
 bool kept_in_strip(const PngChunk& c) {
+  // Colour, transparency and size; HDR mastering and light levels under their final names and
+  // the earlier ones encoders wrote (mDCv, cLLi); a stereo pair (sTER); what sample values and
+  // pixels measure (pCAL, sCAL, oFFs).
   static constexpr const char* kDisplay[] = {"tRNS", "gAMA", "cHRM", "sRGB", "iCCP", "cICP",
-                                             "mDCV", "cLLI", "sBIT", "bKGD", "pHYs"};
+                                             "mDCV", "cLLI", "mDCv", "cLLi", "sBIT", "bKGD",
+                                             "pHYs", "sTER", "pCAL", "sCAL", "oFFs"};
   return c.critical() || std::any_of(std::begin(kDisplay), std::end(kDisplay),
                                      [&](const char* t) { return c.is(t); });
 }
@@ -36,7 +41,7 @@ PngFile png_chunks_kept(const PngFile& png, MetadataPolicy policy, Bytes& storag
                         size_t& dropped) {
   dropped = 0;
   PngFile out{png.header, {}, png.trailing};
-  bool orientation_kept = false;
+  bool exif_seen = false;  // readers (libpng) take the first eXIf and ignore any other
   for (const PngChunk& c : png.chunks) {
     if (is_image_data_index(c)) continue;
     if (policy == MetadataPolicy::kKeep) {
@@ -49,7 +54,7 @@ PngFile png_chunks_kept(const PngFile& png, MetadataPolicy policy, Bytes& storag
       continue;
     }
     ++dropped;
-    if (!c.is("eXIf") || orientation_kept) continue;
+    if (!c.is("eXIf") || std::exchange(exif_seen, true)) continue;
     const std::optional<int> orientation = tiff_orientation(c.data);
     if (!orientation || *orientation == 1) continue;
     // `storage` is written once, so the views into it stay valid.
@@ -59,7 +64,6 @@ PngFile png_chunks_kept(const PngFile& png, MetadataPolicy policy, Bytes& storag
     made.whole = ByteView(storage);
     made.data = made.whole.subspan(8, storage.size() - 12);
     out.chunks.push_back(made);
-    orientation_kept = true;
   }
   return out;
 }

@@ -42,8 +42,11 @@ void read_callback(png_structp png, png_bytep out, size_t n) {
 bool decode_with_libpng(ByteView bytes, bool as_rgba16, DecodedPng& out) {
   auto reader = std::make_unique<PngReader>();
   reader->bytes = bytes;
-  reader->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr,
-                                       [](png_structp, png_const_charp) {});
+  // Errors end the decode through setjmp below, warnings are ignored: libpng's own handlers
+  // would print them on standard error, past --quiet.
+  reader->png = png_create_read_struct(
+      PNG_LIBPNG_VER_STRING, nullptr, [](png_structp p, png_const_charp) { png_longjmp(p, 1); },
+      [](png_structp, png_const_charp) {});
   if (!reader->png) return false;
   reader->info = png_create_info_struct(reader->png);
   if (!reader->info) return false;
