@@ -12,6 +12,7 @@ namespace lighten::cli {
 std::string unwritable_reason(const std::string& path, const std::string& made_dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  if (path == "-") return "this report is written to a file, not to standard output: give a name";
   if (fs::is_directory(path, ec)) return path + " is a directory: give a file name";
   const fs::path parent = fs::path(path).parent_path();
   const std::string dir = parent.empty() ? "." : parent.string();

@@ -67,9 +67,14 @@ int run_report(const ReportArgs& args) {
     for (size_t i = 0; i < outputs.size(); ++i)
       for (size_t k = i + 1; k < outputs.size(); ++k) {
         const std::string &a = *outputs[i].second, &b = *outputs[k].second;
-        std::error_code ec;
         if (a.empty() || b.empty() || a == "-" || b == "-") continue;
-        if (a == b || std::filesystem::equivalent(a, b, ec)) {
+        // By their spelled-out paths ("a.csv" and "./a.csv"), and by the file where both exist.
+        std::error_code ec;
+        const auto normal = [](const std::string& p) {
+          std::error_code error;
+          return std::filesystem::absolute(p, error).lexically_normal();
+        };
+        if (normal(a) == normal(b) || std::filesystem::equivalent(a, b, ec)) {
           fmt::print(stderr, "lighten report: {} and {} both name {}; give each its own file\n",
                      outputs[i].first, outputs[k].first, a);
           return kExitUsage;

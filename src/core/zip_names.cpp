@@ -36,10 +36,10 @@ std::string read_mimetype(ByteView bytes) {
     ByteView name = r.take(name_len);
     r.skip(extra_len);
     if (method != 0 || !starts_with(name, "mimetype") || name.size() != 8) return {};
-    if (flags & 0x08) {
-      // Its size is in a data descriptor after it (a writer that streamed the archive): the
-      // content runs to the descriptor's signature or the next entry, neither of which a media
-      // type contains.
+    if ((flags & 0x08) || compressed == 0xFFFFFFFF) {
+      // Its size is in a data descriptor after it (a writer that streamed the archive) or in a
+      // ZIP64 field (`zip -fz`): the content runs to the descriptor's signature or the next
+      // entry, neither of which a media type contains.
       const std::string_view rest(reinterpret_cast<const char*>(bytes.data()) + r.offset(),
                                   std::min<size_t>(r.remaining(), 256));
       const size_t end = std::min(rest.find(kDescriptor), rest.find(kLocalHeader));

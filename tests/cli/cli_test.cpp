@@ -346,12 +346,19 @@ TEST_F(CliTest, ReportSaysWhatToWriteAndWhatIsWrongWithItsInput) {
            {"-o -", "-o takes a file"},
            {"--csv - --csv-files -", "cannot both write to standard output"},
            {"--csv " + same + " --csv-files " + same, "both name"},
+           {"--csv " + same + " --csv-files " + (dir_ / "." / "same.csv").string(), "both name"},
            {"-o " + same + " --csv " + same, "both name"}}) {
     r = run_cli("report " + journal + " " + flags);
     EXPECT_EQ(r.status, 2) << flags;
     EXPECT_NE(r.output.find(says), std::string::npos) << flags << ": " << r.output;
   }
-  EXPECT_FALSE(fs::exists(dir_ / "-"));
+  // A run's own reports are files too.
+  testing::write_file(dir_ / "in" / "a.jpg", testing::make_jpeg({}));
+  for (const char* flag : {"--report", "--report-html"}) {
+    r = run_cli("optimize " + (dir_ / "in").string() + " -n --no-journal " + flag + " -");
+    EXPECT_EQ(r.status, 2) << flag << ": " << r.output;
+    EXPECT_NE(r.output.find("not to standard output"), std::string::npos) << r.output;
+  }
 }
 
 // `lighten compare --json` gives both scores: the published SSIMULACRA2 and the floor score the

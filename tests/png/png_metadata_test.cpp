@@ -176,6 +176,15 @@ TEST(PngMetadata, SignedAndPalettelessFilesAreLeftAloneWithTheirReason) {
   const Outcome o = optimized(without, MetadataPolicy::kKeep);
   EXPECT_EQ(o.reason, Reason::kCorrupt) << o.message;
   EXPECT_NE(o.message.find("without PLTE"), std::string::npos) << o.message;
+  // A second PLTE libpng refuses in any colour type; one suggested palette in an RGB image is
+  // no damage.
+  const Bytes colours = {255, 0, 0, 0, 255, 0};
+  const Bytes suggested =
+      testing::with_chunk_after_header(testing::make_png({.text = ""}), "PLTE", colours);
+  EXPECT_TRUE(optimized(suggested, MetadataPolicy::kKeep).replaced());
+  const Outcome twice = optimized(testing::with_chunk_after_header(suggested, "PLTE", colours),
+                                  MetadataPolicy::kKeep);
+  EXPECT_EQ(twice.reason, Reason::kCorrupt) << twice.message;
 }
 
 // Apple's iDOT gives where each part of the image data starts, as offsets into the file: any new

@@ -1,11 +1,14 @@
 // ZIP documents through the public API: media inside are optimised like files on disk, every
 // other part keeps its inflated bytes, order and mimetype stay, protected documents are left.
 #include <gtest/gtest.h>
+#include <unistd.h>
+#include <filesystem>
 
 #include "codecs/deflate.h"
 #include "formats/zip/zip_archive.h"
 #include "formats/zip/zip_format.h"
 #include "lighten/lighten.h"
+#include "support/corpus.h"
 #include "support/direct_context.h"
 #include "support/jpeg_maker.h"
 #include "support/recording_gate.h"
@@ -14,6 +17,7 @@
 namespace lighten {
 namespace {
 
+namespace fs = std::filesystem;
 using testing::make_zip;
 using testing::text_bytes;
 using testing::ZipItem;
@@ -310,6 +314,24 @@ TEST(ZipFormat, ADocumentWithAZip64EndRecordIsStillADocument) {
   const Outcome o = optimize(docx, Policy{});
   ASSERT_TRUE(o.replaced()) << o.message;
   EXPECT_EQ(sniff(o.bytes), Kind::kDocx);
+}
+
+// `zip -fz` gives every local header ZIP64 sizes, the stored mimetype's among them: the media
+// type is read up to the next entry.
+TEST(ZipFormat, AnEpubZipWroteWithZip64HeadersIsAnEpub) {
+  if (std::system("zip -v > /dev/null 2>&1") != 0) GTEST_SKIP() << "zip is absent";
+  const fs::path dir = fs::temp_directory_path() / ("lighten_z64_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "META-INF");
+  testing::write_file(dir / "mimetype", text_bytes("application/epub+zip"));
+  testing::write_file(dir / "META-INF" / "container.xml", text_bytes(xml_body(50)));
+  const std::string book = (dir / "book.epub").string();
+  ASSERT_EQ(std::system(("cd " + dir.string() + " && zip -q -X -0 -fz " + book +
+                         " mimetype && zip -q -X -r -fz " + book + " META-INF")
+                            .c_str()),
+            0);
+  const Bytes epub = testing::read_file(book);
+  fs::remove_all(dir);
+  EXPECT_EQ(sniff(epub), Kind::kEpub);
 }
 
 // A deflate stream that ends before its entry does: the bytes after it are no reader's, and a

@@ -90,10 +90,11 @@ PngFile read_png_chunks(ByteView bytes) {
     } else if (c.is("IHDR")) {
       throw FormatError(Reason::kCorrupt, start, "a second IHDR");
     }
-    // A palette image needs exactly one palette of 1 to 256 colours before its image data
-    // (libpng refuses anything else; other colour types' suggested palettes it may pass over).
+    // A second PLTE libpng refuses in any colour type; a palette image needs its one palette of
+    // 1 to 256 colours before its image data (other colour types' suggested palettes libpng
+    // may pass over).
+    if (c.is("PLTE") && ++palettes > 1) throw FormatError(Reason::kCorrupt, start, "a second PLTE");
     if (c.is("PLTE") && png.header.color_type == 3) {
-      if (++palettes > 1) throw FormatError(Reason::kCorrupt, start, "a second PLTE");
       if (seen_idat) throw FormatError(Reason::kCorrupt, start, "PLTE after the image data");
       if (c.data.empty() || c.data.size() % 3 != 0 || c.data.size() > 3 * 256)
         throw FormatError(

@@ -277,13 +277,14 @@ Outcome optimize_zip(ByteView input, Context& context) {
     Bytes content = entry_content(e);
     const Kind item_kind = sniff(content);
     bool changed = false;
+    std::vector<std::string> warnings;  // the item's, told only where its entry is rewritten
     if (item_kind != Kind::kUnknown) {
       Outcome item = context.optimize_embedded_under(content, e.name, pictures);
       if (item.replaced()) {
         content = std::move(item.bytes);
         changed = true;
+        warnings = std::move(item.warnings);
       }
-      for (auto& w : item.warnings) outcome.warnings.push_back(e.name + ": " + w);
     }
     Bytes packed;  // the content deflated, when worth trying
     if (e.method == kZipMethodDeflate || may_deflate_stored) {
@@ -303,6 +304,7 @@ Outcome optimize_zip(ByteView input, Context& context) {
       ++optimised[item_kind];
     else
       ++redeflated;
+    for (const std::string& w : warnings) outcome.warnings.push_back(e.name + ": " + w);
     e.uncompressed_size = content.size();
     e.crc32 = crc32_of(content);
     if (deflate_it && e.method == kZipMethodStored) {
