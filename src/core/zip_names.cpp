@@ -101,6 +101,29 @@ size_t find_zip_end_record(ByteView bytes) {
   return fallback;
 }
 
+std::optional<Zip64EndRecord> read_zip64_end_record(ByteView bytes, size_t eocd) {
+  constexpr size_t kLocatorSize = 20, kFixedSize = 56;
+  if (eocd < kLocatorSize || !starts_with(bytes, "PK\x06\x07", eocd - kLocatorSize))
+    return std::nullopt;
+  Zip64EndRecord end;
+  end.locator = eocd - kLocatorSize;
+  ByteReader locator(bytes, end.locator + 8);
+  const uint64_t offset = locator.u64le();
+  if (offset > end.locator || end.locator - offset < kFixedSize)
+    throw FormatError(Reason::kCorrupt, eocd, "ZIP64 locator points to the wrong place");
+  end.offset = size_t(offset);
+  ByteReader r(bytes, end.offset);
+  if (r.u32le() != 0x06064b50)
+    throw FormatError(Reason::kCorrupt, end.offset, "ZIP64 end record missing");
+  end.size = r.u64le();
+  r.skip(2 + 2 + 4 + 4);  // versions, disks
+  end.entries_here = r.u64le();
+  end.entries = r.u64le();
+  end.cd_size = r.u64le();
+  end.cd_offset = r.u64le();
+  return end;
+}
+
 ZipNames list_zip_names(ByteView bytes) {
   ZipNames result;
   result.mimetype = read_mimetype(bytes);
@@ -114,17 +137,14 @@ ZipNames list_zip_names(ByteView bytes) {
     uint64_t entries = r.u16le();
     r.skip(4);
     uint64_t cd_offset = r.u32le();
-    // ZIP64 (Office's large files, `zip -fz`): the directory's count and place are in the ZIP64
-    // end record, which a locator just before the end record points to.
-    if ((entries == 0xFFFF || cd_offset == 0xFFFFFFFF) && eocd >= 20 &&
-        starts_with(bytes, "PK\x06\x07", eocd - 20)) {
-      ByteReader locator(bytes, eocd - 20 + 8);
-      ByteReader end64(bytes, size_t(std::min<uint64_t>(locator.u64le(), bytes.size())));
-      if (end64.u32le() == 0x06064b50) {
-        end64.skip(8 + 2 + 2 + 4 + 4 + 8);  // size, versions, disks, this disk's entries
-        entries = end64.u64le();
-        end64.skip(8);  // the directory's size
-        cd_offset = end64.u64le();
+    if (entries == 0xFFFF || cd_offset == 0xFFFFFFFF) {
+      try {
+        if (const auto end64 = read_zip64_end_record(bytes, eocd)) {
+          entries = end64->entries;
+          cd_offset = end64->cd_offset;
+        }
+      } catch (const FormatError&) {
+        // A damaged ZIP64 record: the end record's own figures are all there is.
       }
     }
     ByteReader cd(bytes, size_t(std::min<uint64_t>(cd_offset, bytes.size())));

@@ -17,7 +17,6 @@ constexpr uint32_t kDescriptorSignature = 0x08074b50;
 constexpr uint16_t kZip64ExtraId = 0x0001;
 constexpr uint32_t k32 = 0xFFFFFFFFu;
 constexpr size_t kEndSize = 22;
-constexpr size_t kLocatorSize = 20;
 
 [[noreturn]] void corrupt(size_t offset, const std::string& message) {
   throw FormatError(Reason::kCorrupt, offset, message);
@@ -41,8 +40,7 @@ SplitExtra split_extra(ByteView extra) {
       out.has_zip64 = true;
       ByteReader r(extra.subspan(pos + 4, size));
       while (r.remaining() >= 8) {
-        const uint64_t lo = r.u32le();
-        out.zip64.push_back(lo | uint64_t(r.u32le()) << 32);
+        out.zip64.push_back(r.u64le());
       }
     } else {
       out.others.insert(out.others.end(), extra.begin() + long(pos),
@@ -94,30 +92,19 @@ EndRecord read_end(ByteView bytes) {
     throw FormatError(Reason::kUnsupportedVariant, eocd,
                       "multi-volume ZIP archives are not handled");
 
-  if (eocd >= kLocatorSize && starts_with(bytes, "PK\x06\x07", eocd - kLocatorSize)) {
-    ByteReader loc(bytes, eocd - kLocatorSize + 4);
-    loc.skip(4);
-    const uint64_t z64 = loc.u32le() | uint64_t(loc.u32le()) << 32;
-    const size_t locator = eocd - kLocatorSize;
-    if (z64 > locator || locator - z64 < 56)
-      corrupt(eocd, "ZIP64 locator points to the wrong place");
-    ByteReader z(bytes, z64);
-    if (z.u32le() != kZip64EndSignature) corrupt(z64, "ZIP64 end record missing");
-    const uint64_t record_size = z.u32le() | uint64_t(z.u32le()) << 32;
+  if (const auto z64 = read_zip64_end_record(bytes, eocd)) {
     // A record longer than its 44 fixed bytes carries extensible data (central directory
     // encryption, vendor fields) that the writer would not carry over.
-    if (record_size > 44 && record_size == locator - z64 - 12)
-      throw FormatError(Reason::kUnsupportedVariant, z64,
-                        "the ZIP64 end record carries " + std::to_string(record_size - 44) +
+    if (z64->size > 44 && z64->size == z64->locator - z64->offset - 12)
+      throw FormatError(Reason::kUnsupportedVariant, z64->offset,
+                        "the ZIP64 end record carries " + std::to_string(z64->size - 44) +
                             " bytes of extensible data, which are not handled");
-    if (z64 + 56 != locator) corrupt(eocd, "ZIP64 locator points to the wrong place");
-    z.skip(2 + 2 + 4 + 4);  // versions, disks
-    const uint64_t here = z.u32le() | uint64_t(z.u32le()) << 32;
-    end.entries = z.u32le() | uint64_t(z.u32le()) << 32;
-    end.cd_size = z.u32le() | uint64_t(z.u32le()) << 32;
-    end.cd_offset = z.u32le() | uint64_t(z.u32le()) << 32;
-    if (here != end.entries) corrupt(z64, "ZIP64 entry counts disagree");
-    end.cd_end = z64;
+    if (z64->offset + 56 != z64->locator) corrupt(eocd, "ZIP64 locator points to the wrong place");
+    if (z64->entries_here != z64->entries) corrupt(z64->offset, "ZIP64 entry counts disagree");
+    end.entries = z64->entries;
+    end.cd_size = z64->cd_size;
+    end.cd_offset = z64->cd_offset;
+    end.cd_end = z64->offset;
   }
   if (end.cd_offset < end.cd_end && end.cd_end - end.cd_offset > end.cd_size)
     refuse_signature_record(bytes, end.cd_offset + end.cd_size);
