@@ -305,11 +305,7 @@ bool journal_says_done(const RunContext& context, const WalkEntry& entry) {
   return context.journal && holding_journal_row(context, entry, journal_key(entry.path));
 }
 
-std::string journal_key(const std::string& path) {
-  std::error_code ec;
-  auto absolute = std::filesystem::absolute(path, ec);
-  return (ec ? std::filesystem::path(path) : absolute).lexically_normal().string();
-}
+std::string journal_key(const std::string& path) { return absolute_normal_path(path); }
 
 std::string mirror_path(const std::string& output_dir, const std::string& relative) {
   if (output_dir.empty() || output_dir.back() == '/') return output_dir + relative;

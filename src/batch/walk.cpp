@@ -25,6 +25,12 @@ bool is_journal_name(std::string_view name) {
   return false;
 }
 
+std::string absolute_normal_path(const std::string& path) {
+  std::error_code ec;
+  const auto absolute = std::filesystem::absolute(path, ec);
+  return (ec ? std::filesystem::path(path) : absolute).lexically_normal().string();
+}
+
 std::string input_name(const std::string& path) {
   auto p = std::filesystem::path(path).lexically_normal();
   auto name = p.filename().string();
@@ -45,7 +51,7 @@ class Walker {
     }
     for (const auto& path : inputs)
       if (std::string name = link_name(path); is_link(name))
-        link_inputs_.insert(normal_absolute(name));
+        link_inputs_.insert(absolute_normal_path(name));
   }
 
   void input(const std::string& path, const std::string& relative) {
@@ -77,16 +83,10 @@ class Walker {
 
   bool is_excluded(const FileStat& st) const { return excluded_.count({st.dev, st.ino}) > 0; }
 
-  static std::string normal_absolute(const std::string& path) {
-    std::error_code ec;
-    auto absolute = std::filesystem::absolute(path, ec);
-    return (ec ? std::filesystem::path(path) : absolute).lexically_normal().string();
-  }
-
   void add(const std::string& path, const std::string& relative, const FileStat& st,
            bool through_link) {
     // The same file named twice (an input inside another) must not get two writers.
-    if (!seen_.insert(normal_absolute(path)).second) return;
+    if (!seen_.insert(absolute_normal_path(path)).second) return;
     result_.total_bytes += st.size;
     result_.files.push_back({path, relative, st, through_link});
   }
@@ -129,7 +129,7 @@ class Walker {
           // A link that is also an input of its own (to a file or a folder) is taken there: its
           // own rows say what became of it, and one more would say it was left alone.
           if (!options_.collect_links) {
-            if (!link_inputs_.count(normal_absolute(child)))
+            if (!link_inputs_.count(absolute_normal_path(child)))
               result_.problems.push_back({child, "symbolic link not followed", false});
           } else if (auto s = store_.read_link(child, text); s.ok())
             result_.links.push_back({child, child_relative, std::move(text)});
@@ -179,7 +179,7 @@ class Walker {
   std::set<std::pair<uint64_t, uint64_t>> excluded_;
   std::set<std::pair<uint64_t, uint64_t>> visiting_;
   std::unordered_set<std::string> seen_;
-  std::unordered_set<std::string> link_inputs_;  // inputs that are links, as normal_absolute
+  std::unordered_set<std::string> link_inputs_;  // inputs that are links, as absolute_normal_path
 };
 
 }  // namespace

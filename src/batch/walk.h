@@ -65,6 +65,10 @@ bool is_journal_name(std::string_view name);
 // "dir", "." and ".." give "input").
 std::string input_name(const std::string& path);
 
+// `path` spelled out from the root and lexically normalised ("a/./b" and "a/b" alike); as given,
+// normalised, where the working directory cannot be read. Links are not resolved.
+std::string absolute_normal_path(const std::string& path);
+
 // Walks `inputs` (files and directories). Entries come in input order, and inside a directory
 // depth-first in byte order of names. `relative` is the path below the input directory when
 // there is one input directory, and starts with each input's base name otherwise.
