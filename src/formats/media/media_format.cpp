@@ -167,6 +167,13 @@ struct Candidate {
   GateResult gate;
 };
 
+// A few hundred kilobytes of video may hold 8K frames, which no estimate from the file's size
+// sees: the decoders' and encoder's frames, their RGB copies for the metric and its bands
+// (an 8192x8192 video peaked at 1.29 GB, 19 bytes a pixel).
+MemoryHold hold_frame_memory(Context& context, uint32_t width, uint32_t height) {
+  return context.hold_memory(uint64_t(width) * uint64_t(height) * 20);
+}
+
 }  // namespace
 
 Outcome optimize_media(ByteView input, Context& context) {
@@ -174,10 +181,7 @@ Outcome optimize_media(ByteView input, Context& context) {
   const std::optional<Mp4Layout> layout =
       is_avi(input) ? std::nullopt : std::optional(read_mp4_layout(input));
   const VideoFrames probe = checked_probe(input, policy, layout);
-  // A few hundred kilobytes of video may hold 8K frames, which no estimate from the file's size
-  // sees: the decoders' and encoder's frames, their RGB copies for the metric and its bands
-  // (an 8192x8192 video peaked at 1.29 GB, 19 bytes a pixel).
-  const MemoryHold hold = context.hold_memory(uint64_t(probe.width) * probe.height * 20);
+  const MemoryHold hold = hold_frame_memory(context, probe.width, probe.height);
   const double floor = quality_floor(policy);
   const EncoderChoice base = *encoder_for(probe.codec, to_h264(policy), 0);
   const std::vector<int> values = candidate_values(base.knob);
@@ -310,7 +314,7 @@ Verdict verify_media(ByteView input, ByteView output, Context& context) {
       return {false, "the input is not one the remux carries: " + *why, {}};
     if (auto why = structure_changed(input, layout, output)) return {false, *why, {}};
   }
-  const MemoryHold hold = context.hold_memory(uint64_t(a.width) * a.height * 20);
+  const MemoryHold hold = hold_frame_memory(context, a.width, a.height);
   const GateResult gate =
       frame_gate(input, output, quality_floor(policy), kEveryFrame, kTileMargin, &context);
   if (!gate.passes) return {false, gate.problem, {}};
