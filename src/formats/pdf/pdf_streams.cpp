@@ -84,47 +84,27 @@ std::optional<QPDFObjectHandle> color_transform(QPDFObjectHandle stream) {
   return parms.getKey("/ColorTransform");
 }
 
-// The number of components in a JPEG's frame; 0 when its markers do not parse (the JPEG
-// optimiser then says why).
-size_t components_of(ByteView jpeg) {
-  try {
-    return jpeg::parse_layout(jpeg).frame.components.size();
-  } catch (const FormatError&) {
-    return 0;
-  }
-}
-
 // Whether the image dictionary's /Width and /Height are the JPEG frame's: viewers read the
 // samples in the dictionary's rows, so a dictionary that says otherwise shows a picture the
-// metric never sees (false too when the markers do not parse).
-bool sized_as_its_frame(QPDFObjectHandle stream, ByteView jpeg) {
+// metric never sees.
+bool sized_as_its_frame(QPDFObjectHandle stream, const jpeg::FrameInfo& frame) {
   QPDFObjectHandle dict = stream.getDict();
   QPDFObjectHandle width = dict.getKey("/Width"), height = dict.getKey("/Height");
-  if (!width.isInteger() || !height.isInteger()) return false;
-  try {
-    const jpeg::FrameInfo frame = jpeg::parse_layout(jpeg).frame;
-    return width.getIntValue() == frame.width && height.getIntValue() == frame.height;
-  } catch (const FormatError&) {
-    return false;
-  }
+  return width.isInteger() && height.isInteger() && width.getIntValue() == frame.width &&
+         height.getIntValue() == frame.height;
 }
 
 // Whether libjpeg reads three planes as RGB by their component identifiers alone ('R', 'G',
 // 'B', with no JFIF or Adobe segment before the first scan to say otherwise). A PDF viewer goes
 // by /ColorTransform there, which is 1 unless the dictionary says 0, and shows them as YCbCr.
-bool rgb_by_identifiers_alone(ByteView jpeg) {
-  try {
-    const jpeg::Layout layout = jpeg::parse_layout(jpeg);
-    const auto& c = layout.frame.components;
-    if (c.size() != 3 || c[0].id != 'R' || c[1].id != 'G' || c[2].id != 'B') return false;
-    for (const jpeg::Segment& segment : layout.segments) {
-      if (segment.marker == 0xDA) break;
-      if (jpeg::libjpeg_reads_jfif(segment) || jpeg::adobe_transform(segment)) return false;
-    }
-    return true;
-  } catch (const FormatError&) {
-    return false;
+bool rgb_by_identifiers_alone(const jpeg::Layout& layout) {
+  const auto& c = layout.frame.components;
+  if (c.size() != 3 || c[0].id != 'R' || c[1].id != 'G' || c[2].id != 'B') return false;
+  for (const jpeg::Segment& segment : layout.segments) {
+    if (segment.marker == 0xDA) break;
+    if (jpeg::libjpeg_reads_jfif(segment) || jpeg::adobe_transform(segment)) return false;
   }
+  return true;
 }
 
 // The data colour space an ICC-based colour space's profile declares ("RGB ", "GRAY", "CMYK",
@@ -229,14 +209,20 @@ std::optional<Bytes> viewer_profile(QPDFObjectHandle stream) {
 Policy jpeg_image_policy(QPDFObjectHandle stream, ByteView jpeg, const Policy& document,
                          const ImageFacts& facts) {
   Policy policy = document;
-  const size_t components = components_of(jpeg);
+  std::optional<jpeg::Layout> layout;
+  try {
+    layout = jpeg::parse_layout(jpeg);
+  } catch (const FormatError&) {
+    // Markers that do not parse: lossless below, and the JPEG optimiser says why.
+  }
+  const size_t components = layout ? layout->frame.components.size() : 0;
   // A mask's samples are opacity, not a picture; a colour key (/Mask [ranges]) shows or hides
   // each pixel by its exact values: either way, what changes is not what the metric scores.
   // And where libjpeg reads RGB only by the component identifiers, or the document redefines
   // the device space, viewers differ.
   if (facts.used_as_mask(stream) || stream.getDict().getKey("/Mask").isArray() ||
-      facts.in_redefined_space(stream) || (components == 3 && rgb_by_identifiers_alone(jpeg)) ||
-      !sized_as_its_frame(stream, jpeg))
+      facts.in_redefined_space(stream) || !layout || rgb_by_identifiers_alone(*layout) ||
+      !sized_as_its_frame(stream, layout->frame))
     policy.mode = Mode::kLossless;
   std::optional<QPDFObjectHandle> transform = color_transform(stream);
   if (transform) {
