@@ -10,11 +10,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/errors.h"
 #include "formats/media/frame_gate.h"
+#include "formats/media/mp4_sample_entries.h"
 #include "lighten/lighten.h"
 #include "support/corpus.h"
 
@@ -376,6 +378,78 @@ TEST_F(Mp4Structure, WhatTheRemuxCannotCarryLeavesTheFileAloneWithAReason) {
   o = optimize(fragmented, compact());
   EXPECT_EQ(o.reason, Reason::kUnsupportedVariant);
   EXPECT_NE(o.message.find("fragmented"), std::string::npos) << o.message;
+}
+
+// `file` (its moov last) with `extra` appended to the first sample entry of its first track
+// whose handler is `handler`, every box around it grown to hold it.
+Bytes with_sample_entry_box(const Bytes& file, const std::string& handler, const Bytes& extra) {
+  const Mp4Layout layout = read_mp4_layout(file);
+  const Mp4Box& moov = layout.boxes.back();
+  if (moov.type != "moov") return {};
+  const auto inside = [&](const Mp4Box& parent, const std::string& type) -> std::optional<Mp4Box> {
+    for (const Mp4Box& b : read_boxes(file, parent.body, parent.end))
+      if (b.type == type) return b;
+    return std::nullopt;
+  };
+  for (const Mp4Box& trak : read_boxes(file, moov.body, moov.end)) {
+    if (trak.type != "trak" || handler_of(file, trak) != handler) continue;
+    const auto mdia = inside(trak, "mdia");
+    const auto minf = inside(*mdia, "minf");
+    const auto stbl = inside(*minf, "stbl");
+    const auto stsd = inside(*stbl, "stsd");
+    const Mp4Box entry = read_boxes(file, stsd->body + 8, stsd->end).front();
+    Bytes out = cat({Bytes(file.begin(), file.begin() + long(entry.end)), extra,
+                     Bytes(file.begin() + long(entry.end), file.end())});
+    for (const Mp4Box& b : {moov, trak, *mdia, *minf, *stbl, *stsd, entry})
+      set32(out, b.begin, get32(out, b.begin) + uint32_t(extra.size()));
+    return out;
+  }
+  return {};
+}
+
+TEST_F(Mp4Structure, SampleDescriptionBoxesTheMuxerDropsLeaveTheFileAlone) {
+  const Bytes plain = make("plain.mp4", "-c:a aac");
+  ASSERT_FALSE(plain.empty());
+  // An ambisonic sound track's 'SA3D' (YouTube's spatial audio) and a clean aperture: libavformat
+  // writes neither again.
+  Bytes sa3d_body(1 + 1 + 4 + 1 + 1 + 4 + 16, 0);
+  sa3d_body[5] = 1;   // first order
+  sa3d_body[11] = 4;  // four channels
+  const Bytes sa3d = box("SA3D", sa3d_body);
+  const Bytes clap = box("clap", Bytes(32, 1));
+  struct Case {
+    const char* handler;
+    Bytes extra;
+    std::string named;
+  };
+  for (const Case& c : {Case{"soun", sa3d, "'SA3D' (36 bytes) in track 2's sample description"},
+                        Case{"vide", clap, "'clap' (40 bytes) in track 1's sample description"}}) {
+    SCOPED_TRACE(c.named);
+    const Bytes in = with_sample_entry_box(plain, c.handler, c.extra);
+    ASSERT_FALSE(in.empty());
+    EXPECT_EQ(sample_descriptions_lost(in, plain), std::vector<std::string>{c.named});
+    EXPECT_TRUE(sample_descriptions_lost(in, in).empty());
+    const Outcome o = optimize(in, compact());
+    EXPECT_FALSE(o.replaced());
+    EXPECT_EQ(o.reason, Reason::kUnsupportedVariant);
+    EXPECT_NE(o.message.find(c.named), std::string::npos) << o.message;
+  }
+  // An ICC profile in a 'colr' must come out byte for byte (libavformat carries it as side
+  // data); the figures of an 'nclx' travel in the H.264 stream, so its box may go.
+  const Bytes icc = box("colr", cat({text("prof"), Bytes(128, 7)}));
+  const Bytes nclx = box("colr", cat({text("nclx"), Bytes{0, 1, 0, 1, 0, 1, 0}}));
+  const Bytes profiled = with_sample_entry_box(plain, "vide", icc);
+  const Bytes described = with_sample_entry_box(plain, "vide", nclx);
+  ASSERT_FALSE(profiled.empty());
+  ASSERT_FALSE(described.empty());
+  EXPECT_EQ(sample_descriptions_lost(profiled, plain),
+            std::vector<std::string>{"'colr' (140 bytes) in track 1's sample description"});
+  EXPECT_TRUE(sample_descriptions_lost(described, plain).empty());
+  for (const Bytes* in : {&profiled, &described}) {
+    const Outcome o = optimize(*in, compact());
+    ASSERT_TRUE(o.replaced()) << o.message;
+    EXPECT_TRUE(sample_descriptions_lost(*in, o.bytes).empty());
+  }
 }
 
 TEST_F(Mp4Structure, VbrMp3InAnAviKeepsItsLength) {

@@ -13,6 +13,7 @@
 #include "formats/media/frame_gate.h"
 #include "formats/media/mp4_boxes.h"
 #include "formats/media/mp4_metadata.h"
+#include "formats/media/mp4_sample_entries.h"
 
 namespace lighten {
 namespace {
@@ -100,6 +101,9 @@ std::optional<std::string> structure_changed(ByteView input, const Mp4Layout& a,
     return "the bytes after the last box changed";
   if (moov_before_mdat(a) && !moov_before_mdat(b)) return "the moov no longer comes first";
   if (std::optional<std::string> why = track_headers_changed(input, output)) return why;
+  const std::vector<std::string> entries = sample_descriptions_lost(input, output);
+  if (!entries.empty())
+    return fmt::format("{} would not be carried over", fmt::join(entries, ", "));
   const std::vector<std::string> lost = user_data_lost(input, output);
   if (!lost.empty())
     return fmt::format("user data {} would not be carried over", fmt::join(lost, ", "));

@@ -174,15 +174,6 @@ bool rewritten_in_track(std::string_view type) {
          type == "meta" || type == "tapt" || padding(type);
 }
 
-// A track's handler type (moov/trak/mdia/hdlr: "vide", "soun", ...); "" when unreadable.
-std::string handler_of(ByteView file, const Mp4Box& trak) {
-  const std::vector<Mp4Box> mdia = children(file, find_box(children(file, &trak), "mdia"));
-  const Mp4Box* hdlr = find_box(mdia, "hdlr");
-  // version and flags, pre_defined, then the handler type
-  if (!hdlr || hdlr->end - hdlr->body < 12) return "";
-  return std::string(reinterpret_cast<const char*>(file.data()) + hdlr->body + 8, 4);
-}
-
 // Whether a QuickTime 'tapt' (the track's clean, production and encoded apertures) says no more
 // than the track header's display size: every aperture that size, so dropping it changes
 // nothing a player shows. Each child: version and flags, then width and height in 16.16.
@@ -255,6 +246,21 @@ std::vector<Mp4Box> read_boxes(ByteView file, size_t begin, size_t end) {
     pos = box->end;
   }
   return boxes;
+}
+
+std::string handler_of(ByteView file, const Mp4Box& trak) {
+  const std::vector<Mp4Box> mdia = children(file, find_box(children(file, &trak), "mdia"));
+  const Mp4Box* hdlr = find_box(mdia, "hdlr");
+  // version and flags, pre_defined, then the handler type
+  if (!hdlr || hdlr->end - hdlr->body < 12) return "";
+  return std::string(reinterpret_cast<const char*>(file.data()) + hdlr->body + 8, 4);
+}
+
+std::vector<Mp4Box> tracks_of(ByteView file) {
+  std::vector<Mp4Box> tracks;
+  for (const Mp4Box& b : children(file, find_box(read_mp4_layout(file).boxes, "moov")))
+    if (b.type == "trak") tracks.push_back(b);
+  return tracks;
 }
 
 Mp4Layout read_mp4_layout(ByteView file) {
@@ -332,12 +338,6 @@ std::optional<std::string> remux_obstacle(ByteView file, const Mp4Layout& layout
 }
 
 std::optional<std::string> track_headers_changed(ByteView input, ByteView output) {
-  const auto tracks_of = [](ByteView file) {
-    std::vector<Mp4Box> tracks;
-    for (const Mp4Box& b : children(file, find_box(read_mp4_layout(file).boxes, "moov")))
-      if (b.type == "trak") tracks.push_back(b);
-    return tracks;
-  };
   const std::vector<Mp4Box> a = tracks_of(input), b = tracks_of(output);
   if (a.size() != b.size()) return std::string("the number of tracks changed");
   std::vector<TrackHeader> ha, hb;

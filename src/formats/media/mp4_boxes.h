@@ -38,6 +38,12 @@ struct Mp4Layout {
 // Throws FormatError when the top level is not a sequence of boxes up to `trailing`.
 Mp4Layout read_mp4_layout(ByteView file);
 
+// The moov's 'trak' boxes in file order (the order of the streams libavformat reads).
+std::vector<Mp4Box> tracks_of(ByteView file);
+
+// A track's handler type (moov/trak/mdia/hdlr: "vide", "soun", ...); "" when unreadable.
+std::string handler_of(ByteView file, const Mp4Box& trak);
+
 // Why the remux would not carry this file over, if it would not: a fragmented file (moof, mvex:
 // it would come out unfragmented), or a top-level box other than ftyp, moov, mdat, free, skip
 // and wide (an XMP 'uuid' box, say, which libavformat drops).
