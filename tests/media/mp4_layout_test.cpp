@@ -381,8 +381,9 @@ TEST_F(Mp4Structure, WhatTheRemuxCannotCarryLeavesTheFileAloneWithAReason) {
 }
 
 // `file` (its moov last) with `extra` appended to the first sample entry of its first track
-// whose handler is `handler`, every box around it grown to hold it.
-Bytes with_sample_entry_box(const Bytes& file, const std::string& handler, const Bytes& extra) {
+// whose handler is `handler`, every box around it grown to hold it; or with that entry twice.
+Bytes with_sample_entry_box(const Bytes& file, const std::string& handler, const Bytes& extra,
+                            bool entry_twice = false) {
   const Mp4Layout layout = read_mp4_layout(file);
   const Mp4Box& moov = layout.boxes.back();
   if (moov.type != "moov") return {};
@@ -398,10 +399,17 @@ Bytes with_sample_entry_box(const Bytes& file, const std::string& handler, const
     const auto stbl = inside(*minf, "stbl");
     const auto stsd = inside(*stbl, "stsd");
     const Mp4Box entry = read_boxes(file, stsd->body + 8, stsd->end).front();
-    Bytes out = cat({Bytes(file.begin(), file.begin() + long(entry.end)), extra,
+    const Bytes added =
+        entry_twice ? Bytes(file.begin() + long(entry.begin), file.begin() + long(entry.end))
+                    : extra;
+    Bytes out = cat({Bytes(file.begin(), file.begin() + long(entry.end)), added,
                      Bytes(file.begin() + long(entry.end), file.end())});
-    for (const Mp4Box& b : {moov, trak, *mdia, *minf, *stbl, *stsd, entry})
-      set32(out, b.begin, get32(out, b.begin) + uint32_t(extra.size()));
+    for (const Mp4Box& b : {moov, trak, *mdia, *minf, *stbl, *stsd})
+      set32(out, b.begin, get32(out, b.begin) + uint32_t(added.size()));
+    if (entry_twice)
+      set32(out, stsd->body + 4, get32(out, stsd->body + 4) + 1);
+    else
+      set32(out, entry.begin, get32(out, entry.begin) + uint32_t(added.size()));
     return out;
   }
   return {};
@@ -434,6 +442,14 @@ TEST_F(Mp4Structure, SampleDescriptionBoxesTheMuxerDropsLeaveTheFileAlone) {
     EXPECT_EQ(o.reason, Reason::kUnsupportedVariant);
     EXPECT_NE(o.message.find(c.named), std::string::npos) << o.message;
   }
+  // A second description (samples coded with other parameters) the muxer writes as one.
+  const Bytes twice = with_sample_entry_box(plain, "vide", {}, true);
+  ASSERT_FALSE(twice.empty());
+  EXPECT_EQ(sample_descriptions_lost(twice, plain),
+            std::vector<std::string>{"track 1's second sample description ('avc1')"});
+  const Outcome o = optimize(twice, compact());
+  EXPECT_EQ(o.reason, Reason::kUnsupportedVariant);
+  EXPECT_NE(o.message.find("second sample description"), std::string::npos) << o.message;
   // An ICC profile in a 'colr' must come out byte for byte (libavformat carries it as side
   // data); the figures of an 'nclx' travel in the H.264 stream, so its box may go.
   const Bytes icc = box("colr", cat({text("prof"), Bytes(128, 7)}));
