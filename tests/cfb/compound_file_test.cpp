@@ -79,6 +79,28 @@ TEST(CfbCompoundFile, ReadsGeneratedFile) {
   }
 }
 
+// Readers match names regardless of case: a stream is found so, and two streams one name would
+// find leave readers to pick either (a PPT with 'PICTURES' beside 'Pictures' lost pictures in
+// LibreOffice once lighten rewrote the one it matched exactly).
+TEST(CfbCompoundFile, NamesMatchRegardlessOfCaseAndTwoAlikeAreCorrupt) {
+  const CompoundFile cfb = CompoundFile::parse(make_cfb(sample_items(), {3, false}));
+  ASSERT_TRUE(cfb.read_stream("bindata/bin0001.JPG"));
+  EXPECT_EQ(*cfb.read_stream("bindata/bin0001.JPG"), *cfb.read_stream("BinData/BIN0001.jpg"));
+  for (const char* twin : {"Pictures", "DocInfo"}) {
+    SCOPED_TRACE(twin);
+    std::vector<CfbItem> items = sample_items();
+    items.push_back({twin, pattern(600, 7)});
+    items.push_back({twin == std::string("DocInfo") ? "DOCINFO" : "PICTURES", pattern(600, 8)});
+    try {
+      CompoundFile::parse(make_cfb(items, {3, false}));
+      ADD_FAILURE() << "parsed";
+    } catch (const FormatError& e) {
+      EXPECT_EQ(e.reason(), Reason::kCorrupt);
+      EXPECT_NE(std::string(e.what()).find("regardless of case"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(CfbCompoundFile, RoundTripKeepsEverything) {
   for (uint16_t major : {3, 4}) {
     const Bytes file = make_cfb(sample_items(), {major, major == 4});

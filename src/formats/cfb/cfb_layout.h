@@ -57,7 +57,7 @@ struct CompoundState {
   std::vector<EntryRecord> records;  // every directory entry as read, in directory order
   std::vector<DirectoryEntry> entries;
   std::vector<Bytes> contents;  // per entry: the stream's bytes (empty for non-streams)
-  std::unordered_map<std::string, size_t> streams;  // path -> entry index (first one wins)
+  std::unordered_map<std::string, size_t> streams;  // folded_path -> entry index
   Bytes trailing;  // what follows the last sector in use, unless all zero
 };
 

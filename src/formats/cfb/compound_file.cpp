@@ -22,6 +22,15 @@ namespace {
   throw FormatError(Reason::kTruncated, offset, "compound file: " + what);
 }
 
+// A path as readers match it: ASCII letters in upper case (the names that documents' readers
+// look up are ASCII).
+std::string folded_path(std::string_view path) {
+  std::string out(path);
+  for (char& c : out)
+    if (c >= 'a' && c <= 'z') c = char(c - 'a' + 'A');
+  return out;
+}
+
 // UTF-16LE directory name to UTF-8 (unpaired surrogates become U+FFFD).
 std::string utf8_name(const uint8_t* name, size_t units) {
   std::string out;
@@ -69,9 +78,17 @@ class Reader {
     build_paths(impl);
     read_contents(impl);
     read_trailing(impl);
-    for (size_t i = 0; i < impl.entries.size(); ++i)
-      if (impl.entries[i].type == EntryType::kStream && !impl.entries[i].path.empty())
-        impl.streams.emplace(impl.entries[i].path, i);
+    for (size_t i = 0; i < impl.entries.size(); ++i) {
+      const DirectoryEntry& e = impl.entries[i];
+      if (e.type != EntryType::kStream || e.path.empty()) continue;
+      const auto [first, added] = impl.streams.emplace(folded_path(e.path), i);
+      // Readers find a stream by its name regardless of case ([MS-CFB] 2.6.4), each its own
+      // way: which of two such streams a reader takes, and so which one lighten must rewrite,
+      // cannot be told.
+      if (!added)
+        corrupt(0, "the streams '" + impl.entries[first->second].path + "' and '" + e.path +
+                       "' have one name to readers, which compare names regardless of case");
+    }
   }
 
  private:
@@ -336,13 +353,13 @@ CompoundFile CompoundFile::parse(ByteView bytes) {
 const std::vector<DirectoryEntry>& CompoundFile::entries() const { return impl_->entries; }
 
 std::optional<Bytes> CompoundFile::read_stream(std::string_view path) const {
-  const auto found = impl_->streams.find(std::string(path));
+  const auto found = impl_->streams.find(folded_path(path));
   if (found == impl_->streams.end()) return std::nullopt;
   return impl_->contents[found->second];
 }
 
 void CompoundFile::replace_stream(std::string_view path, Bytes contents) {
-  const auto found = impl_->streams.find(std::string(path));
+  const auto found = impl_->streams.find(folded_path(path));
   if (found == impl_->streams.end())
     throw FormatError(Reason::kCorrupt, 0, "compound file has no stream " + std::string(path));
   const size_t i = found->second;

@@ -31,7 +31,8 @@ class CompoundFile {
 
   // Every storage and stream, in directory order (index = directory entry id).
   const std::vector<DirectoryEntry>& entries() const;
-  // The stream at `path`, or nullopt when there is none.
+  // The stream at `path` (its names matched regardless of ASCII case, as readers match them), or
+  // nullopt when there is none.
   std::optional<Bytes> read_stream(std::string_view path) const;
   // Replaces the contents of an existing stream. Throws FormatError when there is none.
   void replace_stream(std::string_view path, Bytes contents);
