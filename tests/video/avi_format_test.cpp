@@ -30,7 +30,15 @@ TEST(AviFormat, OptimisesMjpegFramesAndKeepsEverythingElse) {
   EXPECT_EQ(o.kind, Kind::kAvi);
   EXPECT_LT(o.bytes.size(), in.size());
   EXPECT_TRUE(o.quality.pixels_identical);
+  EXPECT_TRUE(o.warnings.empty());
   expect_same_frames(in, o.bytes);
+  // An empty chunk is a dropped frame (ffmpeg's muxer writes one for a gap in time), not a
+  // frame that is not JPEG: nothing to warn of.
+  AviRecipe dropped;
+  dropped.dropped_frame = 1;
+  const Outcome gap = run(make_avi(dropped));
+  ASSERT_TRUE(gap.replaced()) << gap.message;
+  EXPECT_TRUE(gap.warnings.empty()) << gap.warnings.front();
 }
 
 TEST(AviFormat, FramesWithoutHuffmanTablesGetTheStandardOnes) {
@@ -137,6 +145,61 @@ TEST(AviFormat, KeptFramesAfterARewrittenOneCarryTheStandardTables) {
   expect_same_pixels_everywhere(in, o.bytes, 4);
 }
 
+// A frame whose DHT defines only some of the tables it uses takes the others from elsewhere,
+// as one without DHT takes them all: kept after a rewritten frame, it gets the standard ones it
+// leaves out spelled out (ffmpeg decoded those frames with the rewritten frame's chroma tables).
+TEST(AviFormat, KeptFramesWithSomeTablesLeftOutCarryTheStandardOnes) {
+  AviRecipe r;
+  r.luma_tables_only = true;
+  r.dht_kept_frame = 0;
+  r.frames = 4;
+  r.width = 320, r.height = 240;
+  r.quality = 60;
+  r.fine_frame = 0;
+  const Bytes in = make_avi(r);
+  const std::vector<Bytes> frames = frame_chunks(in);
+  ASSERT_EQ(frames.size(), 4u);
+  EXPECT_EQ(split_mjpeg_chunk(frames[0]).at(0).huffman_from_elsewhere, 0);
+  EXPECT_EQ(split_mjpeg_chunk(frames[1]).at(0).huffman_from_elsewhere, 0x22);  // DC 1 and AC 1
+  Policy p;
+  p.min_gain_bytes = 1000;
+  const Outcome o = optimize(in, p);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  EXPECT_NE(o.detail.find("3 kept images carry the standard tables"), std::string::npos)
+      << o.detail;
+  expect_same_pixels_everywhere(in, o.bytes, 4);
+}
+
+// Frames without DQT are decoded by ffmpeg with the quantisation tables of the frame before:
+// requantising that frame would change theirs unseen, so such a file is optimised losslessly
+// only, also when the frame is found after frames this run requantised.
+TEST(AviFormat, FramesWithoutQuantisationTablesKeepEveryFrameLossless) {
+  for (int from : {1, 2}) {
+    SCOPED_TRACE(from);
+    AviRecipe r;
+    r.frames = 4;
+    r.width = 160, r.height = 120;
+    r.quality = 90;
+    r.dqt_left_out_from = from;
+    const Bytes in = make_avi(r);
+    EXPECT_TRUE(
+        split_mjpeg_chunk(frame_chunks(in).at(size_t(from))).at(0).quantisation_from_elsewhere);
+    EXPECT_FALSE(split_mjpeg_chunk(frame_chunks(in).at(0)).at(0).quantisation_from_elsewhere);
+    Policy high;
+    high.mode = Mode::kHigh;
+    const Outcome o = optimize(in, high);
+    ASSERT_TRUE(o.replaced()) << o.message;
+    EXPECT_TRUE(o.quality.pixels_identical);
+    EXPECT_NE(o.detail.find("frame " + std::to_string(from + 1) +
+                            " has no quantisation table of its own"),
+              std::string::npos)
+        << o.detail;
+    const std::vector<SampleBuffer> before = decoded_frames(in);
+    ASSERT_EQ(before.size(), 4u);
+    EXPECT_TRUE(before == decoded_frames(o.bytes));
+  }
+}
+
 // ffmpeg stops at the EOI of a frame that is not interlaced: what follows in its chunk, an SOS
 // marker included, is never decoded, so it keeps no frame from being optimised.
 TEST(AviFormat, BytesAfterAWholeFrameAreNeverDecoded) {
@@ -181,7 +244,7 @@ TEST(AviFormat, FieldsAfterPaddingFollowTheTablesRule) {
     const auto fields = split_mjpeg_chunk(frame);
     ASSERT_EQ(fields.size(), 2u);
     EXPECT_EQ(fields[1].begin - fields[0].end, r.field_padding);
-    EXPECT_TRUE(fields[0].has_dht && fields[1].has_dht);
+    EXPECT_EQ(fields[0].huffman_from_elsewhere | fields[1].huffman_from_elsewhere, 0);
   }
   // 0xFF padding is read the same way; padding changed in the output is refused.
   r.padding_byte = 0xFF;
@@ -389,7 +452,7 @@ TEST(AviFormat, ImagesThatRelyOnAnEarlierImagesOwnTablesLeaveTheFileAlone) {
   r.given_frames = {tuned.bytes};
   const Outcome o = run(make_avi(r));
   EXPECT_EQ(o.reason, Reason::kUnsupportedVariant) << o.message;
-  EXPECT_NE(o.message.find("without Huffman tables after images with tables"), std::string::npos)
+  EXPECT_NE(o.message.find("leaves Huffman tables out after images with tables"), std::string::npos)
       << o.message;
   AviRecipe standard;
   standard.strip_dht = true;

@@ -35,6 +35,13 @@ struct AviRecipe {
   // frames that at ordinary qualities gain less than the tables cost.
   int fine_frame = -1;
   int dht_kept_frame = -1;  // with strip_dht: this frame keeps its tables
+  // Frames other than dht_kept_frame keep only the luma tables (DC 0, AC 0) and take the
+  // chroma ones from elsewhere.
+  bool luma_tables_only = false;
+  // Frames from this one on have no DQT and take the tables of the frame before, as ffmpeg
+  // decodes them; every frame is then made at `quality`, so that those tables are theirs.
+  int dqt_left_out_from = -1;
+  int dropped_frame = -1;  // this frame's chunk is empty, as ffmpeg writes a dropped frame
   // Where one is given (not empty), frame i's chunk holds exactly these bytes.
   std::vector<std::vector<uint8_t>> given_frames;
 };
@@ -83,7 +90,39 @@ inline std::vector<uint8_t> without_dht(const std::vector<uint8_t>& jpeg) {
   return out;
 }
 
+// A JPEG whose DHT segments keep only the tables of the classes and slots `keep` lists (as
+// Tc << 4 | Th), and whose DQT segments are gone unless `keep_dqt`.
+inline std::vector<uint8_t> with_tables_left_out(const std::vector<uint8_t>& jpeg,
+                                                 const std::vector<uint8_t>& keep, bool keep_dqt) {
+  std::vector<uint8_t> out(jpeg.begin(), jpeg.begin() + 2);
+  size_t pos = 2;
+  while (pos + 4 <= jpeg.size() && jpeg[pos + 1] != 0xDA) {
+    const size_t len = size_t(jpeg[pos + 2]) << 8 | jpeg[pos + 3];
+    if (jpeg[pos + 1] == 0xC4) {
+      std::vector<uint8_t> tables;
+      for (size_t at = pos + 4; at < pos + 2 + len;) {
+        size_t count = 0;
+        for (size_t i = 1; i <= 16; ++i) count += jpeg[at + i];
+        if (std::find(keep.begin(), keep.end(), jpeg[at]) != keep.end())
+          tables.insert(tables.end(), jpeg.begin() + at, jpeg.begin() + at + 17 + count);
+        at += 17 + count;
+      }
+      if (!tables.empty()) {
+        out.insert(out.end(),
+                   {0xFF, 0xC4, uint8_t((tables.size() + 2) >> 8), uint8_t(tables.size() + 2)});
+        out.insert(out.end(), tables.begin(), tables.end());
+      }
+    } else if (jpeg[pos + 1] != 0xDB || keep_dqt) {
+      out.insert(out.end(), jpeg.begin() + pos, jpeg.begin() + pos + 2 + len);
+    }
+    pos += 2 + len;
+  }
+  out.insert(out.end(), jpeg.begin() + pos, jpeg.end());
+  return out;
+}
+
 inline std::vector<uint8_t> make_frame(const AviRecipe& r, int index) {
+  if (index == r.dropped_frame) return {};
   if (size_t(index) < r.given_frames.size() && !r.given_frames[size_t(index)].empty())
     return r.given_frames[size_t(index)];
   JpegRecipe j;
@@ -91,8 +130,13 @@ inline std::vector<uint8_t> make_frame(const AviRecipe& r, int index) {
   j.height = r.two_fields ? r.height / 2 : r.height;
   j.quality = std::min(100, r.quality + index % 10);  // frames differ a little, as real ones do
   if (index == r.fine_frame) j.quality = 100;
+  if (r.dqt_left_out_from >= 0) j.quality = r.quality;
   std::vector<uint8_t> one = make_jpeg(j);
   if (r.strip_dht && index != r.dht_kept_frame) one = without_dht(one);
+  if (r.luma_tables_only && index != r.dht_kept_frame)
+    one = with_tables_left_out(one, {0x00, 0x10}, true);
+  if (r.dqt_left_out_from >= 0 && index >= r.dqt_left_out_from)
+    one = with_tables_left_out(one, {0x00, 0x01, 0x10, 0x11}, false);
   auto with_field_sizes = [&](std::vector<uint8_t> image, size_t gap) {
     std::vector<uint8_t> avi1 = {0xFF, 0xE0, 0, 16, 'A', 'V', 'I', '1', 1, 0};
     const uint32_t less = uint32_t(image.size() + avi1.size() + 8);

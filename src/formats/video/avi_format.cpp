@@ -43,36 +43,51 @@ class OutputSink {
   FileBackedBuffer* file_ = nullptr;
 };
 
-// Thrown by the writer where a frame carries lighten's quality marker after this run requantised
-// an earlier frame: the file is written again with every frame optimised losslessly only.
-struct MarkedAfterRequantising {
-  size_t frames_handed_over;  // frames before the marked one, their images already charged
+// Thrown by the writer where a frame asks for lossless treatment after this run requantised an
+// earlier frame: the file is written again with every frame optimised losslessly only.
+struct LosslessFromTheStart {
+  size_t frames_handed_over;  // frames before that one, their images already charged
+  std::string why;            // for the outcome's detail
 };
+
+constexpr std::string_view kMarkedBefore =
+    "lighten requantised frames of this file before: the others are optimised losslessly only";
+
+// Whether an image of the chunk takes a quantisation table from the image before it.
+bool quantisation_from_elsewhere(ByteView chunk) {
+  const std::vector<JpegImageSpan> images = split_mjpeg_chunk(chunk);
+  return std::any_of(images.begin(), images.end(),
+                     [](const JpegImageSpan& s) { return s.quantisation_from_elsewhere; });
+}
 
 // Copies the tree into `out`, frames optimised, sizes of lists recomputed; fills the moves.
 // A file with any frame that carries lighten's quality marker was requantised by an earlier run,
 // which left its other frames as they are on purpose (a frame's search depends on the frames
 // before it): from the first marked frame on, frames are optimised losslessly only, and a marked
-// frame found after this run requantised one throws MarkedAfterRequantising. Found as the frames
-// are read, so a first run reads nothing twice.
+// frame found after this run requantised one throws LosslessFromTheStart. So does a frame that
+// takes its quantisation table from the frame before (ffmpeg decodes it so), which requantising
+// that frame would change. Found as the frames are read, so a first run reads nothing twice.
 class AviWriter {
  public:
-  // `handed_over`: frames an earlier attempt handed over (lossless_only follows from that).
-  AviWriter(ByteView in, const AviFile& avi, Context& context, OutputSink& out, size_t handed_over)
+  // `handed_over`: frames an earlier attempt handed over (lossless_only follows from that), and
+  // `why` it ended.
+  AviWriter(ByteView in, const AviFile& avi, Context& context, OutputSink& out, size_t handed_over,
+            std::string why)
       : in_(in),
         avi_(avi),
         context_(context),
         out_(out),
         start_(Clock::now()),
         lossless_only_(handed_over > 0),
+        lossless_why_(std::move(why)),
         handed_over_(handed_over) {
     offset_.resize(avi.tree.chunks.size());
     size_.resize(avi.tree.chunks.size());
     for (const RiffChunk& c : avi.tree.chunks) frames_total_ += !c.is_list && avi.is_mjpeg_frame(c);
   }
 
-  // An earlier perceptual run requantised frames of this file.
-  bool requantised_before() const { return lossless_only_; }
+  // Why frames were optimised losslessly only in a perceptual mode ("" where they were not).
+  const std::string& lossless_why() const { return lossless_why_; }
 
   void write() {
     const auto& chunks = avi_.tree.chunks;
@@ -111,10 +126,21 @@ class AviWriter {
       if (context_.out_of_time())
         throw FormatError(Reason::kLimitExceeded, c.offset, "the time budget ran out");
       ++tally_.frames;
-      if (!lossless_only_ && context_.policy().mode != Mode::kLossless &&
-          carries_quality_marker(data)) {
-        if (tally_.scored > 0) throw MarkedAfterRequantising{tally_.frames - 1};
-        lossless_only_ = true;
+      if (!lossless_only_ && context_.policy().mode != Mode::kLossless) {
+        std::string why;
+        if (carries_quality_marker(data))
+          why = kMarkedBefore;
+        else if (quantisation_from_elsewhere(data))
+          why = fmt::format(
+              "frame {} has no quantisation table of its own (ffmpeg decodes it with that of the "
+              "frame before, which requantising would change): frames are optimised losslessly "
+              "only",
+              tally_.frames);
+        if (!why.empty()) {
+          if (tally_.scored > 0) throw LosslessFromTheStart{tally_.frames - 1, why};
+          lossless_only_ = true;
+          lossless_why_ = std::move(why);
+        }
       }
       const FrameSite site{c.offset, avi_.frame_height(c),
                            "frame " + std::to_string(tally_.frames) + " (" + fourcc_text(c.id) +
@@ -176,6 +202,7 @@ class AviWriter {
   Clock::time_point start_;
   size_t frames_total_ = 0;
   bool lossless_only_;
+  std::string lossless_why_;
   size_t handed_over_;
   Bytes frame_;  // reused for every frame
   std::vector<uint64_t> offset_;
@@ -303,6 +330,7 @@ Outcome optimize_avi(ByteView input, Context& context) {
   std::shared_ptr<FileBackedBuffer> large;
   std::optional<OutputSink> sink;
   std::optional<AviWriter> writer;
+  std::string lossless_why;
   for (size_t handed_over = 0;;) {
     // The first attempt's buffers go before the next one's are made (a long video's are files).
     writer.reset();
@@ -317,21 +345,18 @@ Outcome optimize_avi(ByteView input, Context& context) {
       out.reserve(input.size());
       sink.emplace(out);
     }
-    writer.emplace(input, avi, context, *sink, handed_over);
+    writer.emplace(input, avi, context, *sink, handed_over, lossless_why);
     try {
       writer->write();
       break;
-    } catch (const MarkedAfterRequantising& marked) {
+    } catch (const LosslessFromTheStart& restart) {
       // Written again from the start, every frame lossless (which never throws this).
-      handed_over = std::max<size_t>(marked.frames_handed_over, 1);
+      handed_over = std::max<size_t>(restart.frames_handed_over, 1);
+      lossless_why = restart.why;
     }
   }
   const FrameTally& tally = writer->tally();
-  const std::string before =
-      writer->requantised_before()
-          ? "; lighten requantised frames of this file before: the others are optimised "
-            "losslessly only"
-          : "";
+  const std::string before = writer->lossless_why().empty() ? "" : "; " + writer->lossless_why();
   if (tally.changed == 0) {
     outcome.action = Action::kKept;
     outcome.reason = Reason::kNoGain;
@@ -433,11 +458,17 @@ Verdict verify_avi(ByteView input, ByteView output, Context& context) {
     if (!frame) return {false, where + " changed", {}};
     const auto from = split_mjpeg_chunk(before);
     const auto to = split_mjpeg_chunk(after);
-    if (rewritten && std::any_of(to.begin(), to.end(), [](auto& s) { return !s.has_dht; }))
+    if (rewritten &&
+        std::any_of(to.begin(), to.end(), [](auto& s) { return s.huffman_from_elsewhere != 0; }))
       return {false,
               where +
-                  " has no Huffman tables after a rewritten image: ffmpeg would "
+                  " leaves Huffman tables out after a rewritten image: ffmpeg would "
                   "decode it with the tables of the image before it",
+              {}};
+    if (!pixels_identical &&
+        std::any_of(to.begin(), to.end(), [](auto& s) { return s.quantisation_from_elsewhere; }))
+      return {false,
+              where + " takes its quantisation table from the image before, which was requantised",
               {}};
     auto unwalked_after_rewrite = [&]() -> Verdict {
       return {false,

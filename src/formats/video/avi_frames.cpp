@@ -23,10 +23,10 @@ struct FrameAttempt {
   std::vector<QualityFigures> scores;  // of the images written smaller
 };
 
-// ffmpeg's MJPEG decoder (OpenCV, decord, torchvision) decodes an image without DHT with the
-// tables of the image it decoded before, where libjpeg assumes the K.3 tables: once an image was
-// rewritten with tables of its own, every later image kept as it was gets K.3 spelled out, or
-// those readers would decode it with the wrong codes.
+// ffmpeg's MJPEG decoder (OpenCV, decord, torchvision) decodes an image that leaves Huffman
+// tables out with the tables of the image it decoded before, where libjpeg assumes the K.3
+// tables: once an image was rewritten with tables of its own, every later image kept as it was
+// gets K.3 spelled out for those, or those readers would decode it with the wrong codes.
 // `retry`: the images were handed over before, under another policy (not charged again against
 // the expansion budget).
 FrameAttempt attempt_frame(ByteView chunk, const std::vector<JpegImageSpan>& images,
@@ -47,18 +47,19 @@ FrameAttempt attempt_frame(ByteView chunk, const std::vector<JpegImageSpan>& ima
     a.bytes.insert(a.bytes.end(), chunk.begin() + copied_to, chunk.begin() + span.begin);
     copied_to = span.end;
     const ByteView original = chunk.subspan(span.begin, span.end - span.begin);
-    // Decoders use the K.3 tables when a frame has none; the optimiser gets them spelled out
-    // so that the frame it writes carries the tables it needs.
+    // Decoders use the K.3 tables for those a frame leaves out; the optimiser gets them spelled
+    // out so that the frame it writes carries the tables it needs.
+    const bool from_elsewhere = span.huffman_from_elsewhere != 0;
     Bytes completed;
-    if (!span.has_dht) {
+    if (from_elsewhere) {
       completed = with_standard_huffman_tables(chunk, span);
       ++a.no_dht;
     }
-    const ByteView candidate = span.has_dht ? original : ByteView(completed);
-    // What the image would be written as if kept: after a rewritten image, one without DHT
-    // gets the tables spelled out, so an output smaller than that is the better choice, and
+    const ByteView candidate = from_elsewhere ? ByteView(completed) : original;
+    // What the image would be written as if kept: after a rewritten image, one that leaves
+    // tables out gets them spelled out, so an output smaller than that is the better choice, and
     // the one a second run, handed those spelled-out bytes, would make.
-    const bool spelled_out_if_kept = !span.has_dht && a.rewritten;
+    const bool spelled_out_if_kept = from_elsewhere && a.rewritten;
     const size_t kept_size = spelled_out_if_kept ? completed.size() : original.size();
     Outcome item = retry ? context.optimize_embedded_again(candidate, name, policy)
                          : context.optimize_embedded_under(candidate, name, policy);
@@ -72,6 +73,12 @@ FrameAttempt attempt_frame(ByteView chunk, const std::vector<JpegImageSpan>& ima
     }
     if (!item.replaced()) ++a.kept[item.reason];
     if (spelled_out_if_kept) {
+      if (span.huffman_from_elsewhere & ~kStandardHuffmanTables)
+        throw FormatError(Reason::kUnsupportedVariant, 0,
+                          name +
+                              " uses a Huffman table it does not define, in a slot the standard "
+                              "tables leave empty, after a rewritten image: ffmpeg would decode "
+                              "it with that image's table");
       resize(completed);
       a.bytes.insert(a.bytes.end(), completed.begin(), completed.end());
       ++a.tables_spelled_out;
@@ -147,15 +154,16 @@ FrameAttempt gate_frame(ByteView chunk, const std::vector<JpegImageSpan>& images
 bool optimize_frame(ByteView chunk, const FrameSite& site, Context& context, ReaderGate* gate,
                     FrameTally& tally, Bytes& out) {
   const std::string& name = site.name;
+  if (chunk.empty()) return false;  // a dropped frame: players show the one before again
   const std::vector<JpegImageSpan> images = split_mjpeg_chunk(chunk);
   for (const JpegImageSpan& span : images) {
-    if (!span.has_dht && tally.other_tables_seen)
+    if (span.huffman_from_elsewhere && tally.other_tables_seen)
       throw FormatError(Reason::kUnsupportedVariant, site.offset,
                         name +
-                            " has an image without Huffman tables after images with tables of "
-                            "their own: ffmpeg decodes it with those, libjpeg with the standard "
-                            "ones, so what it shows is not settled");
-    if (span.has_dht && !defines_standard_tables_only(chunk, span)) tally.other_tables_seen = true;
+                            " has an image that leaves Huffman tables out after images with "
+                            "tables of their own: ffmpeg decodes it with those, libjpeg with the "
+                            "standard ones, so what it shows is not settled");
+    if (!defines_standard_tables_only(chunk, span)) tally.other_tables_seen = true;
   }
   // A field lighten cannot walk to would be decoded with the tables of the image before it.
   const bool unwalked = holds_unwalked_scan(chunk, images, site.stream_height);
@@ -174,8 +182,9 @@ bool optimize_frame(ByteView chunk, const FrameSite& site, Context& context, Rea
   }
   // Field sizes recorded otherwise than lighten can follow stay right only in a frame kept whole.
   if (!recorded_field_sizes_hold(chunk, images)) {
-    if (tally.rewritten && std::any_of(images.begin(), images.end(),
-                                       [](const JpegImageSpan& s) { return !s.has_dht; }))
+    if (tally.rewritten && std::any_of(images.begin(), images.end(), [](const JpegImageSpan& s) {
+          return s.huffman_from_elsewhere != 0;
+        }))
       throw FormatError(Reason::kUnsupportedVariant, site.offset,
                         name +
                             " records its fields' sizes in a way lighten cannot follow and relies "

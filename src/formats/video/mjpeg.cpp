@@ -41,7 +41,86 @@ constexpr std::array<uint8_t, 416> kStandardDht = {
     0xc6, 0xc7, 0xc8, 0xc9, 0xca, 0xd2, 0xd3, 0xd4, 0xd5, 0xd6, 0xd7, 0xd8, 0xd9, 0xda, 0xe2, 0xe3,
     0xe4, 0xe5, 0xe6, 0xe7, 0xe8, 0xe9, 0xea, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0xf7, 0xf8, 0xf9, 0xfa};
 
+// The tables a DHT payload defines, by class and slot (0x00-0x13): each its 16 counts and its
+// values. False when the payload does not parse.
+bool read_dht_tables(ByteView payload, std::map<uint8_t, Bytes>& tables) {
+  size_t at = 0;
+  while (at < payload.size()) {
+    if (payload.size() - at < 17) return false;
+    const uint8_t slot = payload[at];
+    size_t count = 0;
+    for (size_t i = 1; i <= 16; ++i) count += payload[at + i];
+    if (payload.size() - at - 17 < count) return false;
+    tables[slot].assign(payload.begin() + long(at + 1), payload.begin() + long(at + 17 + count));
+    at += 17 + count;
+  }
+  return true;
+}
+
+// The K.3 tables by class and slot.
+const std::map<uint8_t, Bytes>& standard_tables() {
+  static const std::map<uint8_t, Bytes> tables = [] {
+    std::map<uint8_t, Bytes> t;
+    read_dht_tables(ByteView(kStandardDht.data(), kStandardDht.size()), t);
+    return t;
+  }();
+  return tables;
+}
+
 bool is_rst(uint8_t m) { return m >= 0xD0 && m <= 0xD7; }
+
+// Bit of JpegImageSpan::huffman_from_elsewhere for a table's class (0 DC, 1 AC) and slot.
+uint8_t huffman_bit(unsigned table_class, unsigned slot) {
+  return table_class > 1 || slot > 3 ? 0 : uint8_t(1u << (table_class * 4 + slot));
+}
+
+// Which tables an image defines and uses as its segments go by (what is malformed is left to the
+// decoders, which fail on it: nothing counts as taken from elsewhere for it).
+struct TableUse {
+  uint8_t huffman_defined = 0;
+  uint8_t quantisation_defined = 0;            // bits 0-3
+  uint8_t frame_type = 0;                      // the SOF marker
+  std::array<uint8_t, 256> component_table{};  // component identifier -> its quantisation table
+
+  void define_huffman(ByteView payload) {
+    std::map<uint8_t, Bytes> tables;
+    read_dht_tables(payload, tables);
+    for (const auto& [slot, table] : tables) huffman_defined |= huffman_bit(slot >> 4, slot & 15);
+  }
+  void define_quantisation(ByteView payload) {
+    for (size_t at = 0; at < payload.size();) {
+      const size_t size = 1 + ((payload[at] >> 4) ? 128 : 64);
+      if (payload.size() - at < size) return;
+      if ((payload[at] & 15) < 4) quantisation_defined |= uint8_t(1u << (payload[at] & 15));
+      at += size;
+    }
+  }
+  void frame(uint8_t marker, ByteView payload) {
+    frame_type = marker;
+    if (payload.size() < 6) return;
+    for (size_t k = 0, n = payload[5]; k < n && 6 + 3 * k + 3 <= payload.size(); ++k)
+      component_table[payload[6 + 3 * k]] = payload[6 + 3 * k + 2] & 15;
+  }
+  // What a scan uses that is not defined by now.
+  void scan(ByteView payload, JpegImageSpan& span) const {
+    if (payload.empty() || payload.size() < 1 + 2 * size_t(payload[0]) + 3) return;
+    const size_t n = payload[0];
+    const uint8_t ss = payload[1 + 2 * n], se = payload[2 + 2 * n], ah = payload[3 + 2 * n] >> 4;
+    const bool lossless = frame_type == 0xC3 || frame_type == 0xC7;
+    const bool arithmetic = frame_type >= 0xC9;
+    for (size_t k = 0; k < n; ++k) {
+      const uint8_t tables = payload[2 + 2 * k];
+      if (!arithmetic) {
+        uint8_t used = 0;
+        if (lossless || (ss == 0 && ah == 0)) used |= huffman_bit(0, tables >> 4);
+        if (!lossless && se > 0) used |= huffman_bit(1, tables & 15);
+        span.huffman_from_elsewhere |= uint8_t(used & ~huffman_defined);
+      }
+      const uint8_t q = component_table[payload[1 + 2 * k]];
+      if (!lossless && !(quantisation_defined >> q & 1)) span.quantisation_from_elsewhere = true;
+    }
+  }
+};
 // SOF0-SOF15 but DHT, JPG and DAC.
 bool is_frame_header(uint8_t m) {
   return m >= 0xC0 && m <= 0xCF && m != kDht && m != 0xC8 && m != 0xCC;
@@ -55,6 +134,7 @@ bool walk_image(ByteView in, size_t begin, JpegImageSpan& span) {
   if (in.size() - begin < 4 || in[begin] != 0xFF || in[begin + 1] != kSoi) return false;
   size_t pos = begin + 2;
   bool in_scan_data = false;
+  TableUse tables;
   while (pos + 1 < in.size()) {
     if (in[pos] != 0xFF) {
       if (!in_scan_data) return false;  // junk between segments: not ours to interpret
@@ -80,10 +160,15 @@ bool walk_image(ByteView in, size_t begin, JpegImageSpan& span) {
     if (in.size() - pos < 4) return false;
     const size_t len = size_t(in[pos + 2]) << 8 | in[pos + 3];
     if (len < 2 || in.size() - pos - 2 < len) return false;
-    if (m == kDht && span.first_sos == 0) span.has_dht = true;
-    if (is_frame_header(m) && span.first_sos == 0 && len >= 7)
-      span.height = uint32_t(in[pos + 5]) << 8 | in[pos + 6];
+    const ByteView payload = in.subspan(pos + 4, len - 2);
+    if (m == kDht) tables.define_huffman(payload);
+    if (m == 0xDB) tables.define_quantisation(payload);
+    if (is_frame_header(m) && span.first_sos == 0) {
+      tables.frame(m, payload);
+      if (len >= 7) span.height = uint32_t(in[pos + 5]) << 8 | in[pos + 6];
+    }
     if (m == kSos) {
+      tables.scan(payload, span);
       if (span.first_sos == 0) span.first_sos = pos;
       in_scan_data = true;
     }
@@ -247,32 +332,8 @@ bool same_field_sizes(ByteView original, ByteView image) {
   return std::equal(original.begin() + from, original.begin() + from + 8, image.begin() + to);
 }
 
-namespace {
-
-// The tables a DHT payload defines, by class and slot (0x00-0x13): each its 16 counts and its
-// values. False when the payload does not parse.
-bool read_dht_tables(ByteView payload, std::map<uint8_t, Bytes>& tables) {
-  size_t at = 0;
-  while (at < payload.size()) {
-    if (payload.size() - at < 17) return false;
-    const uint8_t slot = payload[at];
-    size_t count = 0;
-    for (size_t i = 1; i <= 16; ++i) count += payload[at + i];
-    if (payload.size() - at - 17 < count) return false;
-    tables[slot].assign(payload.begin() + long(at + 1), payload.begin() + long(at + 17 + count));
-    at += 17 + count;
-  }
-  return true;
-}
-
-}  // namespace
-
 bool defines_standard_tables_only(ByteView chunk, const JpegImageSpan& span) {
-  static const std::map<uint8_t, Bytes> kStandard = [] {
-    std::map<uint8_t, Bytes> tables;
-    read_dht_tables(ByteView(kStandardDht.data(), kStandardDht.size()), tables);
-    return tables;
-  }();
+  const std::map<uint8_t, Bytes>& k3 = standard_tables();
   // Segments from after SOI up to the first scan, which walk_image found well formed.
   for (size_t pos = span.begin + 2; pos + 4 <= span.first_sos;) {
     const uint8_t m = chunk[pos + 1];
@@ -286,8 +347,8 @@ bool defines_standard_tables_only(ByteView chunk, const JpegImageSpan& span) {
       std::map<uint8_t, Bytes> tables;
       if (!read_dht_tables(chunk.subspan(pos + 4, len - 2), tables)) return false;
       for (const auto& [slot, table] : tables) {
-        const auto standard = kStandard.find(slot);
-        if (standard == kStandard.end() || standard->second != table) return false;
+        const auto found = k3.find(slot);
+        if (found == k3.end() || found->second != table) return false;
       }
     }
     pos += 2 + len;
@@ -296,12 +357,21 @@ bool defines_standard_tables_only(ByteView chunk, const JpegImageSpan& span) {
 }
 
 Bytes with_standard_huffman_tables(ByteView image, const JpegImageSpan& span) {
+  Bytes dht;
+  for (const auto& [slot, table] :
+       standard_tables()) {  // DC 0, DC 1, AC 0, AC 1, as K.3 lists them
+    if (!(span.huffman_from_elsewhere & huffman_bit(slot >> 4, slot & 15))) continue;
+    dht.push_back(slot);
+    dht.insert(dht.end(), table.begin(), table.end());
+  }
   Bytes out;
-  out.reserve(span.end - span.begin + 4 + kStandardDht.size());
+  out.reserve(span.end - span.begin + 4 + dht.size());
   out.insert(out.end(), image.begin() + span.begin, image.begin() + span.first_sos);
-  const size_t len = kStandardDht.size() + 2;
-  out.insert(out.end(), {0xFF, kDht, uint8_t(len >> 8), uint8_t(len)});
-  out.insert(out.end(), kStandardDht.begin(), kStandardDht.end());
+  if (!dht.empty()) {
+    const size_t len = dht.size() + 2;
+    out.insert(out.end(), {0xFF, kDht, uint8_t(len >> 8), uint8_t(len)});
+    out.insert(out.end(), dht.begin(), dht.end());
+  }
   out.insert(out.end(), image.begin() + span.first_sos, image.begin() + span.end);
   return out;
 }

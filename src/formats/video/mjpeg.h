@@ -13,8 +13,14 @@ struct JpegImageSpan {
   size_t begin = 0;  // offset of SOI within the chunk
   size_t end = 0;    // just past EOI
   size_t first_sos = 0;
-  bool has_dht = false;  // a DHT segment comes before the first scan
-  uint32_t height = 0;   // the frame header's number of lines (0: none before the scan)
+  // The Huffman tables a scan uses before the image defines them, one bit each for DC 0-3
+  // (bits 0-3) and AC 0-3 (bits 4-7): decoders take those from elsewhere (libjpeg the K.3
+  // tables, ffmpeg the image it decoded before). All of them for an image without DHT.
+  uint8_t huffman_from_elsewhere = 0;
+  // A component's quantisation table is not defined before its scan: libjpeg cannot decode the
+  // image, ffmpeg decodes it with the table of the image it decoded before.
+  bool quantisation_from_elsewhere = false;
+  uint32_t height = 0;  // the frame header's number of lines (0: none before the scan)
 };
 
 // The JPEG images a video chunk holds (interlaced MJPEG stores two fields), back to back or with
@@ -59,8 +65,13 @@ bool same_field_sizes(ByteView original, ByteView image);
 // count as others.
 bool defines_standard_tables_only(ByteView chunk, const JpegImageSpan& span);
 
-// The image with the standard tables of ITU T.81 K.3 inserted before its first scan: the tables
-// decoders assume when an MJPEG frame has no DHT (AVI1 / OpenDML MJPEG).
+// The Huffman tables ITU T.81 K.3 gives (DC 0 and 1, AC 0 and 1), as bits of
+// JpegImageSpan::huffman_from_elsewhere.
+inline constexpr uint8_t kStandardHuffmanTables = 0x33;
+
+// The image with the K.3 tables of those it takes from elsewhere (huffman_from_elsewhere, as far
+// as K.3 has them) inserted before its first scan: the tables decoders assume when an MJPEG frame
+// leaves them out (AVI1 / OpenDML MJPEG).
 Bytes with_standard_huffman_tables(ByteView image, const JpegImageSpan& span);
 
 }  // namespace lighten::video
