@@ -635,5 +635,25 @@ TEST(Riff, RejectsOverrunsAndDeepNesting) {
   EXPECT_THROW(parse_riff(overrun), FormatError);
 }
 
+// Inside the file, a 'RIFF' chunk is data, as ffmpeg reads it: a stream list spelt so is no
+// stream, and the chunks of the stream after it are not taken for Motion-JPEG frames.
+TEST(Riff, ARiffChunkInsideTheFileHoldsNoList) {
+  Bytes in = make_avi(AviRecipe{});
+  const AviFile plain = parse_avi(in);
+  ASSERT_EQ(plain.streams.size(), 2u);
+  size_t strl = 0;
+  for (const RiffChunk& c : plain.tree.chunks)
+    if (c.is_list && c.list_type == fourcc("strl")) {
+      strl = c.offset;
+      break;
+    }
+  ASSERT_NE(strl, 0u);
+  std::copy_n("RIFF", 4, in.begin() + long(strl));  // the video's stream list
+  const AviFile read = parse_avi(in);
+  ASSERT_EQ(read.streams.size(), 1u);
+  EXPECT_EQ(read.streams[0].type, fourcc("auds"));
+  EXPECT_FALSE(run(in).replaced());
+}
+
 }  // namespace
 }  // namespace lighten

@@ -21,7 +21,9 @@ void parse_range(ByteView in, uint64_t begin, uint64_t end, uint32_t depth, Riff
     c.id = load_le32(in.data() + pos);
     c.size = load_le32(in.data() + pos + 4);
     c.depth = depth;
-    c.is_list = c.id == fourcc("LIST") || c.id == fourcc("RIFF");
+    // A 'RIFF' chunk holds a list only at the top (AVI, AVIX); inside one, readers (ffmpeg)
+    // skip it as a chunk of data, and so does lighten, or it would count streams they do not.
+    c.is_list = c.id == fourcc("LIST") || (depth == 0 && c.id == fourcc("RIFF"));
     if (c.size > end - pos - 8) {
       throw FormatError(pos + 8 + c.size > in.size() ? Reason::kTruncated : Reason::kCorrupt, pos,
                         "chunk " + fourcc_text(c.id) + " of " + std::to_string(c.size) +
