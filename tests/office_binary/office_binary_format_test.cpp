@@ -150,7 +150,15 @@ TEST(OfficeBinaryFormat, XlsPicturesShrinkLosslessly) {
   ASSERT_EQ(pictures.size(), 1u);
   EXPECT_EQ(testing::decode_jpeg_pixels(pictures[0].after),
             testing::decode_jpeg_pixels(pictures[0].before));
-  EXPECT_FALSE(optimize(o.bytes, Policy{}).replaced());
+  const Outcome again = optimize(o.bytes, Policy{});
+  EXPECT_FALSE(again.replaced());
+  EXPECT_EQ(again.message, "no picture could be made smaller");
+  // A workbook without a drawing group says so, as a presentation without pictures does.
+  Bytes sheets = testing::biff_bof(0x0005);
+  testing::append(sheets, testing::biff(xls::kEof, {}));
+  const Outcome bare = optimize(testing::make_cfb({{"Workbook", sheets}}), Policy{});
+  EXPECT_EQ(bare.reason, Reason::kNoGain);
+  EXPECT_EQ(bare.message, "the workbook has no pictures");
 }
 
 // In the perceptual modes a document that shows a picture through a colour key (here "Set

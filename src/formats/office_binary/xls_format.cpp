@@ -35,7 +35,9 @@ Outcome optimize_xls(ByteView input, Context& context) {
       xls::rewrite_pictures(workbook, optimizer.rewriter());
   if (!rewrite) {
     outcome.reason = Reason::kNoGain;
-    outcome.message = "no picture could be made smaller";
+    outcome.message = xls::find_drawing_group(xls::read_workbook(workbook))
+                          ? "no picture could be made smaller"
+                          : "the workbook has no pictures";
     return outcome;
   }
   file.replace_stream(kWorkbookStream, std::move(rewrite->workbook));
