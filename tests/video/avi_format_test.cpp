@@ -127,47 +127,33 @@ TEST(AviFormat, FramesWithoutTablesAfterARewrittenOneGetTablesOfTheirOwn) {
 }
 
 // A frame the JPEG optimiser keeps (here: its gain is under --min-gain) gets the K.3 tables
-// spelled out once an earlier frame was rewritten.
+// spelled out once an earlier frame was rewritten. So does one whose DHT defines only some of
+// the tables it uses, for those it leaves out (ffmpeg decoded such frames with the rewritten
+// frame's chroma tables).
 TEST(AviFormat, KeptFramesAfterARewrittenOneCarryTheStandardTables) {
-  AviRecipe r;
-  r.strip_dht = true;
-  r.frames = 4;
-  r.width = 320, r.height = 240;
-  r.quality = 60;
-  r.fine_frame = 0;
-  const Bytes in = make_avi(r);
-  Policy p;
-  p.min_gain_bytes = 1000;
-  const Outcome o = optimize(in, p);
-  ASSERT_TRUE(o.replaced()) << o.message;
-  EXPECT_NE(o.detail.find("3 kept images carry the standard tables"), std::string::npos)
-      << o.detail;
-  expect_same_pixels_everywhere(in, o.bytes, 4);
-}
-
-// A frame whose DHT defines only some of the tables it uses takes the others from elsewhere,
-// as one without DHT takes them all: kept after a rewritten frame, it gets the standard ones it
-// leaves out spelled out (ffmpeg decoded those frames with the rewritten frame's chroma tables).
-TEST(AviFormat, KeptFramesWithSomeTablesLeftOutCarryTheStandardOnes) {
-  AviRecipe r;
-  r.luma_tables_only = true;
-  r.dht_kept_frame = 0;
-  r.frames = 4;
-  r.width = 320, r.height = 240;
-  r.quality = 60;
-  r.fine_frame = 0;
-  const Bytes in = make_avi(r);
-  const std::vector<Bytes> frames = frame_chunks(in);
-  ASSERT_EQ(frames.size(), 4u);
-  EXPECT_EQ(split_mjpeg_chunk(frames[0]).at(0).huffman_from_elsewhere, 0);
-  EXPECT_EQ(split_mjpeg_chunk(frames[1]).at(0).huffman_from_elsewhere, 0x22);  // DC 1 and AC 1
-  Policy p;
-  p.min_gain_bytes = 1000;
-  const Outcome o = optimize(in, p);
-  ASSERT_TRUE(o.replaced()) << o.message;
-  EXPECT_NE(o.detail.find("3 kept images carry the standard tables"), std::string::npos)
-      << o.detail;
-  expect_same_pixels_everywhere(in, o.bytes, 4);
+  for (bool luma_only : {false, true}) {
+    SCOPED_TRACE(luma_only ? "luma tables only" : "no tables");
+    AviRecipe r;
+    r.strip_dht = !luma_only;
+    r.luma_tables_only = luma_only;
+    r.dht_kept_frame = luma_only ? 0 : -1;
+    r.frames = 4;
+    r.width = 320, r.height = 240;
+    r.quality = 60;
+    r.fine_frame = 0;
+    const Bytes in = make_avi(r);
+    const std::vector<Bytes> frames = frame_chunks(in);
+    ASSERT_EQ(frames.size(), 4u);
+    EXPECT_EQ(split_mjpeg_chunk(frames[1]).at(0).huffman_from_elsewhere,
+              luma_only ? 0x22 : 0x33);  // DC 1 and AC 1, or all four
+    Policy p;
+    p.min_gain_bytes = 1000;
+    const Outcome o = optimize(in, p);
+    ASSERT_TRUE(o.replaced()) << o.message;
+    EXPECT_NE(o.detail.find("3 kept images carry the standard tables"), std::string::npos)
+        << o.detail;
+    expect_same_pixels_everywhere(in, o.bytes, 4);
+  }
 }
 
 // Frames without DQT are decoded by ffmpeg with the quantisation tables of the frame before:
