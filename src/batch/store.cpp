@@ -87,15 +87,31 @@ IoStatus refused(std::string_view op, const std::string& path, int err, const st
   return s;
 }
 
-// Copies mode, owner, extended attributes and timestamps of `source` to `fd` (see write_atomic).
-// `in_place`: the temp file is to replace `source` itself.
-IoStatus copy_metadata(int fd, const std::string& source, const std::string& temp, bool in_place,
+// Adds to a mirror file's `note` what it could not keep.
+void add_note(std::string& note, const std::string& what) {
+  note += note.empty() ? "" : "; ";
+  note += what;
+}
+
+// Copies mode, owner, extended attributes and timestamps of `source` to `fd`, the temp file
+// that is to become `target` (see write_atomic); messages name `target`.
+// `in_place`: the temp file is to replace `source` itself. A mirror on a filesystem that refuses
+// an owner, a mode or an extended attribute (NFS with root squashing, exFAT, SMB) keeps the file
+// without it, told in `note`: failing would leave the file out of the mirror on every run.
+IoStatus copy_metadata(int fd, const std::string& source, const std::string& target, bool in_place,
                        std::string& note) {
   struct stat s;
   if (::stat(source.c_str(), &s) != 0) return IoStatus::fail("stat", source, errno);
+  const auto refused_by_destination = [&](int err) {
+    return !in_place && (err == EPERM || err == EINVAL || err == ENOTSUP || err == EOPNOTSUPP);
+  };
   // chown before chmod: chown clears set-id bits.
   if (::geteuid() == 0) {
-    if (::fchown(fd, s.st_uid, s.st_gid) != 0) return IoStatus::fail("chown", temp, errno);
+    if (::fchown(fd, s.st_uid, s.st_gid) != 0) {
+      if (!refused_by_destination(errno)) return IoStatus::fail("chown", target, errno);
+      add_note(note, "owner not kept (the destination refuses it: " +
+                         std::generic_category().message(errno) + ")");
+    }
   } else {
     if (in_place && s.st_uid != ::geteuid())
       return refused("keep the owner of", source, EPERM,
@@ -105,13 +121,24 @@ IoStatus copy_metadata(int fd, const std::string& source, const std::string& tem
     // A user may give a file any group the user is in. The temp file's group is the folder's
     // in a set-group-ID folder, the user's otherwise: compared with what it got.
     struct stat made;
-    if (::fstat(fd, &made) != 0) return IoStatus::fail("stat", temp, errno);
+    if (::fstat(fd, &made) != 0) return IoStatus::fail("stat", target, errno);
     if (s.st_gid != made.st_gid && ::fchown(fd, uid_t(-1), s.st_gid) != 0 && in_place)
       return refused("keep the group of", source, errno,
                      "its group is gid " + std::to_string(s.st_gid) +
                          ", which this user cannot give a file; replacing it would change it");
   }
-  if (::fchmod(fd, s.st_mode & 07777) != 0) return IoStatus::fail("chmod", temp, errno);
+  // A new file takes its folder's default ACL; the file it replaces may have had none, and would
+  // then open to more users than before.
+  constexpr const char* kAccessAcl = "system.posix_acl_access";
+  if (in_place && ::getxattr(source.c_str(), kAccessAcl, nullptr, 0) < 0 && errno == ENODATA &&
+      ::fremovexattr(fd, kAccessAcl) != 0 && errno != ENODATA && errno != ENOTSUP &&
+      errno != EOPNOTSUPP)
+    return IoStatus::fail("remove the folder's default ACL from", target, errno);
+  if (::fchmod(fd, s.st_mode & 07777) != 0) {
+    if (!refused_by_destination(errno)) return IoStatus::fail("chmod", target, errno);
+    add_note(note, "mode not kept (the destination refuses it: " +
+                       std::generic_category().message(errno) + ")");
+  }
 
   ssize_t names_size = ::listxattr(source.c_str(), nullptr, 0);
   if (names_size < 0 && errno != ENOTSUP) return IoStatus::fail("listxattr", source, errno);
@@ -120,6 +147,7 @@ IoStatus copy_metadata(int fd, const std::string& source, const std::string& tem
     names_size = ::listxattr(source.c_str(), names.data(), names.size());
     if (names_size < 0) return IoStatus::fail("listxattr", source, errno);
     std::vector<char> value;
+    std::string unkept_attributes;
     for (ssize_t at = 0; at < names_size; at += ssize_t(std::strlen(&names[at])) + 1) {
       const char* name = &names[at];
       ssize_t n = ::getxattr(source.c_str(), name, nullptr, 0);
@@ -128,22 +156,23 @@ IoStatus copy_metadata(int fd, const std::string& source, const std::string& tem
       n = ::getxattr(source.c_str(), name, value.data(), value.size());
       if (n < 0) return IoStatus::fail(std::string("getxattr ") + name, source, errno);
       if (::fsetxattr(fd, name, value.data(), size_t(n), 0) != 0) {
-        // A mirror on a filesystem without them (NFSv3, SMB, exFAT) cannot hold the attribute:
-        // failing would leave the file out of the mirror on every run.
         if (!in_place && (errno == ENOTSUP || errno == EOPNOTSUPP)) {
-          note += note.empty() ? "extended attributes not kept (the destination's filesystem "
-                                 "does not support them): "
-                               : ", ";
-          note += name;
+          unkept_attributes += unkept_attributes.empty() ? "" : ", ";
+          unkept_attributes += name;
           continue;
         }
-        return IoStatus::fail(std::string("setxattr ") + name, temp, errno);
+        return IoStatus::fail(std::string("setxattr ") + name, target, errno);
       }
     }
+    if (!unkept_attributes.empty())
+      add_note(note,
+               "extended attributes not kept (the destination's filesystem does not support "
+               "them): " +
+                   unkept_attributes);
   }
   // Timestamps last: nothing may touch the file after them.
   struct timespec times[2] = {s.st_atim, s.st_mtim};
-  if (::futimens(fd, times) != 0) return IoStatus::fail("utimensat", temp, errno);
+  if (::futimens(fd, times) != 0) return IoStatus::fail("utimensat", target, errno);
   return {};
 }
 
@@ -462,7 +491,7 @@ class LocalStore final : public Store {
     };
     if (auto s = fill(fd.get()); !s.ok()) return fail(s);
     std::string note;
-    if (auto s = copy_metadata(fd.get(), source, temp, same_file(target, source), note); !s.ok())
+    if (auto s = copy_metadata(fd.get(), source, target, same_file(target, source), note); !s.ok())
       return fail(s);
     if (::fsync(fd.get()) != 0) return fail(IoStatus::fail("fsync", temp, errno));
     if (::close(fd.release()) != 0) return fail(IoStatus::fail("close", temp, errno));

@@ -15,6 +15,8 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <tuple>
+#include <vector>
 
 #include "batch/journal.h"
 #include "batch/memory_estimate.h"
@@ -465,6 +467,80 @@ TEST(Store, AMirrorWithoutExtendedAttributesGetsTheFileAndANote) {
   });
   if (status == 77) GTEST_SKIP() << "no ramfs without extended attributes can be mounted here";
   EXPECT_EQ(status, 0);
+}
+
+// As root, a mirror whose filesystem refuses the owner (NFS with root squashing, exFAT; here a
+// user namespace that maps no uid but root's, where the source's owner cannot be named) gets
+// the file without it, and the write says so; in place the original stays as it is, and the
+// message names the file, not lighten's temp file.
+TEST(Store, AMirrorThatRefusesTheOwnerGetsTheFileAndANote) {
+  if (::geteuid() != 0) GTEST_SKIP() << "giving a file another owner takes root";
+  TempDir dir;
+  const std::string source = (dir / "f.bin").string();
+  touch(source, "original content");
+  ASSERT_EQ(::chown(source.c_str(), 1234, 1234), 0);
+  const std::string mirrored = (dir / "out.bin").string();
+  const int status = in_child([&] {
+    if (::unshare(CLONE_NEWUSER) != 0) return 77;
+    const int groups = ::open("/proc/self/setgroups", O_WRONLY);  // for gid_map, where not root
+    if (groups >= 0 && ::write(groups, "deny", 4) != 4) return 77;
+    if (groups >= 0) ::close(groups);
+    for (const char* map : {"/proc/self/uid_map", "/proc/self/gid_map"}) {
+      const int fd = ::open(map, O_WRONLY);
+      const bool written = fd >= 0 && ::write(fd, "0 0 1", 5) == 5;
+      if (fd >= 0) ::close(fd);
+      if (!written) return 77;
+    }
+    auto store = batch::make_local_store();
+    const std::vector<uint8_t> smaller = {'n', 'e', 'w'};
+    const batch::IoStatus s = store->write_atomic(mirrored, smaller, source, nullptr);
+    if (!s.ok()) return 1;
+    if (s.note.find("owner not kept") == std::string::npos) return 2;
+    if (read_file(mirrored) != smaller) return 3;
+    const batch::IoStatus in_place = store->write_atomic(source, smaller, source, nullptr);
+    if (in_place.ok()) return 4;
+    if (in_place.message.find("chown " + source + ":") == std::string::npos) return 5;
+    return 0;
+  });
+  if (status == 77) GTEST_SKIP() << "no user namespace can be made here";
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(read_file(source), std::vector<uint8_t>({'o', 'r', 'i', 'g', 'i', 'n', 'a', 'l', ' ',
+                                                     'c', 'o', 'n', 't', 'e', 'n', 't'}));
+  EXPECT_FALSE(has_temp_files(dir.path()));
+}
+
+// A file replaced in place does not take its folder's default ACL: one that had no ACL keeps
+// its mode as the only say on who may read it (a default ACL granting another user would have
+// opened it to that user).
+TEST(Store, InPlaceDoesNotTakeTheFoldersDefaultAcl) {
+  TempDir dir;
+  const std::string path = (dir / "f.bin").string();
+  touch(path, "original content");
+  ASSERT_EQ(::chmod(path.c_str(), 0640), 0);
+  // POSIX ACL xattr, version 2: user::rwx, user:65534:rw-, group::r-x, mask::rwx, other::---.
+  std::vector<uint8_t> acl = {2, 0, 0, 0};
+  for (const auto& [tag, perm, id] :
+       std::vector<std::tuple<uint16_t, uint16_t, uint32_t>>{{0x01, 7, 0xFFFFFFFF},
+                                                             {0x02, 6, 65534},
+                                                             {0x04, 5, 0xFFFFFFFF},
+                                                             {0x10, 7, 0xFFFFFFFF},
+                                                             {0x20, 0, 0xFFFFFFFF}}) {
+    for (int i = 0; i < 2; ++i) acl.push_back(uint8_t(tag >> (8 * i)));
+    for (int i = 0; i < 2; ++i) acl.push_back(uint8_t(perm >> (8 * i)));
+    for (int i = 0; i < 4; ++i) acl.push_back(uint8_t(id >> (8 * i)));
+  }
+  if (::setxattr(dir.path().c_str(), "system.posix_acl_default", acl.data(), acl.size(), 0) != 0)
+    GTEST_SKIP() << "this filesystem holds no POSIX ACLs";
+  auto store = batch::make_local_store();
+  const std::vector<uint8_t> smaller = {'n', 'e', 'w'};
+  const batch::IoStatus s = store->write_atomic(path, smaller, path, nullptr);
+  ASSERT_TRUE(s.ok()) << s.message;
+  EXPECT_EQ(read_file(path), smaller);
+  EXPECT_LT(::getxattr(path.c_str(), "system.posix_acl_access", nullptr, 0), 0);
+  EXPECT_EQ(errno, ENODATA);
+  struct stat after {};
+  ASSERT_EQ(::stat(path.c_str(), &after), 0);
+  EXPECT_EQ(after.st_mode & 07777, 0640u);
 }
 
 // A private folder stays private in the mirror: each folder made takes the permissions of the
