@@ -379,7 +379,7 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
     // Keyed as the files' rows are: absolute, lexically normal.
     std::vector<FileResult> walk_rows = rows_first;
     for (FileResult& r : walk_rows) r.path = batch::journal_key(r.path);
-    journal->replace_walk_rows(summary.run_id, walk_rows);
+    journal->replace_walk_rows(summary.run_id, walk_rows, shard_suffix(options.shard));
   }
 
   batch::RunContext context{.options = options,

@@ -266,13 +266,24 @@ void Journal::flush() {
   if (!first_error_.empty()) throw std::runtime_error(first_error_);
 }
 
-void Journal::replace_walk_rows(const std::string& run_id, const std::vector<FileResult>& rows) {
+void Journal::replace_walk_rows(const std::string& run_id, const std::vector<FileResult>& rows,
+                                const std::string& shard_tag) {
   std::lock_guard lock(mutex_);
   sqlite3_stmt* s = nullptr;
   try {
     commit_locked();
     exec("BEGIN IMMEDIATE");
-    exec("DELETE FROM walk_rows");
+    if (shard_tag.empty()) {
+      exec("DELETE FROM walk_rows");
+    } else {
+      if (sqlite3_prepare_v2(db_, "DELETE FROM walk_rows WHERE substr(run_id, -length(?1)) = ?1",
+                             -1, &s, nullptr) != SQLITE_OK)
+        fail(db_, "prepare", path_);
+      bind_text(s, 1, shard_tag);
+      if (sqlite3_step(s) != SQLITE_DONE) fail(db_, "delete", path_);
+      sqlite3_finalize(s);
+      s = nullptr;
+    }
     if (sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO walk_rows VALUES(?1, ?2, ?3, ?4)", -1, &s,
                            nullptr) != SQLITE_OK)
       fail(db_, "prepare", path_);

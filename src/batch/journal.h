@@ -59,8 +59,12 @@ class Journal {
   void flush();
   // Replaces the rows that stand for no file (problems of the walk: an unreadable folder, a
   // dangling link; links a mirror could not make; files met again through a link) with this
-  // run's, so that `lighten report` shows the latest walk's. A failure is kept for flush().
-  void replace_walk_rows(const std::string& run_id, const std::vector<FileResult>& rows);
+  // run's, so that `lighten report` shows the latest walk's. `shard_tag` ends the run ids of
+  // one shard's runs (".shard-2-of-4"; "" for a run of the whole tree): a shard replaces only
+  // the rows of earlier runs of that shard, as shards may share a journal. A failure is kept
+  // for flush().
+  void replace_walk_rows(const std::string& run_id, const std::vector<FileResult>& rows,
+                         const std::string& shard_tag);
   std::vector<JournalRow> rows(const std::string& run_id);
   uint64_t count();
   const std::string& path() const { return path_; }

@@ -243,6 +243,52 @@ TEST(Journal, RoundTripAndMerge) {
   EXPECT_THROW(merge_journals({(dir / "missing.sqlite").string()}, merged), std::runtime_error);
 }
 
+// Shards may share one journal: each replaces the walk rows of its own earlier runs only, where
+// the second shard's walk used to wipe the first's; a run of the whole tree replaces them all.
+TEST(Journal, ShardsSharingAJournalKeepEachOthersWalkRows) {
+  TempDir dir;
+  const std::string path = (dir / "j.sqlite").string();
+  const auto walk_row = [](const std::string& p) {
+    FileResult r;
+    r.path = p;
+    r.reason = Reason::kIoError;
+    r.message = "dangling link";
+    return r;
+  };
+  const auto walk_paths = [&] {
+    std::vector<std::string> paths;
+    sqlite3* db = nullptr;
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_open(path.c_str(), &db) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "SELECT path FROM walk_rows ORDER BY path", -1, &s, nullptr) ==
+            SQLITE_OK)
+      while (sqlite3_step(s) == SQLITE_ROW)
+        paths.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(s, 0)));
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    return paths;
+  };
+  {
+    batch::Journal j(path);
+    j.replace_walk_rows("r1.shard-1-of-2", {walk_row("/t/a")}, ".shard-1-of-2");
+    j.replace_walk_rows("r1.shard-2-of-2", {walk_row("/t/b")}, ".shard-2-of-2");
+    j.flush();
+  }
+  EXPECT_EQ(walk_paths(), (std::vector<std::string>{"/t/a", "/t/b"}));
+  {
+    batch::Journal j(path);
+    j.replace_walk_rows("r2.shard-1-of-2", {}, ".shard-1-of-2");  // shard 1's problem is gone
+    j.flush();
+  }
+  EXPECT_EQ(walk_paths(), std::vector<std::string>{"/t/b"});
+  {
+    batch::Journal j(path);
+    j.replace_walk_rows("r3", {walk_row("/t/c")}, "");
+    j.flush();
+  }
+  EXPECT_EQ(walk_paths(), std::vector<std::string>{"/t/c"});
+}
+
 // Every input is checked before the output is touched: a photo given among the journals is named
 // as the one at fault, and no merged journal is left half made.
 TEST(Journal, MergeRefusesAnInputThatIsNotAJournalAndWritesNothing) {
