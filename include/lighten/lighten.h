@@ -43,6 +43,11 @@ class MemoryGate {
 // The same, telling `gate` of every item the file holds, at any depth.
 Outcome optimize(std::span<const uint8_t> bytes, const Policy& policy, MemoryGate& gate);
 
+// Whether a file that begins with `head` (its first kilobytes) may be one lighten optimises:
+// false only where those bytes show a kind it has no optimiser for, so that a caller need not
+// read the rest. The kinds of ZIP archives and compound files wait for their entries' names.
+bool may_optimize(std::span<const uint8_t> head);
+
 // What lighten sees in a file, as ordered name/value lines, for `lighten info`.
 struct FileInfo {
   Kind kind = Kind::kUnknown;

@@ -123,7 +123,12 @@ std::optional<PngImage> png_image(ByteView b) {
 
 bool frame_header_beyond(ByteView head) { return jpeg_frame(head).beyond; }
 
+bool streamed_unread(uint64_t file_size, ByteView head) {
+  return file_size > kStreamedAbove && !head.empty() && !may_optimize(head);
+}
+
 uint64_t memory_estimate(uint64_t file_size, ByteView head, const Policy& policy) {
+  if (streamed_unread(file_size, head)) return kMinEstimate;
   uint64_t estimate = saturating_mul(file_size, kPerFileByte);
   const uint64_t around = saturating_mul(file_size, kImagePerFileByte);
   // Frames over the pixel limit are refused before they are decoded: priced by size.

@@ -17,13 +17,20 @@ namespace lighten::batch {
 // EXIF, ICC and XMP segments), enough for nearly every photo.
 inline constexpr size_t kEstimateHeadBytes = 4096, kEstimateLongHeadBytes = 256 * 1024;
 
+// Above this size, a file whose first bytes show a kind lighten has no optimiser for (a disk
+// image, an MKV) is not read whole: a mirror gets it streamed across.
+inline constexpr uint64_t kStreamedAbove = 4 << 20;
+// Whether a file of `file_size` bytes that begins with `head` (non-empty) is such a file.
+bool streamed_unread(uint64_t file_size, ByteView head);
+
 // True when `head` starts a JPEG whose frame header lies past its end.
 bool frame_header_beyond(ByteView head);
 
 // A coarse upper bound of the peak memory of optimising one file of `file_size` bytes whose
 // first bytes are `head` (any prefix, possibly empty). Images are priced by their pixels (from
 // the JPEG frame or PNG header in `head`), as decoding, candidates and the metric grow with
-// them and not with the compressed size; anything else by its size.
+// them and not with the compressed size; a file streamed_unread by its copy buffer; anything
+// else by its size.
 uint64_t memory_estimate(uint64_t file_size, ByteView head, const Policy& policy);
 
 // Prices the items inside files (a document's pictures, a video's frames) as files are priced,

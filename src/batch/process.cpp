@@ -13,6 +13,7 @@
 #include <new>
 #include <vector>
 
+#include "batch/memory_estimate.h"
 #include "core/errors.h"
 #include "core/file_backed_buffer.h"
 #include "lighten/lighten.h"
@@ -132,6 +133,18 @@ class FileJob {
     return true;
   }
 
+  // The mirror stays complete without reading the file into memory.
+  void copy_unread_into_mirror() {
+    if (!mirror_ || options_.dry_run) return;
+    IoStatus s = make_mirror_dirs();
+    if (s.ok())
+      s = options_.unchanged == UnchangedFiles::kHardlink
+              ? ctx_.store.link_or_copy(out_path_, entry_.path)
+              : ctx_.store.copy_atomic(out_path_, entry_.path, &entry_.stat);
+    if (!s.ok()) set_write_error(ctx_, result_, s);
+    note_what_was_not_kept(s);
+  }
+
   void optimise_and_write() {
     const Policy& policy = options_.policy;
     // Replacing one name of a hard-linked file would split it from the others: both contents
@@ -148,17 +161,25 @@ class FileJob {
       result_.reason = Reason::kLimitExceeded;
       result_.message = "larger than the input limit of " +
                         std::to_string(policy.limits.max_input_bytes) + " bytes; not read";
-      if (mirror_ && !options_.dry_run) {
-        // The mirror stays complete without reading the file into memory.
-        IoStatus s = make_mirror_dirs();
-        if (s.ok())
-          s = options_.unchanged == UnchangedFiles::kHardlink
-                  ? ctx_.store.link_or_copy(out_path_, entry_.path)
-                  : ctx_.store.copy_atomic(out_path_, entry_.path, &entry_.stat);
-        if (!s.ok()) set_write_error(ctx_, result_, s);
-        note_what_was_not_kept(s);
-      }
+      copy_unread_into_mirror();
       return;
+    }
+    // A large file of a kind lighten has no optimiser for (a disk image, an MKV) is told by its
+    // first bytes and not read whole: a mirror gets it streamed across, its holes kept.
+    if (entry_.stat.size > kStreamedAbove) {
+      std::vector<uint8_t> head;
+      if (const IoStatus s = ctx_.store.read_head(entry_.path, kEstimateHeadBytes, head); !s.ok()) {
+        set_io_error(result_, s);
+        return;
+      }
+      if (streamed_unread(entry_.stat.size, head)) {
+        const Outcome outcome = optimize(head, policy);  // says which kind, and that it is kept
+        result_.kind = outcome.kind;
+        result_.reason = outcome.reason;
+        result_.message = outcome.message;
+        copy_unread_into_mirror();
+        return;
+      }
     }
 
     // A file larger than the large-output limit (a long video) is read into a file-backed

@@ -349,16 +349,34 @@ class LocalStore final : public Store {
       Fd in(::open(source.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOATIME));
       if (in.get() < 0 && errno == EPERM) in.reset(::open(source.c_str(), O_RDONLY | O_CLOEXEC));
       if (in.get() < 0) return IoStatus::fail("open", source, errno);
+      // Blocks of zeros are skipped, not written: a sparse file (a disk image) stays sparse
+      // where the destination's filesystem allows it, and reads as the same bytes.
+      constexpr size_t kBlock = 64 << 10;
       std::vector<uint8_t> buffer(kCopyChunk);
+      off_t copied = 0;
       for (;;) {
         ssize_t n = ::read(in.get(), buffer.data(), buffer.size());
         if (n < 0) {
           if (errno == EINTR) continue;
           return IoStatus::fail("read", source, errno);
         }
-        if (n == 0) return {};
-        if (auto s = write_all(out, buffer.data(), size_t(n), target); !s.ok()) return s;
+        if (n == 0) break;
+        for (size_t at = 0; at < size_t(n); at += kBlock) {
+          const size_t len = std::min(kBlock, size_t(n) - at);
+          const uint8_t* block = buffer.data() + at;
+          const bool zeros = block[0] == 0 && std::memcmp(block, block + 1, len - 1) == 0;
+          if (zeros) {
+            if (::lseek(out, off_t(len), SEEK_CUR) < 0)
+              return IoStatus::fail("seek", target, errno);
+          } else if (auto s = write_all(out, block, len, target); !s.ok()) {
+            return s;
+          }
+          copied += off_t(len);
+        }
       }
+      // Zeros at the end make the length, written as a hole.
+      if (::ftruncate(out, copied) != 0) return IoStatus::fail("truncate", target, errno);
+      return {};
     });
   }
 

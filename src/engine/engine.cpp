@@ -242,6 +242,14 @@ Outcome optimize(std::span<const uint8_t> bytes, const Policy& policy, MemoryGat
   return optimize_with(bytes, policy, &gate);
 }
 
+bool may_optimize(std::span<const uint8_t> head) {
+  const Kind kind = sniff(head);
+  if (find_format(kind) != nullptr) return true;
+  // A head may hold only some of an archive's names (and a compound file's directory may lie
+  // anywhere): what they make of it is the whole file's to say.
+  return starts_with(head, "PK") || kind == Kind::kCfb;
+}
+
 FileInfo describe(std::span<const uint8_t> bytes) {
   FileInfo info;
   info.kind = sniff(bytes);

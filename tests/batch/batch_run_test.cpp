@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <fstream>
+#include <map>
 #include <mutex>
 #include <set>
 #include <sstream>
 
+#include "batch/journal.h"
 #include "batch/test_support.h"
 #include "lighten/batch.h"
 #include "lighten/report.h"
@@ -235,6 +238,51 @@ TEST_F(RunBatch, LimitExceededFilesAreNotReadAndStillMirrored) {
   EXPECT_EQ(s.total.replaced, 0u);
   EXPECT_EQ(s.total.kept[Reason::kLimitExceeded], s.total.files - 1);  // notes.txt is 2 bytes
   EXPECT_EQ(snapshot(dir_ / "out").size(), s.total.files + 1);         // + the journal
+}
+
+// A large file of a kind lighten has no optimiser for is told by its first bytes and not read
+// whole (its journal row holds no hash of content never read); the mirror gets the same bytes,
+// and a sparse file's holes stay holes. A large file of a kind it does optimise is read whole.
+TEST_F(RunBatch, LargeFilesOfOtherKindsAreStreamedIntoTheMirror) {
+  const fs::path image = dir_ / "in" / "disk.img", gif = dir_ / "in" / "big.gif";
+  {
+    std::ofstream out(image, std::ios::binary);
+    out.seekp(3 << 20);
+    out << "a few bytes of data in the middle of a hole";
+    out.seekp((6 << 20) - 1);
+    out.put('\0');
+  }
+  std::vector<uint8_t> animation(5 << 20, 0x5A);
+  std::copy_n("GIF89a", 6, animation.begin());
+  write_file(gif, animation);
+  std::vector<uint8_t> padded = read_file(dir_ / "in" / "testorig.jpg");
+  padded.resize(padded.size() + (5 << 20), 0xAA);  // bytes after the EOI, kept as they are
+  write_file(dir_ / "in" / "padded.jpg", padded);
+  auto o = options();
+  o.output_dir = (dir_ / "out").string();
+  Recorder rec;
+  const auto s = run_batch(o, rec);
+  EXPECT_EQ(s.io_errors, 0u);
+  std::map<std::string, FileResult> by_name;
+  for (const FileResult& r : rec.results) by_name[fs::path(r.path).filename().string()] = r;
+  EXPECT_EQ(by_name["disk.img"].reason, Reason::kUnsupportedKind);
+  EXPECT_EQ(by_name["big.gif"].reason, Reason::kUnsupportedKind);
+  EXPECT_EQ(by_name["big.gif"].kind, Kind::kGif);
+  EXPECT_EQ(by_name["padded.jpg"].kind, Kind::kJpeg);  // read and optimised (its gain is small)
+  EXPECT_NE(by_name["padded.jpg"].reason, Reason::kUnsupportedKind);
+  EXPECT_EQ(read_file(dir_ / "out" / "disk.img"), read_file(image));
+  EXPECT_EQ(read_file(dir_ / "out" / "big.gif"), animation);
+  struct stat in {
+  }, out{};
+  ASSERT_EQ(::stat(image.c_str(), &in), 0);
+  ASSERT_EQ(::stat((dir_ / "out" / "disk.img").c_str(), &out), 0);
+  if (in.st_blocks * 512 < in.st_size / 2) {  // this filesystem holds holes
+    EXPECT_LT(out.st_blocks * 512, out.st_size / 2);
+  }
+  batch::Journal journal((dir_ / "out" / ".lighten-journal.sqlite").string(), false);
+  EXPECT_EQ(journal.find(fs::absolute(image).lexically_normal().string())->hash, "");
+  EXPECT_NE(
+      journal.find(fs::absolute(dir_ / "in" / "padded.jpg").lexically_normal().string())->hash, "");
 }
 
 // Inputs over Limits::large_output_bytes are read into file-backed buffers instead of memory,

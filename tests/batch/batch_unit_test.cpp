@@ -809,6 +809,12 @@ TEST(MemoryEstimate, ImagesArePricedByTheirPixels) {
   // Anything else: 16 times its size, at least 1 MiB.
   EXPECT_EQ(batch::memory_estimate(0, {}, lossless), kMiB);
   EXPECT_EQ(batch::memory_estimate(10 * kMiB, {}, lossless), 160 * kMiB);
+  // A large file of a kind lighten has no optimiser for is streamed, not read: its copy buffer.
+  const std::vector<uint8_t> gif = {'G', 'I', 'F', '8', '9', 'a', 1, 0, 1, 0};
+  EXPECT_EQ(batch::memory_estimate(200 * kMiB, gif, lossless), kMiB);
+  EXPECT_EQ(batch::memory_estimate(2 * kMiB, gif, lossless), 32 * kMiB);  // small: read whole
+  const std::vector<uint8_t> zip = {'P', 'K', 3, 4, 20, 0, 0, 0};  // its kind waits for names
+  EXPECT_EQ(batch::memory_estimate(200 * kMiB, zip, lossless), 3200 * kMiB);
 
   // JPEG: bytes a pixel and a DCT coefficient (1.5 a pixel at 4:2:0, 4 in CMYK).
   const std::vector<uint8_t> jpeg = jpeg_head();
