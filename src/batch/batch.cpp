@@ -245,7 +245,9 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
 
   batch::WalkOptions walk_options;
   walk_options.follow_symlinks = options.follow_symlinks;
-  walk_options.clean_temps = !options.dry_run;
+  // A mirror run writes nothing in its inputs: a temp file there is an in-place run's, killed or
+  // live, and that run's to remove.
+  walk_options.clean_temps = !options.dry_run && !mirror;
   walk_options.owns_temp = [&](const std::string& relative) {
     return batch::in_shard(relative, options.shard);
   };
@@ -265,6 +267,7 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
     out_options.exclude_paths.clear();
     out_options.follow_symlinks = false;  // the mirror's links lead out of it
     out_options.collect_links = false;
+    out_options.clean_temps = true;
     out_options.clean_temp_links = true;  // make_link's, where only lighten writes
     summary.cleaned_temps += batch::walk(*store, {options.output_dir}, out_options).cleaned_temps;
   }

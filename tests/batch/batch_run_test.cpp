@@ -540,6 +540,29 @@ TEST_F(RunBatch, ALinkThatCannotBeMadeIsARowAndTempNamedLinksInTheInputStay) {
   EXPECT_TRUE(fs::is_symlink(dir_ / "in" / ".gray.jpg.lighten-tmp-Ab12Cd"));
 }
 
+// A mirror run writes nothing in its inputs: a temp file there (an in-place run's, killed or
+// still at work) stays; an in-place run, whose it is, removes it as a stray. The mirror's own
+// strays, in the output, are removed.
+TEST_F(RunBatch, AMirrorRunLeavesTempFilesInItsInputs) {
+  const fs::path stray = dir_ / "in" / ".gray.jpg.lighten-tmp-Ab12Cd";
+  const fs::path own = dir_ / "out" / ".iptc.jpg.lighten-tmp-Ef34Gh";
+  write_file(stray, {'x'});
+  fs::create_directories(dir_ / "out");
+  write_file(own, {'y'});
+  auto o = options();
+  o.output_dir = (dir_ / "out").string();
+  Recorder rec;
+  const BatchSummary s = run_batch(o, rec);
+  EXPECT_TRUE(fs::exists(stray));
+  EXPECT_FALSE(fs::exists(own));
+  EXPECT_EQ(s.cleaned_temps, 1u);
+  o.output_dir.clear();
+  o.in_place = true;
+  Recorder in_place;
+  run_batch(o, in_place);
+  EXPECT_FALSE(fs::exists(stray));
+}
+
 // An input that is itself a mirror holds a journal of the same name: it must not replace (or,
 // as a link, redirect) this mirror's live journal. An input inside the output directory would be
 // overwritten by the mirror: refused.
