@@ -249,7 +249,8 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
   // live, and that run's to remove.
   walk_options.clean_temps = !options.dry_run && !mirror;
   walk_options.owns_temp = [&](const std::string& relative) {
-    return batch::in_shard(relative, options.shard);
+    // One whose file cannot be told is any shard's: only a run of the whole tree removes it.
+    return relative.empty() ? options.shard.count <= 1 : batch::in_shard(relative, options.shard);
   };
   if (mirror) {
     walk_options.exclude_paths.push_back(options.output_dir);

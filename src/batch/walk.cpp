@@ -168,9 +168,8 @@ class Walker {
 
   bool owns_temp(const std::string& relative, const std::string& temp_name) const {
     if (!options_.owns_temp) return true;
-    auto target = temp_target(temp_name);
-    // A name too long to recover: whoever sees it cleans it.
-    return target.empty() || options_.owns_temp(join(relative, target));
+    const std::string target = temp_target(temp_name);
+    return options_.owns_temp(target.empty() ? std::string() : join(relative, target));
   }
 
   Store& store_;

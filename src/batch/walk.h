@@ -22,8 +22,9 @@ struct WalkOptions {
   // Also remove symbolic links with temp names (make_link's strays): only in a mirror's output,
   // where lighten alone writes; an input tree's links are its owner's.
   bool clean_temp_links = false;
-  // Whether this run owns the file a stray temp file was written for (its relative path):
-  // parallel shards over one tree must not remove each other's live temp files.
+  // Whether this run owns the file a stray temp file was written for (its relative path; "" where
+  // the temp name, cut for a long file name, no longer tells it): parallel shards over one tree
+  // must not remove each other's live temp files.
   std::function<bool(const std::string&)> owns_temp;
 };
 
