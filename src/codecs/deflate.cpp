@@ -179,6 +179,33 @@ Bytes inflate_bounded(ByteView input, size_t limit, DeflateWrapper wrapper, size
   return out;
 }
 
+uint64_t inflated_size(ByteView input, uint64_t limit, DeflateWrapper wrapper) {
+  Inflater inf(wrapper);
+  z_stream& s = inf.stream;
+  std::vector<uint8_t> scratch(1 << 16);
+  uint64_t total = 0;
+  size_t in_pos = 0;
+  for (int rc = Z_OK; rc != Z_STREAM_END;) {
+    s.next_in = const_cast<Bytef*>(input.data() + in_pos);
+    s.avail_in = uInt(std::min<size_t>(std::numeric_limits<uInt>::max(), input.size() - in_pos));
+    s.next_out = scratch.data();
+    s.avail_out = uInt(scratch.size());
+    const uInt before_in = s.avail_in;
+    rc = inflate(&s, Z_NO_FLUSH);
+    in_pos += before_in - s.avail_in;
+    const size_t produced = scratch.size() - s.avail_out;
+    total += produced;
+    if (total > limit)
+      throw FormatError(Reason::kLimitExceeded, in_pos,
+                        "deflate stream expands past " + std::to_string(limit) + " bytes");
+    if (rc == Z_STREAM_END) break;
+    if (rc != Z_OK && rc != Z_BUF_ERROR) corrupt(s, "is damaged");
+    if (before_in == s.avail_in && produced == 0)
+      throw FormatError(Reason::kTruncated, in_pos, "deflate stream ends early");
+  }
+  return total;
+}
+
 uint32_t crc32_update(uint32_t crc, ByteView bytes) {
   size_t pos = 0;
   while (pos < bytes.size()) {

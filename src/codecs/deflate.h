@@ -46,6 +46,11 @@ Bytes inflate_exact(ByteView input, size_t expected_size, DeflateWrapper wrapper
 Bytes inflate_bounded(ByteView input, size_t limit, DeflateWrapper wrapper,
                       size_t* consumed = nullptr);
 
+// How many bytes a stream of unknown size inflates to, counted without holding them (so that
+// its memory can be asked for before it is allocated, once); throws as inflate_bounded does:
+// past `limit` (kLimitExceeded), damaged (kCorrupt), cut short (kTruncated).
+uint64_t inflated_size(ByteView input, uint64_t limit, DeflateWrapper wrapper);
+
 uint32_t crc32_of(ByteView bytes);
 uint32_t crc32_update(uint32_t crc, ByteView bytes);
 

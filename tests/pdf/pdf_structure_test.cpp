@@ -3,6 +3,7 @@
 // exactly that), Flate images get PNG predictors without changing a sample, and files qpdf had
 // to reconstruct are written only with `repair`.
 #include <gtest/gtest.h>
+#include <malloc.h>
 #include <qpdf/QPDF.hh>
 #include <qpdf/QPDFPageDocumentHelper.hh>
 #include <qpdf/QPDFWriter.hh>
@@ -364,6 +365,40 @@ TEST(PdfStructure, DecodedImagesAreToldToTheMemoryGate) {
   EXPECT_EQ(gate.holds_of(3 * samples), 1u);
   EXPECT_EQ(gate.largest_hold, 4 * samples);
   EXPECT_EQ(gate.held, 0u);
+}
+
+// A gate that notes, at each hold, how much of the heap was in use: memory asked for before it
+// is allocated finds the heap without it.
+class HeapNotingGate final : public MemoryGate {
+ public:
+  uint64_t admit(std::span<const uint8_t> item, const Policy&) override { return item.size(); }
+  uint64_t admit_bytes(uint64_t bytes) override {
+    const struct mallinfo2 heap = mallinfo2();
+    holds.push_back({bytes, heap.uordblks + heap.hblkhd});  // large blocks are mapped apart
+    return bytes;
+  }
+  void release(uint64_t) noexcept override {}
+  std::vector<std::pair<uint64_t, size_t>> holds;  // bytes held, heap in use then
+};
+
+// A few kilobytes of Flate may decode to gigabytes: such a stream is counted first and its
+// memory held before it is allocated, once (a 3 MB stream of zeros took 6.4 GB, the growing
+// buffer's copies included, before anything was told to the memory budget).
+TEST(PdfStructure, AStreamThatDecodesLargeIsHeldBeforeItIsAllocated) {
+  constexpr size_t kDecoded = 48 << 20;
+  auto objects = two_pages(false);
+  objects[3] =
+      stream_object("/Filter /FlateDecode", testing::zlib_fast(std::string(kDecoded, ' ')));
+  const auto input = as_bytes(make_pdf(objects));
+  ASSERT_LT(input.size(), kDecoded / 100);
+  HeapNotingGate gate;
+  const Outcome o = optimize(input, Policy{}, gate);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  const auto first = std::find_if(gate.holds.begin(), gate.holds.end(),
+                                  [](const auto& h) { return h.first >= kDecoded; });
+  ASSERT_NE(first, gate.holds.end());
+  EXPECT_EQ(first->first, kDecoded);
+  EXPECT_LT(first->second, kDecoded);  // the decoded bytes were not yet on the heap
 }
 
 // A comment after the header moves every object away from where the xref table says it is.

@@ -283,6 +283,16 @@ class BoundedSink final : public Pipeline {
 
 }  // namespace
 
+Bytes inflate_held(ByteView raw, size_t limit, Context& context, MemoryHold& hold,
+                   size_t* consumed) {
+  constexpr uint64_t kCountFirstAbove = 16 << 20;
+  if (most_inflated(raw.size()) <= kCountFirstAbove)
+    return inflate_bounded(raw, limit, DeflateWrapper::kZlib, consumed);
+  const uint64_t size = inflated_size(raw, limit, DeflateWrapper::kZlib);
+  hold = context.hold_memory(size);
+  return inflate_exact(raw, size_t(size), DeflateWrapper::kZlib, consumed);
+}
+
 std::optional<Bytes> decoded_within(QPDFObjectHandle stream, size_t limit,
                                     const std::string& what) {
   BoundedSink sink(limit);

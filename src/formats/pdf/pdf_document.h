@@ -11,6 +11,7 @@
 #include <string>
 
 #include "core/bytes.h"
+#include "core/context.h"
 #include "core/errors.h"
 
 namespace lighten::pdf {
@@ -70,6 +71,13 @@ Bytes raw_data(QPDFObjectHandle stream);
 // nullopt when the filters fail; FormatError (kLimitExceeded, naming `what`) when the data
 // runs past `limit`. A few kilobytes of chained Flate filters can decode to gigabytes.
 std::optional<Bytes> decoded_within(QPDFObjectHandle stream, size_t limit, const std::string& what);
+
+// A Flate stream's bytes inflated within `limit` (FormatError as inflate_bounded's). One that
+// could decode to more than a few megabytes is counted first and its memory held with
+// `context` (which may wait for room) before it is allocated, once: a 3 MB stream of zeros
+// decodes to 3 GB, which growing a buffer would have taken twice. `hold` receives the hold.
+Bytes inflate_held(ByteView raw, size_t limit, Context& context, MemoryHold& hold,
+                   size_t* consumed = nullptr);
 
 // --- implementation of the template ---
 [[noreturn]] void rethrow_as_format_error();

@@ -264,8 +264,9 @@ void StreamOptimizer::flate(QPDFObjectHandle stream) {
   const Bytes raw = raw_data(stream);
   Bytes decoded;
   size_t consumed = 0;
+  MemoryHold hold;
   try {
-    decoded = inflate_bounded(raw, budget_left(), DeflateWrapper::kZlib, &consumed);
+    decoded = inflate_held(raw, budget_left(), context_, hold, &consumed);
   } catch (const FormatError& e) {
     if (e.reason() == Reason::kLimitExceeded) throw;
     return;  // damaged or raw deflate: viewers cope their own way; leave the bytes as they are

@@ -128,10 +128,11 @@ class GraphCompare {
     return true;
   }
 
-  Bytes inflate(const Bytes& raw) {
+  // `hold` keeps the memory of the bytes returned counted while the caller holds them.
+  Bytes inflate(const Bytes& raw, MemoryHold& hold) {
     const uint64_t max = context_.policy().limits.max_expanded_bytes;
     Bytes out =
-        inflate_bounded(raw, size_t(max > expanded_ ? max - expanded_ : 0), DeflateWrapper::kZlib);
+        pdf::inflate_held(raw, size_t(max > expanded_ ? max - expanded_ : 0), context_, hold);
     expanded_ += out.size();
     return out;
   }
@@ -168,8 +169,10 @@ class GraphCompare {
     problem_.clear();
     const Bytes a = pdf::raw_data(x), b = pdf::raw_data(y);
     if (same_filters && a == b) return true;
-    if (fx.empty() && fy == "/FlateDecode" && !yd.hasKey("/DecodeParms"))
-      return inflate(b) == a || fail(x, "a deflated stream decodes to other bytes");
+    if (fx.empty() && fy == "/FlateDecode" && !yd.hasKey("/DecodeParms")) {
+      MemoryHold hold;
+      return inflate(b, hold) == a || fail(x, "a deflated stream decodes to other bytes");
+    }
     const bool x_plain = fx.empty() && !xd.hasKey("/DecodeParms");
     if (!same_filters && (fx == "/FlateDecode" || x_plain) && fy == "/FlateDecode" &&
         pdf::is_image(x)) {
@@ -183,9 +186,9 @@ class GraphCompare {
       return same_photo(x, b);
     if (!same_filters) return fail(x, "a stream's filters changed");
     if (fx == "/FlateDecode") {
-      const Bytes before = inflate(a);
-      const MemoryHold hold = context_.hold_memory(2 * uint64_t(before.size()));
-      return inflate(b) == before || fail(x, "a Flate stream decodes to other bytes");
+      MemoryHold held_before, held_after;
+      const Bytes before = inflate(a, held_before);
+      return inflate(b, held_after) == before || fail(x, "a Flate stream decodes to other bytes");
     }
     if (fx == "/DCTDecode") {
       const Verdict v = context_.verify_embedded_under(
