@@ -401,6 +401,16 @@ TEST(PdfStructure, AStreamThatDecodesLargeIsHeldBeforeItIsAllocated) {
   EXPECT_LT(first->second, kDecoded);  // the decoded bytes were not yet on the heap
 }
 
+// Arrays nested as deep as qpdf reads them (500) are compared, not refused as a failed
+// verification that asks for a report.
+TEST(PdfStructure, ObjectsNestedAsDeepAsQpdfReadsAreVerified) {
+  auto objects = two_pages(false);
+  const std::string deep = std::string(490, '[') + "1" + std::string(490, ']');
+  objects[0] = "<< /Type /Catalog /Pages 2 0 R /Extra " + deep + " >>";
+  const Outcome o = optimize(as_bytes(make_pdf(objects)), Policy{});
+  EXPECT_TRUE(o.replaced()) << reason_name(o.reason) << ": " << o.message;
+}
+
 // A comment after the header moves every object away from where the xref table says it is.
 std::string with_shifted_offsets(const std::string& pdf) {
   std::string broken = pdf;

@@ -15,8 +15,9 @@
 namespace lighten::pdf {
 namespace {
 
-// Direct objects nest; deeper than this is not a document anyone made.
-constexpr int kMaxDepth = 256;
+// Direct objects nest; qpdf reads them up to 500 deep, so every document it reads is walked
+// whole (a mask named deeper would have been missed).
+constexpr int kMaxDepth = 600;
 // Distinct output intent profiles read at most: a document has one, perhaps one per standard it
 // claims, and PDF 2.0 pages may add their own; past this many, every device space counts as
 // redefined.

@@ -22,8 +22,8 @@
 namespace lighten {
 namespace {
 
-// Direct objects nest; deeper than this is not a document anyone made.
-constexpr int kMaxDirectDepth = 256;
+// Direct objects nest; qpdf reads them up to 500 deep, so every document it reads is compared.
+constexpr int kMaxDirectDepth = 600;
 
 class GraphCompare {
  public:
