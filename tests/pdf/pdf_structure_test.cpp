@@ -411,6 +411,29 @@ TEST(PdfStructure, ObjectsNestedAsDeepAsQpdfReadsAreVerified) {
   EXPECT_TRUE(o.replaced()) << reason_name(o.reason) << ": " << o.message;
 }
 
+// A file whose header says 1.4 but which holds object streams (readers take them): written
+// without them, its version kept, rather than raised by qpdf and refused as a failed
+// verification; with --pdf-version raise the object streams stay and the version says 1.5.
+TEST(PdfStructure, ObjectStreamsUnderAnOldHeaderAreWrittenOutUnlessRaised) {
+  std::vector<uint8_t> input =
+      qpdf_write(as_bytes(make_pdf(two_pages(false))), false, qpdf_o_generate);
+  const std::string header = "%PDF-1.5";
+  ASSERT_TRUE(std::equal(header.begin(), header.end(), input.begin()));
+  input[7] = '4';
+  ASSERT_GT(open(input)->getAllObjects().size(), 0u);
+  const Outcome kept = optimize(input, Policy{});
+  EXPECT_NE(kept.reason, Reason::kVerifyFailed) << kept.message;
+  if (kept.replaced()) {
+    EXPECT_EQ(open(kept.bytes)->getPDFVersion(), "1.4");
+    EXPECT_EQ(testing::as_string(kept.bytes).find("/ObjStm"), std::string::npos);
+  }
+  Policy raise;
+  raise.pdf_version = PdfVersionPolicy::kRaise;
+  const Outcome raised = optimize(input, raise);
+  ASSERT_TRUE(raised.replaced()) << raised.message;
+  EXPECT_EQ(open(raised.bytes)->getPDFVersion(), "1.5");
+}
+
 // A comment after the header moves every object away from where the xref table says it is.
 std::string with_shifted_offsets(const std::string& pdf) {
   std::string broken = pdf;

@@ -89,7 +89,9 @@ std::shared_ptr<Buffer> write_pdf(QPDF& pdf, const WriteSettings& s, qpdf_object
 }
 
 // The object stream modes to write: generated ones where allowed (also without, for linearised
-// and small files, keeping the smaller), none for PDF/A-1, the file's own otherwise.
+// and small files, keeping the smaller), none otherwise: under PDF/A-1, or below 1.5, where a
+// file that holds object streams all the same (its readers take them) would have its version
+// raised by qpdf to keep them.
 std::vector<qpdf_object_stream_e> object_stream_modes(const PdfFacts& facts, bool object_streams,
                                                       size_t input_size) {
   if (object_streams) {
@@ -97,7 +99,7 @@ std::vector<qpdf_object_stream_e> object_stream_modes(const PdfFacts& facts, boo
       return {qpdf_o_generate, qpdf_o_disable};
     return {qpdf_o_generate};
   }
-  return {facts.pdfa_part == 1 ? qpdf_o_disable : qpdf_o_preserve};
+  return {qpdf_o_disable};
 }
 
 std::string describe_work(const pdf::StreamTally& t, int merged, bool object_streams,
