@@ -485,6 +485,15 @@ TEST(PdfFormat, DataAfterTheEndStaysAfterTheEnd) {
   }
   const auto input = as_bytes(Sample{}.pdf() + appended);
 
+  // Without a %%EOF the file ends at its startxref's offset: what follows is appended data too.
+  std::string unended = Sample{}.pdf();
+  ASSERT_EQ(unended.substr(unended.size() - 6), "%%EOF\n");
+  unended.resize(unended.size() - 6);
+  const std::string signature = "APPENDED-SIGNATURE-BLOCK 0123456789";
+  const Outcome kept_tail = optimize(as_bytes(unended + signature), Policy{});
+  ASSERT_TRUE(kept_tail.replaced()) << kept_tail.message;
+  EXPECT_EQ(text_of(kept_tail.bytes).substr(kept_tail.bytes.size() - signature.size()), signature);
+
   const Outcome blank = optimize(as_bytes(Sample{}.pdf() + "\r\n\n  \n"), Policy{});
   ASSERT_TRUE(blank.replaced()) << blank.message;
   EXPECT_EQ(blank.detail.find("after %%EOF"), std::string::npos) << blank.detail;

@@ -434,6 +434,31 @@ TEST(PdfStructure, ObjectStreamsUnderAnOldHeaderAreWrittenOutUnlessRaised) {
   EXPECT_EQ(open(raised.bytes)->getPDFVersion(), "1.5");
 }
 
+// A linearised file's two xref sections are no update, also once bytes are appended (qpdf then
+// stops calling it linearised); the word "startxref" in a content stream is no xref section.
+// Neither file is refused as incrementally updated; a real update still is.
+TEST(PdfStructure, OnlyXrefSectionsReadersStartFromCountAsUpdates) {
+  const std::string tail = "appended by a scanner\n";
+  std::vector<uint8_t> linearised =
+      qpdf_write(as_bytes(make_pdf(two_pages(false), "1.6")), true, qpdf_o_generate);
+  linearised.insert(linearised.end(), tail.begin(), tail.end());
+  ASSERT_FALSE(open(linearised)->isLinearized());
+  const Outcome o = optimize(linearised, Policy{});
+  ASSERT_TRUE(o.replaced()) << reason_name(o.reason) << ": " << o.message;
+  EXPECT_EQ(testing::as_string(o.bytes).substr(o.bytes.size() - tail.size()), tail);
+
+  auto objects = two_pages(false);
+  objects[3] = stream_object("", "BT /F1 12 Tf (startxref 12) Tj ET\n% startxref 40\n");
+  const Outcome worded = optimize(as_bytes(make_pdf(objects)), Policy{});
+  EXPECT_TRUE(worded.replaced()) << reason_name(worded.reason) << ": " << worded.message;
+
+  const std::string updated = testing::append_update(
+      make_pdf(two_pages(false)), 2, "<< /Type /Pages /Kids [3 0 R] /Count 1 >>", 11);
+  const Outcome refused = optimize(as_bytes(updated), Policy{});
+  EXPECT_EQ(refused.reason, Reason::kUnsupportedVariant) << refused.message;
+  EXPECT_NE(refused.message.find("incremental updates"), std::string::npos) << refused.message;
+}
+
 // A comment after the header moves every object away from where the xref table says it is.
 std::string with_shifted_offsets(const std::string& pdf) {
   std::string broken = pdf;

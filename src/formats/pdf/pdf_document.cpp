@@ -20,13 +20,72 @@ namespace {
 // XMP packets are small; a larger one is not worth decoding to look for a PDF/A claim.
 constexpr size_t kMaxMetadataBytes = 16u << 20;
 
-size_t count_occurrences(ByteView bytes, std::string_view needle) {
-  const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+bool pdf_whitespace(char c) {
+  return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\f' || c == '\0';
+}
+
+// Where the "startxref" keyword at `at` ends with its offset and end of line (npos when what
+// follows is no offset: the word in a string, a content stream or an attachment's text).
+size_t startxref_end(std::string_view text, size_t at) {
+  if (at > 0 && !pdf_whitespace(text[at - 1])) return std::string_view::npos;
+  size_t i = at + std::string_view("startxref").size();
+  while (i < text.size() && pdf_whitespace(text[i]) && i < at + 64) ++i;
+  const size_t digits = i;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+  if (i == digits) return std::string_view::npos;
+  if (i < text.size() && text[i] == '\r') ++i;
+  if (i < text.size() && text[i] == '\n') ++i;
+  return i;
+}
+
+// Whether `offset` (from the file's start, or from its header's) leads to an xref table or an
+// object (an xref stream), or is the 0 of a linearised file's first-page trailer.
+bool leads_to_xref(std::string_view text, uint64_t offset) {
+  if (offset == 0) return true;
+  const size_t header = text.substr(0, 1024).find("%PDF-");
+  for (const size_t base : {size_t(0), header == std::string_view::npos ? size_t(0) : header}) {
+    if (offset >= text.size() - base) continue;
+    size_t i = base + size_t(offset);
+    while (i < text.size() && pdf_whitespace(text[i])) ++i;
+    if (text.substr(i, 4) == "xref") return true;
+    // "12 0 obj"
+    size_t j = i;
+    for (int part = 0; part < 2; ++part) {
+      const size_t digits = j;
+      while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
+      if (j == digits) break;
+      while (j < text.size() && pdf_whitespace(text[j])) ++j;
+      if (part == 1 && text.substr(j, 3) == "obj") return true;
+    }
+  }
+  return false;
+}
+
+// The "startxref" keywords whose offset leads to an xref section: one for each section a reader
+// starts from (two in a linearised file, one more for each incremental update). The word in a
+// content stream or an attachment's text is not one.
+size_t count_xref_sections(std::string_view text) {
   size_t n = 0;
-  for (size_t at = text.find(needle); at != std::string_view::npos;
-       at = text.find(needle, at + needle.size()))
-    ++n;
+  for (size_t at = text.find("startxref"); at != std::string_view::npos;
+       at = text.find("startxref", at + 1)) {
+    if (startxref_end(text, at) == std::string_view::npos) continue;
+    size_t i = at + std::string_view("startxref").size();
+    while (pdf_whitespace(text[i])) ++i;
+    uint64_t offset = 0;
+    for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) &&
+           offset < (uint64_t(1) << 50);
+         ++i)
+      offset = offset * 10 + uint64_t(text[i] - '0');
+    n += leads_to_xref(text, offset);
+  }
   return n;
+}
+
+// A linearised file's first object, within its first kilobyte, is the linearisation dictionary.
+// qpdf stops calling a file linearised once bytes are appended (its stated length no longer
+// holds); its xref sections are still the two of a linearised file.
+bool declares_linearization(std::string_view text) {
+  return text.substr(0, 1024).find("/Linearized") != std::string_view::npos;
 }
 
 // Reads the value after "pdfaid:<key>" in either XMP form: attribute or element.
@@ -198,13 +257,17 @@ ByteView data_after_eof(ByteView bytes) {
   const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   // The PDF's own end is the first %%EOF after its last startxref; a later one belongs to what
   // was appended. (Appended data holding a startxref reads as an incremental update: refused.)
-  const size_t xref = text.rfind("startxref");
+  // Without a %%EOF, readers end it at the startxref's offset and its end of line.
+  size_t xref = text.rfind("startxref");
+  while (xref != std::string_view::npos && startxref_end(text, xref) == std::string_view::npos)
+    xref = xref == 0 ? std::string_view::npos : text.rfind("startxref", xref - 1);
   if (xref == std::string_view::npos) return {};
   const size_t at = text.find(kEof, xref);
-  if (at == std::string_view::npos) return {};
-  size_t from = at + kEof.size();
-  if (from < text.size() && text[from] == '\r') ++from;
-  if (from < text.size() && text[from] == '\n') ++from;
+  size_t from = at == std::string_view::npos ? startxref_end(text, xref) : at + kEof.size();
+  if (at != std::string_view::npos) {
+    if (from < text.size() && text[from] == '\r') ++from;
+    if (from < text.size() && text[from] == '\n') ++from;
+  }
   const bool blank =
       text.find_first_not_of(std::string_view("\0\t\n\f\r ", 6), from) == std::string_view::npos;
   return blank ? ByteView{} : bytes.subspan(from);
@@ -215,8 +278,9 @@ PdfFacts inspect(QPDF& pdf, ByteView bytes) {
   facts.version = pdf.getPDFVersion();
   facts.extension_level = pdf.getExtensionLevel();
   facts.encrypted = pdf.isEncrypted();
-  facts.linearized = pdf.isLinearized();
-  facts.xref_sections = int(count_occurrences(bytes, "startxref"));
+  const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  facts.linearized = pdf.isLinearized() || declares_linearization(text);
+  facts.xref_sections = int(count_xref_sections(text));
   facts.incremental = facts.xref_sections > (facts.linearized ? 2 : 1);
   read_pdfa(pdf, facts);
   facts.pdfx = claims_pdfx(pdf);

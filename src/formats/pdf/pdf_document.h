@@ -39,16 +39,16 @@ struct PdfFacts {
   int pdfa_part = 0;             // 0 when not PDF/A
   std::string pdfa_conformance;  // "B", "A", "U", ...
   bool pdfx = false;             // claims PDF/X (its version is part of the claim)
-  int xref_sections = 1;         // startxref keywords: >1 (beyond linearisation) = updates
+  int xref_sections = 1;  // startxref keywords with an offset: >1 (beyond linearisation) = updates
   bool incremental = false;
 };
 
 // Looks at the whole file: signatures, PDF/A metadata, encryption, incremental updates.
 PdfFacts inspect(QPDF& pdf, ByteView bytes);
 
-// What follows the file's %%EOF (the first after its last startxref) and its end of line, when
-// that is more than whitespace: data another tool appended, which readers skip and the output
-// carries after its own %%EOF.
+// What follows the file's %%EOF (the first after its last startxref; without one, the
+// startxref's offset) and its end of line, when that is more than whitespace: data another tool
+// appended, which readers skip and the output carries after its own %%EOF.
 ByteView data_after_eof(ByteView bytes);
 
 // The stream's one filter ("/FlateDecode"), "" when unfiltered, "?" for a chain or anything odd.
