@@ -464,6 +464,21 @@ TEST(PdfFormat, SecondRunFindsNothing) {
   EXPECT_FALSE(second.replaced()) << second.detail;
 }
 
+// The Flate filter came with PDF 1.2: an older file's unfiltered streams stay unfiltered (its
+// readers may not inflate), a 1.2 file's are compressed.
+TEST(PdfFormat, FilesBeforePdf12GetNoFlateStreams) {
+  for (const std::string version : {"1.1", "1.2"}) {
+    SCOPED_TRACE(version);
+    std::vector<std::string> objects = Sample{}.objects();
+    std::string content;
+    for (int i = 0; i < 200; ++i) content += drawing_content();
+    objects[3] = stream_object("", content);
+    const Outcome o = optimize(as_bytes(make_pdf(objects, version)), Policy{});
+    const bool flate = o.replaced() && text_of(o.bytes).find("/FlateDecode") != std::string::npos;
+    EXPECT_EQ(flate, version == "1.2") << o.message << o.detail;
+  }
+}
+
 // Bytes another tool appended after %%EOF stay after the output's, %%EOF lines of their own
 // included; a blank tail does not.
 TEST(PdfFormat, DataAfterTheEndStaysAfterTheEnd) {

@@ -198,6 +198,7 @@ ImageFacts image_facts(QPDF& pdf, bool written_as_15) {
   collect_soft_mask_images(soft_mask_groups, facts);
   const std::string version = pdf.getPDFVersion();
   facts.progressive_allowed = written_as_15 || version.size() != 3 || version >= "1.3";
+  facts.flate_allowed = written_as_15 || version.size() != 3 || version >= "1.2";
   return facts;
 }
 

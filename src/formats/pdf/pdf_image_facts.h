@@ -32,6 +32,9 @@ struct ImageFacts {
   std::set<std::string> redefined_device_spaces;
   // False for a file written below PDF 1.3, which has no progressive DCT.
   bool progressive_allowed = true;
+  // False for a file written below PDF 1.2, which has no Flate filter: its unfiltered streams
+  // stay unfiltered.
+  bool flate_allowed = true;
 
   bool used_as_mask(QPDFObjectHandle image) const {
     return any_image_may_be_mask || masks.count(image.getObjGen()) > 0;

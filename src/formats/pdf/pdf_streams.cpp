@@ -50,7 +50,7 @@ void StreamOptimizer::run(QPDFObjectHandle stream) {
     jpeg(stream);
   } else if (filter == "/FlateDecode") {
     flate(stream);
-  } else if (filter.empty() && !stream.getDict().hasKey("/DecodeParms")) {
+  } else if (filter.empty() && !stream.getDict().hasKey("/DecodeParms") && facts_.flate_allowed) {
     unfiltered(stream);
   }
 }
