@@ -312,10 +312,23 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
         if (e.through_link == link)
           optimised_as.try_emplace({e.stat.dev, e.stat.ino}, Owner{&e, e.path});
   }
+  // In a mirror, the names of a hard-linked file stay hard links of one output, as in the input
+  // (a tree of backups holds many): the first name is optimised, the others linked to its output
+  // after it. All go to the first name's shard.
+  const bool keep_hard_links = mirror && !options.dry_run;
+  std::map<std::pair<uint64_t, uint64_t>, std::string> first_names;  // inode -> first's relative
+  if (keep_hard_links)
+    for (const auto& e : found.files)
+      if (e.stat.links > 1) first_names.try_emplace({e.stat.dev, e.stat.ino}, e.relative);
+  const auto shard_key = [&](const batch::WalkEntry& e) -> const std::string& {
+    const auto it =
+        e.stat.links > 1 ? first_names.find({e.stat.dev, e.stat.ino}) : first_names.end();
+    return it == first_names.end() ? e.relative : it->second;
+  };
   std::vector<batch::WalkEntry> files;
   uint64_t bytes = 0;
   for (auto& entry : found.files) {
-    if (!batch::in_shard(entry.relative, options.shard)) continue;
+    if (!batch::in_shard(shard_key(entry), options.shard)) continue;
     if (takes_journals_place(entry.path, entry.relative)) continue;
     // (A file of several hard links is left alone under each name: process_file says why.)
     if (entry.through_link && entry.stat.links <= 1 && !optimised_as.empty())
@@ -330,6 +343,20 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
       }
     bytes += entry.stat.size;
     files.push_back(std::move(entry));
+  }
+  // Later names go after every first name: a worker that takes one waits for its first name,
+  // which has started by then.
+  batch::HardLinkedNames hard_links;
+  if (!first_names.empty()) {
+    std::stable_partition(files.begin(), files.end(), [&](const batch::WalkEntry& e) {
+      return e.stat.links <= 1 || first_names.at({e.stat.dev, e.stat.ino}) == e.relative;
+    });
+    std::map<std::pair<uint64_t, uint64_t>, size_t> first_index;
+    for (size_t i = 0; i < files.size(); ++i) {
+      if (files[i].stat.links <= 1) continue;
+      const auto [it, first] = first_index.try_emplace({files[i].stat.dev, files[i].stat.ino}, i);
+      if (!first) hard_links.add(i, it->second);
+    }
   }
   // Problems of the walk are reported once, by the first shard, each as a row of its own.
   if (options.shard.index == 0)
@@ -401,7 +428,7 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
   auto estimate = [&](size_t i) -> uint64_t {
     const batch::WalkEntry& file = files[i];
     try {
-      if (batch::journal_says_done(context, file)) return 0;
+      if (batch::journal_says_done(context, file) || hard_links.first_of(i)) return 0;
       std::vector<uint8_t> head;
       (void)store->read_head(file.path, batch::kEstimateHeadBytes, head);
       if (head.size() == batch::kEstimateHeadBytes && batch::frame_header_beyond(head))
@@ -413,7 +440,19 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
   };
   const batch::SchedulerStats stats = scheduler.run(
       files.size(), estimate,
-      [&](size_t i) { collector.file(batch::process_file(context, files[i])); },
+      [&](size_t i) {
+        FileResult r;
+        if (const std::optional<size_t> first = hard_links.first_of(i)) {
+          const batch::FirstName name{
+              batch::mirror_path(options.output_dir, files[*first].relative),
+              hard_links.wait(*first)};
+          r = batch::process_file(context, files[i], &name);
+        } else {
+          r = batch::process_file(context, files[i]);
+          hard_links.finish(i, r);
+        }
+        collector.file(r);
+      },
       [&] { return (options.stop && options.stop->load()) || destination_full.hit(); });
   summary.not_started = files.size() - stats.started;
   summary.stopped_because = destination_full.message();

@@ -87,10 +87,11 @@ std::optional<JournalRow> holding_journal_row(const RunContext& ctx, const WalkE
 
 class FileJob {
  public:
-  FileJob(const RunContext& context, const WalkEntry& entry)
+  FileJob(const RunContext& context, const WalkEntry& entry, const FirstName* first)
       : ctx_(context),
         options_(context.options),
         entry_(entry),
+        first_(first),
         mirror_(!options_.in_place && !options_.output_dir.empty()),
         out_path_(mirror_ ? mirror_path(options_.output_dir, entry.relative) : entry.path) {
     result_.path = entry.path;
@@ -101,7 +102,7 @@ class FileJob {
     auto start = std::chrono::steady_clock::now();
     if (ctx_.journal) key_ = journal_key(entry_.path);
     if (!from_journal()) {
-      optimise_and_write();
+      if (!link_to_first_name()) optimise_and_write();
       result_.ms =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
               .count();
@@ -130,6 +131,31 @@ class FileJob {
     result_ = row->to_result();
     result_.path = entry_.path;
     result_.from_journal = true;
+    return true;
+  }
+
+  // A later name of a hard-linked file becomes a hard link to its first name's output, with that
+  // name's result: false where there is none to link to, or the link (and a copy) fails.
+  bool link_to_first_name() {
+    if (first_ == nullptr || !mirror_ || options_.dry_run) return false;
+    FileStat out;
+    if (!ctx_.store.stat(first_->out_path, false, out).ok() || !out.is_regular()) return false;
+    IoStatus s = make_mirror_dirs();
+    if (s.ok()) s = ctx_.store.link_or_copy(out_path_, first_->out_path);
+    if (!s.ok()) return false;
+    const FileResult& r = first_->result;
+    result_.kind = r.kind;
+    result_.action = r.action;
+    result_.reason = r.reason;
+    result_.message = r.message;
+    result_.detail = r.detail;
+    result_.warnings = r.warnings;
+    result_.bytes_in = r.bytes_in;
+    result_.bytes_out = r.bytes_out;
+    const std::string linked = "a hard link of " + r.path + "'s output, as in the input";
+    std::string& text = r.action == Action::kReplaced ? result_.detail : result_.message;
+    text += (text.empty() ? "" : "; ") + linked;
+    wrote_ = true;
     return true;
   }
 
@@ -310,6 +336,7 @@ class FileJob {
   const RunContext& ctx_;
   const BatchOptions& options_;
   const WalkEntry& entry_;
+  const FirstName* first_;
   bool mirror_;
   std::string out_path_;
   std::string key_;
@@ -333,12 +360,12 @@ std::string mirror_path(const std::string& output_dir, const std::string& relati
   return output_dir + "/" + relative;
 }
 
-FileResult process_file(const RunContext& context, const WalkEntry& entry) {
+FileResult process_file(const RunContext& context, const WalkEntry& entry, const FirstName* first) {
   FileResult r;
   r.path = entry.path;
   r.bytes_in = r.bytes_out = entry.stat.size;
   try {
-    return FileJob(context, entry).run();
+    return FileJob(context, entry, first).run();
   } catch (const std::bad_alloc&) {
     r.reason = Reason::kLimitExceeded;
     r.message = "out of memory";
@@ -365,6 +392,31 @@ void DestinationFull::note(const IoStatus& status) {
 std::string DestinationFull::message() const {
   std::lock_guard lock(mutex_);
   return message_;
+}
+
+void HardLinkedNames::add(size_t later, size_t first) {
+  first_of_[later] = first;
+  firsts_.insert(first);
+}
+
+std::optional<size_t> HardLinkedNames::first_of(size_t index) const {
+  const auto it = first_of_.find(index);
+  return it == first_of_.end() ? std::nullopt : std::optional<size_t>(it->second);
+}
+
+void HardLinkedNames::finish(size_t index, const FileResult& result) {
+  if (firsts_.count(index) == 0) return;
+  {
+    std::lock_guard lock(mutex_);
+    results_[index] = result;
+  }
+  done_.notify_all();
+}
+
+FileResult HardLinkedNames::wait(size_t first) {
+  std::unique_lock lock(mutex_);
+  done_.wait(lock, [&] { return results_.count(first) > 0; });
+  return results_.at(first);
 }
 
 }  // namespace lighten::batch

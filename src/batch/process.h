@@ -2,7 +2,11 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
+#include <map>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 
 #include "batch/journal.h"
@@ -41,8 +45,39 @@ struct RunContext {
   MemoryGate* memory_gate = nullptr;            // told of the items inside files, when set
 };
 
+// In a mirror, a name of an input file with hard links beyond the first: its first name's
+// output and result, which it takes as a hard link of its own, as the input holds them.
+struct FirstName {
+  std::string out_path;
+  FileResult result;
+};
+
 // Never throws for anything the file or the disk does: problems end as the result's reason.
-FileResult process_file(const RunContext& context, const WalkEntry& entry);
+// With `first`, the file is linked to that output (and processed as any other where it cannot
+// be: the first name's output is missing, or the link fails and a copy does too).
+FileResult process_file(const RunContext& context, const WalkEntry& entry,
+                        const FirstName* first = nullptr);
+
+// The names of hard-linked input files beyond their first, for a mirror: each waits for its
+// first name's result (workers start files in order, so every first name has started by then).
+class HardLinkedNames {
+ public:
+  // `first` (an index into the run's files) is the first name of the file `later` names.
+  void add(size_t later, size_t first);
+  // The first name of the file at `index`, where `index` names a later one.
+  std::optional<size_t> first_of(size_t index) const;
+  // The first name at `index` is done (whether or not it has later ones).
+  void finish(size_t index, const FileResult& result);
+  // Waits for the first name at `first` and gives its result.
+  FileResult wait(size_t first);
+
+ private:
+  std::map<size_t, size_t> first_of_;  // later -> first, fixed before the run starts
+  std::set<size_t> firsts_;
+  std::mutex mutex_;
+  std::condition_variable done_;
+  std::map<size_t, FileResult> results_;  // of first names with later ones, once done
+};
 
 // Whether the journal holds a final result for this file as it is now under this run's policy,
 // and in a mirror the mirror still holds the copy the row says was written (process_file then

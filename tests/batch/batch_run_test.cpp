@@ -219,6 +219,54 @@ TEST_F(RunBatch, HardLinkedFilesAreLeftAloneInPlace) {
   EXPECT_LT(read_file(dir_ / "out" / "testorig.jpg").size(), before.size());
 }
 
+// In a mirror, the names of a hard-linked file stay hard links of one output, as in the input
+// (a tree of backups holds many): the file is optimised once, under its first name; a second
+// run does nothing; shards keep all the names in the first name's shard.
+TEST_F(RunBatch, HardLinkedNamesStayHardLinksInAMirror) {
+  const fs::path first = dir_ / "in" / "gray.jpg";
+  fs::create_hard_link(first, dir_ / "in" / "sub" / "gray-again.jpg");
+  fs::create_hard_link(first, dir_ / "in" / "zz-gray.jpg");
+  const auto check = [&](const fs::path& out) {
+    struct stat a {
+    }, b{}, c{};
+    ASSERT_EQ(::stat((out / "gray.jpg").c_str(), &a), 0);
+    ASSERT_EQ(::stat((out / "sub" / "gray-again.jpg").c_str(), &b), 0);
+    ASSERT_EQ(::stat((out / "zz-gray.jpg").c_str(), &c), 0);
+    EXPECT_EQ(a.st_ino, b.st_ino);
+    EXPECT_EQ(a.st_ino, c.st_ino);
+    EXPECT_EQ(a.st_nlink, 3u);
+    EXPECT_LT(uint64_t(a.st_size), fs::file_size(first));
+  };
+  auto o = options();
+  o.output_dir = (dir_ / "out").string();
+  Recorder rec;
+  const auto s = run_batch(o, rec);
+  EXPECT_EQ(s.io_errors, 0u);
+  check(dir_ / "out");
+  size_t linked = 0;
+  for (const FileResult& r : rec.results)
+    if (r.detail.find("a hard link of " + first.string() + "'s output") != std::string::npos) {
+      ++linked;
+      EXPECT_EQ(r.action, Action::kReplaced);
+    }
+  EXPECT_EQ(linked, 2u);
+  Recorder again;
+  const auto second = run_batch(o, again);
+  EXPECT_EQ(second.total.files, s.total.files);
+  for (const FileResult& r : again.results) EXPECT_TRUE(r.from_journal) << r.path;
+  check(dir_ / "out");
+
+  for (unsigned k = 0; k < 2; ++k) {
+    auto shard = options();
+    shard.output_dir = (dir_ / "sharded").string();
+    shard.journal_path = (dir_ / ("shard" + std::to_string(k) + ".sqlite")).string();
+    shard.shard = {k, 2};
+    Recorder part;
+    run_batch(shard, part);
+  }
+  check(dir_ / "sharded");
+}
+
 TEST_F(RunBatch, ChangedPolicyRedoesFiles) {
   auto o = options();
   o.in_place = true;
