@@ -21,6 +21,10 @@ enum ExitCode : int { kExitOk = 0, kExitFailures = 1, kExitUsage = 2 };
 // the run makes first (a mirror), which need not exist yet.
 std::string unwritable_reason(const std::string& path, const std::string& made_dir = {});
 
+// Whether two paths name one file: spelled alike once made absolute ("a.csv", "./a.csv"), or
+// the same file where both exist.
+bool same_path(const std::string& a, const std::string& b);
+
 Command add_optimize_command(CLI::App& app);
 Command add_info_command(CLI::App& app);
 Command add_journal_command(CLI::App& app);

@@ -4,14 +4,17 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "commands.h"
 #include "lighten/batch.h"
@@ -128,6 +131,28 @@ std::string stopped_because(const BatchSummary& summary) {
                                          : "the disk is full (" + summary.stopped_because + ")";
 }
 
+// The kind of the file at `path` where it is one of `inputs` or lies inside one, and its first
+// bytes make it a kind lighten knows (a report replacing it would lose it); kUnknown otherwise
+// (no such file, another kind of file, or one outside the inputs).
+Kind input_kind_at(const std::string& path, const std::vector<std::string>& inputs) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return Kind::kUnknown;
+  const fs::path file = fs::weakly_canonical(path, ec);
+  const bool inside = std::any_of(inputs.begin(), inputs.end(), [&](const std::string& input) {
+    std::error_code error;
+    const fs::path root = fs::weakly_canonical(input, error);
+    const auto end = std::mismatch(root.begin(), root.end(), file.begin(), file.end()).first;
+    return !error && end == root.end();
+  });
+  if (!inside) return Kind::kUnknown;
+  std::ifstream in(path, std::ios::binary);
+  std::vector<uint8_t> head(4096);
+  in.read(reinterpret_cast<char*>(head.data()), std::streamsize(head.size()));
+  head.resize(size_t(in.gcount()));
+  return sniff(head);
+}
+
 // The HTML page of this run, built from what the run saw (also without a journal).
 void write_run_report(const OptimizeArgs& args, const BatchSummary& summary,
                       const ReportAggregator& aggregator, const std::string& started) {
@@ -190,6 +215,36 @@ int run_optimize(OptimizeArgs& args) {
         return kExitUsage;
       }
   batch.use_journal = !args.no_journal;
+  if (!args.report_json.empty() && !args.report_html.empty() &&
+      same_path(args.report_json, args.report_html)) {
+    fmt::print(stderr,
+               "lighten optimize: --report and --report-html both name {}; give each its own "
+               "file\n",
+               args.report_json);
+    return kExitUsage;
+  }
+  // Writing over the journal would lose the run's record (and the next run's resume); over a
+  // photo or document of the inputs, that file.
+  std::vector<std::string> journal_files;
+  if (batch.use_journal && !batch.dry_run) {
+    const std::string journal =
+        batch.journal_path.empty() ? default_journal_path(batch) : batch.journal_path;
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+      journal_files.push_back(journal + suffix);
+  }
+  for (const auto& [flag, path] :
+       {std::pair{"--report", &args.report_json}, std::pair{"--report-html", &args.report_html}}) {
+    if (path->empty()) continue;
+    std::string why;
+    for (const std::string& journal : journal_files)
+      if (same_path(*path, journal)) why = "the run's journal";
+    if (const Kind kind = input_kind_at(*path, batch.inputs); kind != Kind::kUnknown)
+      why = fmt::format("a {} file of the run's inputs", kind_name(kind));
+    if (!why.empty()) {
+      fmt::print(stderr, "lighten optimize: {} {} is {}; choose another file\n", flag, *path, why);
+      return kExitUsage;
+    }
+  }
   batch.unchanged = args.hardlink_unchanged ? UnchangedFiles::kHardlink : UnchangedFiles::kCopy;
   const Verbosity verbosity = args.quiet     ? Verbosity::kQuiet
                               : args.verbose ? Verbosity::kVerbose

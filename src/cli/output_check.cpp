@@ -26,4 +26,11 @@ std::string unwritable_reason(const std::string& path, const std::string& made_d
   return {};
 }
 
+bool same_path(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  std::error_code ec, ea, eb;
+  return fs::absolute(a, ea).lexically_normal() == fs::absolute(b, eb).lexically_normal() ||
+         fs::equivalent(a, b, ec);
+}
+
 }  // namespace lighten::cli

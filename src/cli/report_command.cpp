@@ -68,13 +68,7 @@ int run_report(const ReportArgs& args) {
       for (size_t k = i + 1; k < outputs.size(); ++k) {
         const std::string &a = *outputs[i].second, &b = *outputs[k].second;
         if (a.empty() || b.empty() || a == "-" || b == "-") continue;
-        // By their spelled-out paths ("a.csv" and "./a.csv"), and by the file where both exist.
-        std::error_code ec;
-        const auto normal = [](const std::string& p) {
-          std::error_code error;
-          return std::filesystem::absolute(p, error).lexically_normal();
-        };
-        if (normal(a) == normal(b) || std::filesystem::equivalent(a, b, ec)) {
+        if (same_path(a, b)) {
           fmt::print(stderr, "lighten report: {} and {} both name {}; give each its own file\n",
                      outputs[i].first, outputs[k].first, a);
           return kExitUsage;

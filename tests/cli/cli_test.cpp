@@ -181,6 +181,34 @@ TEST_F(CliTest, AnUnwritableReportPathIsRefusedBeforeTheRun) {
   EXPECT_TRUE(fs::exists(out / "r.json"));
 }
 
+// A report never replaces what the run keeps or reads: its journal (the next run could not
+// resume), the other report, or a photo among its inputs. A report inside the inputs is fine.
+TEST_F(CliTest, AReportThatWouldReplaceTheJournalAnInputOrTheOtherReportIsRefused) {
+  const std::vector<uint8_t> photo = testing::make_jpeg({.width = 64, .height = 64});
+  testing::write_file(dir_ / "in" / "a.jpg", photo);
+  const std::string in = (dir_ / "in").string(), out = (dir_ / "out").string();
+  const std::string journal = (dir_ / "j.sqlite").string();
+  struct Case {
+    std::string flags, says;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"-o " + out + " --journal " + journal + " --report " + journal, "the run's journal"},
+           {"-o " + out + " --report-html " + out + "/.lighten-journal.sqlite",
+            "the run's journal"},
+           {"-o " + out + " --report " + in + "/a.jpg", "a jpeg file of the run's inputs"},
+           {"-n --report " + out + ".x --report-html " + (dir_ / "." / "out.x").string(),
+            "both name"}}) {
+    SCOPED_TRACE(c.flags);
+    const CliRun r = run_cli("optimize " + in + " " + c.flags);
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find(c.says), std::string::npos) << r.output;
+  }
+  EXPECT_EQ(testing::read_file(dir_ / "in" / "a.jpg"), photo);
+  EXPECT_FALSE(fs::exists(journal));
+  const CliRun inside = run_cli("optimize " + in + " -o " + out + " --report " + in + "/r.json");
+  EXPECT_EQ(inside.status, 0) << inside.output;
+}
+
 TEST_F(CliTest, MirrorRunWritesACompleteMirrorAndAJsonReport) {
   const auto jpeg = testing::make_jpeg({.width = 320, .height = 200, .quality = 95});
   testing::write_file(dir_ / "in" / "a.jpg", jpeg);
