@@ -29,6 +29,13 @@ int run_probe_command(ProbeArgs& args) {
     fmt::print(stderr, "lighten probe: {}\n", e.what());
     return kExitUsage;
   }
+  if (!options.compare_path.empty() && same_path(options.compare_path, options.path)) {
+    fmt::print(stderr,
+               "lighten probe: --compare {} is the data set itself; give its optimised copy (the "
+               "mirror `lighten optimize {} -o OUT` wrote)\n",
+               options.compare_path, options.path);
+    return kExitUsage;
+  }
   // "-": the JSON on standard output, and the table on standard error, so that neither is mixed
   // into the other.
   const bool json_out = args.json == "-";

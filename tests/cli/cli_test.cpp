@@ -93,6 +93,12 @@ TEST_F(CliTest, UsageErrorsExitWithTwoAndSayWhy) {
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_NE(r.output.find("both the output and an input"), std::string::npos) << r.output;
 
+  // The data set as its own optimised copy: said so, not "no readable files found".
+  fs::create_directories(dir_ / "in");
+  r = run_cli("probe " + (dir_ / "in").string() + " --compare " + (dir_ / "in" / ".").string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("is the data set itself"), std::string::npos) << r.output;
+
   // Flags that contradict each other are refused, not one of them silently dropped.
   for (const char* both :
        {"--journal j.sqlite --no-journal", "--in-place --link-unchanged", "-o out -q -v"}) {
