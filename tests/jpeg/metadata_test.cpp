@@ -276,6 +276,16 @@ TEST(JpegMetadata, StripWarnsOfMotionPhotosAndDepthMapsByNamespace) {
     ASSERT_EQ(out.warnings.size(), 1u) << xmp;
     EXPECT_NE(out.warnings[0].find(warning), std::string::npos) << out.warnings[0];
   }
+  // The depth map's namespace in the main XMP and again in its extension: one warning.
+  const std::string extension_header("http://ns.adobe.com/xmp/extension/\0", 35);
+  const std::string depth = cases[2].first;
+  EncodeOptions o;
+  o.markers = {{JPEG_APP0 + 1, xmp_header + depth},
+               {JPEG_APP0 + 1, extension_header + std::string(40, '0') + depth}};
+  TestContext context(p);
+  const Outcome out = optimize_jpeg(make_jpeg(o), context);
+  ASSERT_TRUE(out.replaced()) << out.message;
+  EXPECT_EQ(out.warnings.size(), 1u);
 }
 
 // A Sony maker note's preview image lies after the JPEG's image, named by an offset from the

@@ -255,6 +255,11 @@ MetadataPlan plan_metadata(ByteView input, const Layout& layout, MetadataPolicy 
       plan.warnings.push_back(
           "XMP with the unblurred original (GImage) dropped: it can no longer be restored");
   }
+  // Main and extended XMP may both hold a namespace: each loss is told once.
+  std::vector<std::string> told;
+  for (std::string& w : plan.warnings)
+    if (std::find(told.begin(), told.end(), w) == told.end()) told.push_back(std::move(w));
+  plan.warnings = std::move(told);
   return plan;
 }
 
