@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
+
 #include "formats/jpeg/coefficients.h"
 #include "formats/jpeg/jpeg_format.h"
 #include "formats/jpeg/markers.h"
@@ -79,6 +82,45 @@ TEST(JpegOptimize, RestartIntervalKeptOrDropped) {
   Outcome out = optimize_jpeg(in, drop);
   EXPECT_FALSE(has_dri(out.bytes));
   expect_same_pixels(in, out.bytes);
+}
+
+// libjpeg writes one restart interval for every scan. An input whose scans restart at different
+// intervals (cjpeg -restart N gives each progressive scan its own) would have them changed:
+// with keep it is left as it is, with the reason; drop writes it without restarts, and says so.
+TEST(JpegOptimize, ScansRestartingAtDifferentIntervalsAreKeptUnderKeep) {
+  EncodeOptions o;
+  o.width = 160;
+  o.height = 96;
+  o.progressive = true;
+  o.restart_in_rows = 1;
+  const Bytes in = make_jpeg(o);
+  const std::vector<unsigned> intervals = scan_restart_intervals(parse_layout(in));
+  ASSERT_GT(intervals.size(), 1u);
+  ASSERT_NE(std::adjacent_find(intervals.begin(), intervals.end(), std::not_equal_to<>()),
+            intervals.end());
+  Policy p;
+  TestContext keep(p);
+  try {
+    optimize_jpeg(in, keep);
+    ADD_FAILURE() << "rewritten with one interval for every scan";
+  } catch (const FormatError& e) {
+    EXPECT_EQ(e.reason(), Reason::kUnsupportedVariant);
+    EXPECT_NE(std::string(e.what()).find("restart at different intervals"), std::string::npos)
+        << e.what();
+  }
+  p.jpeg_restarts = RestartPolicy::kDrop;
+  TestContext drop(p);
+  const Outcome out = optimize_jpeg(in, drop);
+  ASSERT_TRUE(out.replaced()) << out.message;
+  EXPECT_FALSE(has_dri(out.bytes));
+  EXPECT_NE(out.detail.find("restarts dropped"), std::string::npos) << out.detail;
+  expect_same_pixels(in, out.bytes);
+  // One interval for every scan is kept as it was.
+  o.restart_in_rows = 0;
+  o.restart_interval = 3;
+  const Bytes constant = make_jpeg(o);
+  TestContext keep_constant(Policy{});
+  EXPECT_TRUE(has_dri(optimize_jpeg(constant, keep_constant).bytes));
 }
 
 // A progressive writing of a baseline input with restarts: each scan restarts as often, in its

@@ -57,6 +57,7 @@ struct EncodeOptions {
   bool scan_per_component = false;  // sequential, each component in a scan of its own
   int quality = 90;
   unsigned restart_interval = 0;
+  unsigned restart_in_rows = 0;  // libjpeg's per-scan intervals (cjpeg -restart N)
   std::vector<std::pair<int, std::string>> markers;  // (marker code, payload) after SOI
   int luma_sampling = 2;  // the first component's factors: 2 is 4:2:0 (libjpeg's default), 1 4:4:4
   int luma_v_sampling = 0;     // its vertical factor when not luma_sampling (2 and 1: 4:2:2)
@@ -107,6 +108,7 @@ inline std::vector<uint8_t> make_jpeg(const EncodeOptions& o) {
   jpeg_set_defaults(&s.c);
   jpeg_set_quality(&s.c, o.quality, TRUE);
   s.c.restart_interval = o.restart_interval;
+  s.c.restart_in_rows = int(o.restart_in_rows);
   if (o.color_space != JCS_UNKNOWN) jpeg_set_colorspace(&s.c, o.color_space);
   if (!o.adobe_marker) s.c.write_Adobe_marker = FALSE;
   if (!o.write_jfif) s.c.write_JFIF_header = FALSE;

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -12,6 +14,7 @@
 #include "formats/jpeg/metadata.h"
 #include "formats/jpeg/mpf.h"
 #include "formats/jpeg/perceptual.h"
+#include "formats/jpeg/restarts.h"
 #include "formats/jpeg/scans.h"
 #include "formats/jpeg/secondary_images.h"
 #include "formats/jpeg/subsampling.h"
@@ -145,6 +148,20 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
   // Lossless outputs are checked against this, so the verifier need not decode the input again.
   if (policy.mode == Mode::kLossless && policy.verify == VerifyLevel::kCoefficients)
     context.note_fingerprint(input, fingerprint_coefficients(image));
+  // One interval is written for every scan: an input whose scans restart at different intervals
+  // (cjpeg -restart N writes one per scan, DRI 0 may end restarts before a scan) would have them
+  // changed, so `keep` leaves it as it is.
+  const std::vector<unsigned> intervals = scan_restart_intervals(layout);
+  const bool restarts_in_input =
+      std::any_of(intervals.begin(), intervals.end(), [](unsigned n) { return n != 0; });
+  if (policy.jpeg_restarts == RestartPolicy::kKeep &&
+      std::adjacent_find(intervals.begin(), intervals.end(), std::not_equal_to<>()) !=
+          intervals.end())
+    throw FormatError(Reason::kUnsupportedVariant, 0,
+                      fmt::format("its scans restart at different intervals ({} MCUs), where "
+                                  "lighten writes one for all: --jpeg-restarts keep leaves it as "
+                                  "it is (drop writes it without restarts)",
+                                  fmt::join(intervals, ", ")));
   const unsigned restart =
       policy.jpeg_restarts == RestartPolicy::kKeep ? image.info().restart_interval : 0;
   // Previews, stereo views and gain maps after the primary image, each through the engine;
@@ -281,7 +298,7 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
   if (!perceptual.detail.empty()) outcome.detail = perceptual.detail + ", " + outcome.detail;
   if (perceptual.requantized) outcome.quality.ssimulacra2 = perceptual.score;
   if (image.info().arith_code) outcome.detail += ", from arithmetic coding";
-  if (restart == 0 && image.info().restart_interval != 0) outcome.detail += ", restarts dropped";
+  if (restart == 0 && restarts_in_input) outcome.detail += ", restarts dropped";
   if (plan.dropped > 0)
     outcome.detail += ", " + std::to_string(plan.dropped) + " metadata segment" +
                       (plan.dropped == 1 ? "" : "s") + " dropped";

@@ -75,6 +75,17 @@ void append_dri(Bytes& out, unsigned interval) {
 
 }  // namespace
 
+std::vector<unsigned> scan_restart_intervals(const Layout& layout) {
+  std::vector<unsigned> intervals;
+  unsigned current = 0;
+  for (const Segment& s : layout.segments) {
+    if (s.marker == kDri && s.payload.size() >= 2)
+      current = unsigned(s.payload[0] << 8 | s.payload[1]);
+    if (s.marker == kSos) intervals.push_back(current);
+  }
+  return intervals;
+}
+
 unsigned matched_restart_interval(const jpeg_decompress_struct& info, const jpeg_scan_info& scan,
                                   unsigned input_interval) {
   if (scan.comps_in_scan != 1 || info.num_components == 1) return input_interval;

@@ -6,6 +6,7 @@
 
 #include "core/bytes.h"
 #include "formats/jpeg/coefficients.h"
+#include "formats/jpeg/markers.h"
 
 namespace lighten::jpeg {
 
@@ -16,6 +17,10 @@ namespace lighten::jpeg {
 //
 // The interval that keeps the input's density in scan `scan` of `script`: N in interleaved
 // scans and in images of one component, N x h x v (at most 65535) in scans of one component.
+// The restart interval in effect for each scan of the input (the last DRI before its SOS; 0
+// before any), in scan order. libjpeg reads them all but keeps only the last.
+std::vector<unsigned> scan_restart_intervals(const Layout& layout);
+
 unsigned matched_restart_interval(const jpeg_decompress_struct& info, const jpeg_scan_info& scan,
                                   unsigned input_interval);
 
