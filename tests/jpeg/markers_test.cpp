@@ -70,6 +70,16 @@ TEST(JpegMarkers, RejectsBadInput) {
   EXPECT_EQ(reason_of(bad), Reason::kCorrupt);
   // EOI without a frame.
   EXPECT_EQ(reason_of({0xFF, 0xD8, 0xFF, 0xD9}), Reason::kCorrupt);
+  // A frame header that claims components its length does not hold, or a precision T.81 has not
+  // (12 is a variant, above), is damage.
+  const Layout l = parse_layout(jpeg);
+  const size_t sof = l.segments[l.sof_index].offset;
+  Bytes components = jpeg;
+  components[sof + 9] = 105;
+  EXPECT_EQ(reason_of(components), Reason::kCorrupt);
+  Bytes precision = jpeg;
+  precision[sof + 4] = 169;
+  EXPECT_EQ(reason_of(precision), Reason::kCorrupt);
 }
 
 TEST(JpegMarkers, RejectsVariantsLibjpegCannotCarry) {

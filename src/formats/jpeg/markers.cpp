@@ -102,6 +102,11 @@ FrameInfo parse_frame(const Segment& sof) {
   f.height = r.u16be();
   f.width = r.u16be();
   uint8_t n = r.u8();
+  // A header whose length does not hold its components is damaged, whatever the count says.
+  if (sof.payload.size() != 6 + 3 * size_t(n))
+    throw FormatError(Reason::kCorrupt, sof.offset,
+                      "frame header of " + std::to_string(sof.payload.size()) + " bytes for " +
+                          std::to_string(n) + " components");
   if (n == 0 || n > 4)
     throw FormatError(Reason::kUnsupportedVariant, sof.offset,
                       "JPEG with " + std::to_string(n) + " components is not supported");
@@ -187,9 +192,11 @@ Layout parse_layout(ByteView in) {
           break;
       }
       layout.frame = parse_frame(s);
+      // ITU T.81 allows 8 and 12 bits (2 to 16 in lossless frames, refused above); any other
+      // precision is a damaged header.
       if (layout.frame.precision != 8)
         throw FormatError(
-            Reason::kUnsupportedVariant, pos,
+            layout.frame.precision == 12 ? Reason::kUnsupportedVariant : Reason::kCorrupt, pos,
             std::to_string(layout.frame.precision) + "-bit JPEG is not supported (8-bit only)");
       if (layout.frame.width == 0 || layout.frame.height == 0)
         throw FormatError(Reason::kUnsupportedVariant, pos,
