@@ -256,10 +256,15 @@ ImageScores scores_of(const ImageRgb8& a, const ImageRgb8& b, const Ssimulacra2O
   if (!scored) {
     s.butteraugli_note = "not computed: the image is under 8 px on a side";
   } else if (pixels > butteraugli_max_pixels) {
+    // Small figures to two significant digits: a limit of 0.01 MP read as 0.0 with one decimal.
+    const auto figure = [](double v) {
+      return v >= 1 ? fmt::format("{:.1f}", v) : fmt::format("{:.2g}", v);
+    };
     s.butteraugli_note = fmt::format(
-        "not computed: {:.1f} MP would take about {:.1f} GB (--butteraugli-max-mp raises the "
-        "limit of {:.1f} MP)",
-        pixels / 1e6, pixels * kButteraugliBytesPerPixel / 1e9, butteraugli_max_pixels / 1e6);
+        "not computed: {} MP would take about {} GB (--butteraugli-max-mp raises the limit of {} "
+        "MP)",
+        figure(pixels / 1e6), figure(pixels * kButteraugliBytesPerPixel / 1e9),
+        figure(butteraugli_max_pixels / 1e6));
   } else {
     s.butteraugli = butteraugli_distance(a, b, options.reference_colour, options.distorted_colour);
     if (!s.butteraugli) s.butteraugli_note = "not computed: this build has no libjxl";

@@ -41,6 +41,10 @@ TEST(Compare, PngAgainstJpegMatchesTheOracle) {
   EXPECT_FALSE(capped.butteraugli.has_value());
   EXPECT_NE(capped.butteraugli_note.find("--butteraugli-max-mp"), std::string::npos)
       << capped.butteraugli_note;
+  // Small figures keep two significant digits (they read 0.0 MP before).
+  EXPECT_NE(capped.butteraugli_note.find("limit of 0.001 MP"), std::string::npos)
+      << capped.butteraugli_note;
+  EXPECT_EQ(capped.butteraugli_note.find(" 0.0 "), std::string::npos) << capped.butteraugli_note;
 }
 
 // Under 8 px on a side the metric has no scale: no SSIMULACRA2 (the published algorithm would
