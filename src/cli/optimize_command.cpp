@@ -353,8 +353,8 @@ Command add_optimize_command(CLI::App& app) {
   cmd->add_flag("-n,--dry-run", args->batch.dry_run, "Measure what would be saved; write nothing");
   cmd->add_option("-j,--jobs", args->batch.jobs, "Worker threads (default: all cores)");
   cmd->add_option("--memory-budget", args->memory_budget,
-                  "Memory the workers may use together, e.g. 4G (default: half of RAM, at most "
-                  "8G)");
+                  "Memory the workers may use together, e.g. 4G (default, and 0: half of RAM, at "
+                  "most 8G)");
   CLI::Option* journal = cmd->add_option(
       "--journal", args->batch.journal_path,
       "SQLite journal that makes runs resumable (default: OUT/.lighten-journal.sqlite, with "
