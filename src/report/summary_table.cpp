@@ -73,8 +73,15 @@ void print_summary_table(std::ostream& out, const BatchSummary& summary, bool dr
   };
   for (const auto& [kind, totals] : summary.by_kind) row(kind_name(kind), totals);
   if (summary.by_kind.size() != 1) row("total", summary.total);
-  out << fmt::format("{} in {:.1f} s", dry_run ? "dry run: nothing written" : "done",
-                     summary.seconds);
+  // A run stopped (Ctrl-C, a full disk) is not done: the files it did not start wait for the
+  // next.
+  if (summary.not_started > 0)
+    out << fmt::format("{}stopped after {:.1f} s with {} not started",
+                       dry_run ? "dry run: nothing written; " : "", summary.seconds,
+                       counted(summary.not_started, "file"));
+  else
+    out << fmt::format("{} in {:.1f} s", dry_run ? "dry run: nothing written" : "done",
+                       summary.seconds);
   // Throughput only counts work this run did; journal rows were done by an earlier one.
   if (summary.seconds > 0 && summary.from_journal == 0)
     out << fmt::format(", {:.1f} MB/s", double(summary.total.bytes_in) / 1e6 / summary.seconds);

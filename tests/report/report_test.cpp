@@ -353,6 +353,23 @@ TEST_F(ReportJournalTest, PageIsSelfContainedAndItsDataCannotEndTheScript) {
 // A run's own page under --no-journal must not promise that a second run skips finished files.
 // A resumed run's own page counts the files an earlier run finished, but its time is this
 // run's: no throughput is drawn from the two, as the terminal draws none.
+// A run stopped before every file started (Ctrl-C, a full disk) does not end its table with
+// "done": it says how many files wait for the next run.
+TEST(SummaryTable, AStoppedRunSaysSoNotDone) {
+  BatchSummary summary;
+  summary.seconds = 6.3;
+  summary.total.files = 3;
+  std::ostringstream finished;
+  print_summary_table(finished, summary, false);
+  EXPECT_NE(finished.str().find("done in 6.3 s"), std::string::npos) << finished.str();
+  summary.not_started = 43;
+  std::ostringstream stopped;
+  print_summary_table(stopped, summary, false);
+  EXPECT_EQ(stopped.str().find("done"), std::string::npos) << stopped.str();
+  EXPECT_NE(stopped.str().find("stopped after 6.3 s with 43 files not started"), std::string::npos)
+      << stopped.str();
+}
+
 TEST(HtmlReport, AResumedRunShowsNoThroughput) {
   ReportAggregator a;
   for (const char* path : {"/data/a.jpg", "/data/b.jpg"})
