@@ -3,7 +3,10 @@
 #include <lcms2.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <initializer_list>
+#include <iterator>
 #include <memory>
 #include <vector>
 
@@ -176,6 +179,49 @@ std::optional<ProfileColour> ProfileColour::from_icc(ByteView icc, uint32_t chan
   return read(icc, channels, as_srgb);
 }
 
+namespace {
+
+float luminance(float r, float g, float b) { return 0.2126f * r + 0.7152f * g + 0.0722f * b; }
+
+}  // namespace
+
+// Whether the profile keeps colours apart as any real one does: its white well above its black,
+// its grey ramp in many steps, and (RGB) its primaries spanning colour. A constant curve, a gamma
+// of 0 or colorants of zero read every sample as one colour, and every candidate would then
+// score 100: such a profile is not read.
+bool ProfileColour::separates_colours(const ProfileColour& c) {
+  const size_t n = c.channels_;
+  const auto colour = [&](std::initializer_list<uint8_t> samples) {
+    std::array<float, 3> rgb{};
+    c.to_linear(std::data(samples), 1, &rgb[0], &rgb[1], &rgb[2]);
+    return rgb;
+  };
+  const auto grey = [&](uint8_t v) {
+    const std::array<uint8_t, 4> samples{v, v, v, v};
+    std::array<float, 3> rgb{};
+    c.to_linear(samples.data(), 1, &rgb[0], &rgb[1], &rgb[2]);
+    return luminance(rgb[0], rgb[1], rgb[2]);
+  };
+  constexpr float kLeastContrast = 0.05f;  // of sRGB's white: real profiles span about 1
+  if (!(std::abs(grey(255) - grey(0)) >= kLeastContrast)) return false;
+  std::vector<float> ramp;
+  for (int v = 0; v < 256; ++v) ramp.push_back(std::round(grey(uint8_t(v)) * 1e5f));
+  std::sort(ramp.begin(), ramp.end());
+  constexpr size_t kLeastSteps = 32;  // a lattice's interpolation gives hundreds
+  if (size_t(std::unique(ramp.begin(), ramp.end()) - ramp.begin()) < kLeastSteps) return false;
+  if (n != 3) return true;
+  const auto k = colour({0, 0, 0});
+  std::array<std::array<float, 3>, 3> m{};
+  const std::array<std::array<float, 3>, 3> primaries = {colour({255, 0, 0}), colour({0, 255, 0}),
+                                                         colour({0, 0, 255})};
+  for (size_t i = 0; i < 3; ++i)
+    for (size_t j = 0; j < 3; ++j) m[i][j] = primaries[i][j] - k[j];
+  const double det = double(m[0][0]) * (double(m[1][1]) * m[2][2] - double(m[1][2]) * m[2][1]) -
+                     double(m[0][1]) * (double(m[1][0]) * m[2][2] - double(m[1][2]) * m[2][0]) +
+                     double(m[0][2]) * (double(m[1][0]) * m[2][1] - double(m[1][1]) * m[2][0]);
+  return std::abs(det) >= 1e-3;  // sRGB's primaries: 1
+}
+
 std::optional<ProfileColour> ProfileColour::read(ByteView icc, uint32_t channels, bool& as_srgb) {
   as_srgb = false;
   if ((channels != 1 && channels != 3 && channels != 4) || icc.empty()) return std::nullopt;
@@ -255,6 +301,7 @@ std::optional<ProfileColour> ProfileColour::read(ByteView icc, uint32_t channels
   if (!std::all_of(c.matrix_.begin(), c.matrix_.end(), sane) ||
       !std::all_of(c.lattice_.begin(), c.lattice_.end(), sane))
     return std::nullopt;
+  if (!separates_colours(c)) return std::nullopt;
   if (channels != 4 && reads_as_srgb(c)) {
     as_srgb = true;
     return std::nullopt;

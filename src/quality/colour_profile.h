@@ -50,6 +50,7 @@ class ProfileColour {
   ProfileColour() = default;
   // from_icc, telling in `as_srgb` whether a nullopt means "reads as sRGB".
   static std::optional<ProfileColour> read(ByteView icc, uint32_t channels, bool& as_srgb);
+  static bool separates_colours(const ProfileColour& c);
   void from_lattice(const uint8_t* samples, size_t n, float* r, float* g, float* b) const;
   void from_cmyk_lattice(const uint8_t* samples, size_t n, float* r, float* g, float* b) const;
 

@@ -324,20 +324,25 @@ TEST(Perceptual, PixelsAreScoredThroughAWideGamutProfile) {
 
 // A profile whose curves reach 1e22 (gamma -1) once made every candidate score NaN, taken for
 // 100: the search went to its coarsest tables. It is read as no profile, and the floor holds.
+// So does one that reads every sample as one colour (a gamma of 0): every candidate scored 100
+// through it, and compact wrote a q10 photo that scores 50 as it reads without it.
 TEST(Perceptual, AProfileTheMetricCannotReadDoesNotPassEveryCandidate) {
   const std::vector<uint8_t> plain = colourful_444_q97();
-  const std::vector<uint8_t> jpeg = testing::with_icc_segment(
-      plain,
-      testing::saved_profile(testing::rgb_profile(testing::kSrgbPrimaries, testing::kD65, -1.0)));
-  EXPECT_FALSE(metric_colour(parse_layout(jpeg), 3, Policy{}));
-  Policy p;
-  p.mode = Mode::kHigh;
-  const Outcome o = optimize(jpeg, p);
-  ASSERT_TRUE(o.replaced()) << o.message;
-  ASSERT_TRUE(o.quality.ssimulacra2.has_value());
-  EXPECT_TRUE(std::isfinite(*o.quality.ssimulacra2));
-  EXPECT_GE(score_through(jpeg, o.bytes, nullptr), 80.0);
-  EXPECT_LT(*o.quality.ssimulacra2, 99.0);
+  for (const double gamma : {-1.0, 0.0}) {
+    SCOPED_TRACE(gamma);
+    const std::vector<uint8_t> jpeg =
+        testing::with_icc_segment(plain, testing::saved_profile(testing::rgb_profile(
+                                             testing::kSrgbPrimaries, testing::kD65, gamma)));
+    EXPECT_FALSE(metric_colour(parse_layout(jpeg), 3, Policy{}));
+    Policy p;
+    p.mode = Mode::kHigh;
+    const Outcome o = optimize(jpeg, p);
+    ASSERT_TRUE(o.replaced()) << o.message;
+    ASSERT_TRUE(o.quality.ssimulacra2.has_value());
+    EXPECT_TRUE(std::isfinite(*o.quality.ssimulacra2));
+    EXPECT_GE(score_through(jpeg, o.bytes, nullptr), 80.0);
+    EXPECT_LT(*o.quality.ssimulacra2, 99.0);
+  }
 }
 
 // CMYK samples (255 - ink) of broad hues and a ripple: testing::colourful_pixels as the inks'

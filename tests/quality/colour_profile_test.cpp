@@ -111,6 +111,24 @@ TEST(ProfileColour, ProfilesWhoseCurvesReachInfinityAreNotRead) {
   const std::vector<uint8_t> gray = saved_profile(cmsCreateGrayProfile(&kD65, curve));
   cmsFreeToneCurve(curve);
   EXPECT_FALSE(ProfileColour::from_icc(gray, 1));
+  // Nor one that reads every sample as one colour: a gamma of 0 (every code is white), a table
+  // of one value, primaries on one line.
+  EXPECT_FALSE(ProfileColour::from_icc(saved_profile(rgb_profile(kSrgbPrimaries, kD65, 0.0)), 3));
+  cmsToneCurve* flat = cmsBuildGamma(nullptr, 0.0);
+  const std::vector<uint8_t> flat_gray = saved_profile(cmsCreateGrayProfile(&kD65, flat));
+  cmsFreeToneCurve(flat);
+  EXPECT_FALSE(ProfileColour::from_icc(flat_gray, 1));
+  const cmsUInt16Number level[2] = {32768, 32768};
+  cmsToneCurve* constant = cmsBuildTabulatedToneCurve16(nullptr, 2, level);
+  const std::vector<uint8_t> constant_gray = saved_profile(cmsCreateGrayProfile(&kD65, constant));
+  cmsFreeToneCurve(constant);
+  EXPECT_FALSE(ProfileColour::from_icc(constant_gray, 1));
+  cmsHPROFILE one_colour = rgb_profile(kSrgbPrimaries, kD65, 2.2);
+  const cmsCIEXYZ grey{0.3, 0.31, 0.26};
+  for (const cmsTagSignature tag :
+       {cmsSigRedColorantTag, cmsSigGreenColorantTag, cmsSigBlueColorantTag})
+    cmsWriteTag(one_colour, tag, &grey);
+  EXPECT_FALSE(ProfileColour::from_icc(saved_profile(one_colour), 3));
   Ssimulacra2Scale unread;
   unread.ssim[0] = std::nan("");
   const std::vector<Ssimulacra2Scale> scales(6, unread);
