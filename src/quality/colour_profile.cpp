@@ -242,9 +242,12 @@ std::optional<ProfileColour> ProfileColour::read(ByteView icc, uint32_t channels
     c.description_ = text;
   while (!c.description_.empty() && c.description_.back() == ' ') c.description_.pop_back();
   bool shaped = false;
-  if (channels == 1) {
+  // A table for the perceptual intent comes before colorants and curves (ICC.1 8.3: Little CMS,
+  // and viewers, read a profile that has both through it).
+  const bool tabulated = cmsIsTag(source.get(), cmsSigAToB0Tag);
+  if (channels == 1 && !tabulated) {
     shaped = tabulate(source.get(), cmsSigGrayTRCTag, c.curves_[0]);
-  } else if (channels == 3) {
+  } else if (channels == 3 && !tabulated) {
     const auto to_pcs = colorant_matrix(source.get());
     const auto srgb_to_pcs = colorant_matrix(target.get());
     const auto from_pcs = srgb_to_pcs ? inverse(*srgb_to_pcs) : std::nullopt;

@@ -197,6 +197,19 @@ TEST(ProfileColour, TableProfilesGoThroughLittleCms) {
   double worst = 0;
   for (size_t i = 0; i < 3 * n; ++i) worst = std::max(worst, double(std::abs(a[i] - b[i])));
   EXPECT_LT(worst, 0.01);
+  // With sRGB's colorants and curves beside it, the table is still what is read (it used to be
+  // taken for sRGB, and its colours not read at all).
+  cmsHPROFILE both = cmsOpenProfileFromMem(icc.data(), cmsUInt32Number(icc.size()));
+  cmsHPROFILE srgb = cmsCreate_sRGBProfile();
+  for (const cmsTagSignature tag :
+       {cmsSigRedColorantTag, cmsSigGreenColorantTag, cmsSigBlueColorantTag, cmsSigRedTRCTag,
+        cmsSigGreenTRCTag, cmsSigBlueTRCTag})
+    cmsWriteTag(both, tag, cmsReadTag(srgb, tag));
+  const std::vector<uint8_t> with_matrix = saved_profile(both);
+  cmsCloseProfile(srgb);
+  const std::optional<ProfileColour> tabled = ProfileColour::from_icc(with_matrix, 3);
+  ASSERT_TRUE(tabled);
+  EXPECT_LT(largest_difference(*tabled, with_matrix), 1e-3);
 }
 
 // A CMYK profile (samples 255 - ink) sampled on its lattice reads as Little CMS's transform
