@@ -344,13 +344,18 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
     bytes += entry.stat.size;
     files.push_back(std::move(entry));
   }
-  // Later names go after every first name: a worker that takes one waits for its first name,
-  // which has started by then.
+  // Later names go after every other file, and are taken once all of those are done: a worker
+  // that waited for a first name could hold up the memory that name waits for.
   batch::HardLinkedNames hard_links;
+  size_t later_from = files.size();
   if (!first_names.empty()) {
-    std::stable_partition(files.begin(), files.end(), [&](const batch::WalkEntry& e) {
-      return e.stat.links <= 1 || first_names.at({e.stat.dev, e.stat.ino}) == e.relative;
-    });
+    later_from = size_t(
+        std::stable_partition(
+            files.begin(), files.end(),
+            [&](const batch::WalkEntry& e) {
+              return e.stat.links <= 1 || first_names.at({e.stat.dev, e.stat.ino}) == e.relative;
+            }) -
+        files.begin());
     std::map<std::pair<uint64_t, uint64_t>, size_t> first_index;
     for (size_t i = 0; i < files.size(); ++i) {
       if (files[i].stat.links <= 1) continue;
@@ -428,7 +433,7 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
   auto estimate = [&](size_t i) -> uint64_t {
     const batch::WalkEntry& file = files[i];
     try {
-      if (batch::journal_says_done(context, file) || hard_links.first_of(i)) return 0;
+      if (batch::journal_says_done(context, file)) return 0;
       std::vector<uint8_t> head;
       (void)store->read_head(file.path, batch::kEstimateHeadBytes, head);
       if (head.size() == batch::kEstimateHeadBytes && batch::frame_header_beyond(head))
@@ -438,23 +443,34 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
       return batch::memory_estimate(file.stat.size, {}, options.policy);
     }
   };
+  const auto stopped = [&] {
+    return (options.stop && options.stop->load()) || destination_full.hit();
+  };
   const batch::SchedulerStats stats = scheduler.run(
-      files.size(), estimate,
+      later_from, estimate,
       [&](size_t i) {
-        FileResult r;
-        if (const std::optional<size_t> first = hard_links.first_of(i)) {
-          const batch::FirstName name{
-              batch::mirror_path(options.output_dir, files[*first].relative),
-              hard_links.wait(*first)};
-          r = batch::process_file(context, files[i], &name);
-        } else {
-          r = batch::process_file(context, files[i]);
-          hard_links.finish(i, r);
-        }
+        const FileResult r = batch::process_file(context, files[i]);
+        hard_links.finish(i, r);
         collector.file(r);
       },
-      [&] { return (options.stop && options.stop->load()) || destination_full.hit(); });
-  summary.not_started = files.size() - stats.started;
+      stopped);
+  size_t started = stats.started;
+  if (later_from < files.size() && started == later_from)
+    started +=
+        scheduler
+            .run(
+                files.size() - later_from, [&](size_t k) { return estimate(later_from + k); },
+                [&](size_t k) {
+                  const size_t i = later_from + k;
+                  const size_t first = *hard_links.first_of(i);
+                  const batch::FirstName name{
+                      batch::mirror_path(options.output_dir, files[first].relative),
+                      hard_links.result_of(first)};
+                  collector.file(batch::process_file(context, files[i], &name));
+                },
+                stopped)
+            .started;
+  summary.not_started = files.size() - started;
   summary.stopped_because = destination_full.message();
 
   if (journal) {

@@ -138,6 +138,11 @@ class FileJob {
   // name's result: false where there is none to link to, or the link (and a copy) fails.
   bool link_to_first_name() {
     if (first_ == nullptr || !mirror_ || options_.dry_run) return false;
+    // An output the first name did not write (or hold from an earlier run) may be stale.
+    const Reason why = first_->result.reason;
+    if (first_->result.path.empty() || why == Reason::kIoError || why == Reason::kSkipped ||
+        why == Reason::kInternalError)
+      return false;
     FileStat out;
     if (!ctx_.store.stat(first_->out_path, false, out).ok() || !out.is_regular()) return false;
     IoStatus s = make_mirror_dirs();
@@ -406,17 +411,14 @@ std::optional<size_t> HardLinkedNames::first_of(size_t index) const {
 
 void HardLinkedNames::finish(size_t index, const FileResult& result) {
   if (firsts_.count(index) == 0) return;
-  {
-    std::lock_guard lock(mutex_);
-    results_[index] = result;
-  }
-  done_.notify_all();
+  std::lock_guard lock(mutex_);
+  results_[index] = result;
 }
 
-FileResult HardLinkedNames::wait(size_t first) {
-  std::unique_lock lock(mutex_);
-  done_.wait(lock, [&] { return results_.count(first) > 0; });
-  return results_.at(first);
+FileResult HardLinkedNames::result_of(size_t first) const {
+  std::lock_guard lock(mutex_);
+  const auto it = results_.find(first);
+  return it == results_.end() ? FileResult{} : it->second;
 }
 
 }  // namespace lighten::batch

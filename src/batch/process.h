@@ -2,7 +2,6 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -58,27 +57,25 @@ struct FirstName {
 FileResult process_file(const RunContext& context, const WalkEntry& entry,
                         const FirstName* first = nullptr);
 
-// The names of hard-linked input files beyond their first, for a mirror: each waits for its
-// first name's result (workers start files in order, so every first name has started by then).
+// The names of hard-linked input files beyond their first, for a mirror: each is taken after
+// every first name is done, with its first name's result.
 class HardLinkedNames {
  public:
   // `first` (an index into the run's files) is the first name of the file `later` names.
   void add(size_t later, size_t first);
   // The first name of the file at `index`, where `index` names a later one.
   std::optional<size_t> first_of(size_t index) const;
-  // The first name at `index` is done (whether or not it has later ones).
+  // The first name at `index` is done (whether or not it has later ones); from workers.
   void finish(size_t index, const FileResult& result);
-  // Waits for the first name at `first` and gives its result.
-  FileResult wait(size_t first);
+  // The result of the first name at `first`, once finished (an empty one if it never was).
+  FileResult result_of(size_t first) const;
 
  private:
   std::map<size_t, size_t> first_of_;  // later -> first, fixed before the run starts
   std::set<size_t> firsts_;
-  std::mutex mutex_;
-  std::condition_variable done_;
+  mutable std::mutex mutex_;
   std::map<size_t, FileResult> results_;  // of first names with later ones, once done
 };
-
 // Whether the journal holds a final result for this file as it is now under this run's policy,
 // and in a mirror the mirror still holds the copy the row says was written (process_file then
 // takes the result from there; the scheduler prices such a file at nothing).

@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <fstream>
+#include <future>
 #include <map>
 #include <mutex>
 #include <set>
@@ -14,6 +17,7 @@
 #include "batch/test_support.h"
 #include "lighten/batch.h"
 #include "lighten/report.h"
+#include "pdf/pdf_maker.h"
 #include "video/avi_maker.h"
 
 namespace lighten::testing {
@@ -265,6 +269,35 @@ TEST_F(RunBatch, HardLinkedNamesStayHardLinksInAMirror) {
     run_batch(shard, part);
   }
   check(dir_ / "sharded");
+}
+
+// A first name that waits for memory (a PDF whose stream decodes to 48 MiB, on a 16 MiB budget)
+// never waits on its later names: those are taken once every other file is done. (Taken beside
+// it, a later name waited on a worker the budget counted as running, and the run hung.)
+TEST_F(RunBatch, HardLinkedNamesNeverHoldUpTheirFirstName) {
+  auto objects = std::vector<std::string>{
+      "<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+      "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 10 10] /Contents 4 0 R >>",
+      stream_object("/Filter /FlateDecode", zlib_fast(std::string(48 << 20, ' ')))};
+  const std::string pdf = make_pdf(objects);
+  write_file(dir_ / "in" / "a.pdf", std::vector<uint8_t>(pdf.begin(), pdf.end()));
+  fs::create_hard_link(dir_ / "in" / "a.pdf", dir_ / "in" / "b.pdf");
+  auto o = options();
+  o.output_dir = (dir_ / "out").string();
+  o.jobs = 2;
+  o.memory_budget = 16 << 20;
+  auto done = std::async(std::launch::async, [&] {
+    Recorder rec;
+    return run_batch(o, rec);
+  });
+  if (done.wait_for(std::chrono::seconds(120)) != std::future_status::ready) {
+    ADD_FAILURE() << "the run hung";
+    std::_Exit(1);
+  }
+  const BatchSummary s = done.get();
+  EXPECT_EQ(s.io_errors, 0u);
+  EXPECT_EQ(fs::hard_link_count(dir_ / "out" / "a.pdf"), 2u);
+  EXPECT_TRUE(fs::equivalent(dir_ / "out" / "a.pdf", dir_ / "out" / "b.pdf"));
 }
 
 TEST_F(RunBatch, ChangedPolicyRedoesFiles) {
