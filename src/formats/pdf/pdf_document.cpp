@@ -26,12 +26,37 @@ bool pdf_whitespace(char c) {
 
 // Where the "startxref" keyword at `at` ends with its offset and end of line (npos when what
 // follows is no offset: the word in a string, a content stream or an attachment's text).
+// Each scan from a keyword goes at most this far: a file of many keywords is read in time
+// proportional to its size, however it is made.
+constexpr size_t kMostSkipped = 64;
+
+// Past whitespace (at most kMostSkipped bytes of it) from `i`.
+size_t skip_whitespace(std::string_view text, size_t i) {
+  for (const size_t end = std::min(text.size(), i + kMostSkipped);
+       i < end && pdf_whitespace(text[i]);)
+    ++i;
+  return i;
+}
+
+// Past digits (at most 20: any offset or object number) from `i`.
+size_t skip_digits(std::string_view text, size_t i) {
+  for (const size_t end = std::min(text.size(), i + 20);
+       i < end && std::isdigit(static_cast<unsigned char>(text[i]));)
+    ++i;
+  return i;
+}
+
+// PDF's delimiters, which end a token as whitespace does (">>startxref").
+bool pdf_delimiter(char c) {
+  return std::string_view("()<>[]{}/%").find(c) != std::string_view::npos;
+}
+
 size_t startxref_end(std::string_view text, size_t at) {
-  if (at > 0 && !pdf_whitespace(text[at - 1])) return std::string_view::npos;
-  size_t i = at + std::string_view("startxref").size();
-  while (i < text.size() && pdf_whitespace(text[i]) && i < at + 64) ++i;
+  if (at > 0 && !pdf_whitespace(text[at - 1]) && !pdf_delimiter(text[at - 1]))
+    return std::string_view::npos;
+  size_t i = skip_whitespace(text, at + std::string_view("startxref").size());
   const size_t digits = i;
-  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+  i = skip_digits(text, i);
   if (i == digits) return std::string_view::npos;
   if (i < text.size() && text[i] == '\r') ++i;
   if (i < text.size() && text[i] == '\n') ++i;
@@ -45,16 +70,15 @@ bool leads_to_xref(std::string_view text, uint64_t offset) {
   const size_t header = text.substr(0, 1024).find("%PDF-");
   for (const size_t base : {size_t(0), header == std::string_view::npos ? size_t(0) : header}) {
     if (offset >= text.size() - base) continue;
-    size_t i = base + size_t(offset);
-    while (i < text.size() && pdf_whitespace(text[i])) ++i;
+    const size_t i = skip_whitespace(text, base + size_t(offset));
     if (text.substr(i, 4) == "xref") return true;
     // "12 0 obj"
     size_t j = i;
     for (int part = 0; part < 2; ++part) {
       const size_t digits = j;
-      while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
+      j = skip_digits(text, j);
       if (j == digits) break;
-      while (j < text.size() && pdf_whitespace(text[j])) ++j;
+      j = skip_whitespace(text, j);
       if (part == 1 && text.substr(j, 3) == "obj") return true;
     }
   }
@@ -69,12 +93,9 @@ size_t count_xref_sections(std::string_view text) {
   for (size_t at = text.find("startxref"); at != std::string_view::npos;
        at = text.find("startxref", at + 1)) {
     if (startxref_end(text, at) == std::string_view::npos) continue;
-    size_t i = at + std::string_view("startxref").size();
-    while (pdf_whitespace(text[i])) ++i;
+    size_t i = skip_whitespace(text, at + std::string_view("startxref").size());
     uint64_t offset = 0;
-    for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) &&
-           offset < (uint64_t(1) << 50);
-         ++i)
+    for (const size_t end = skip_digits(text, i); i < end && offset < (uint64_t(1) << 50); ++i)
       offset = offset * 10 + uint64_t(text[i] - '0');
     n += leads_to_xref(text, offset);
   }
