@@ -383,7 +383,7 @@ TEST_F(Mp4Structure, WhatTheRemuxCannotCarryLeavesTheFileAloneWithAReason) {
 // `file` (its moov last) with `extra` appended to the first sample entry of its first track
 // whose handler is `handler`, every box around it grown to hold it; or with that entry twice.
 Bytes with_sample_entry_box(const Bytes& file, const std::string& handler, const Bytes& extra,
-                            bool entry_twice = false) {
+                            bool entry_twice = false, int entry_version = -1) {
   const Mp4Layout layout = read_mp4_layout(file);
   const Mp4Box& moov = layout.boxes.back();
   if (moov.type != "moov") return {};
@@ -410,6 +410,7 @@ Bytes with_sample_entry_box(const Bytes& file, const std::string& handler, const
       set32(out, stsd->body + 4, get32(out, stsd->body + 4) + 1);
     else
       set32(out, entry.begin, get32(out, entry.begin) + uint32_t(added.size()));
+    if (entry_version >= 0) out[entry.body + 9] = uint8_t(entry_version);
     return out;
   }
   return {};
@@ -442,6 +443,12 @@ TEST_F(Mp4Structure, SampleDescriptionBoxesTheMuxerDropsLeaveTheFileAlone) {
     EXPECT_EQ(o.reason, Reason::kUnsupportedVariant);
     EXPECT_NE(o.message.find(c.named), std::string::npos) << o.message;
   }
+  // An ISO AudioSampleEntryV1 has QuickTime's version 1 number but not its 16 more bytes: its
+  // boxes are found in an MP4 all the same.
+  const Bytes v1 = with_sample_entry_box(plain, "soun", sa3d, false, 1);
+  ASSERT_FALSE(v1.empty());
+  EXPECT_EQ(sample_descriptions_lost(v1, plain),
+            std::vector<std::string>{"'SA3D' (36 bytes) in track 2's sample description"});
   // A second description (samples coded with other parameters) the muxer writes as one.
   const Bytes twice = with_sample_entry_box(plain, "vide", {}, true);
   ASSERT_FALSE(twice.empty());
