@@ -446,6 +446,21 @@ TEST(AviFormat, ImagesThatRelyOnAnEarlierImagesOwnTablesLeaveTheFileAlone) {
   standard.dht_kept_frame = 0;
   const Outcome fine = run(make_avi(standard));
   EXPECT_TRUE(fine.replaced()) << fine.message;
+  // Tables of its own only for luma, and later images that leave only chroma out: every reader
+  // takes K.3 for chroma, so nothing is unsettled (the file used to be refused all the same).
+  AviRecipe luma;
+  luma.luma_tables_only = true;
+  luma.frames = 3;
+  luma.given_frames = {testing::with_tables_left_out(tuned.bytes, {0x00, 0x10}, true)};
+  const Bytes in = make_avi(luma);
+  const Outcome settled = run(in);
+  ASSERT_TRUE(settled.replaced()) << settled.message;
+  testing::DirectContext context;
+  const Verdict v = verify_avi(in, settled.bytes, context);
+  EXPECT_TRUE(v.ok) << v.problem;
+  const std::vector<SampleBuffer> before = decoded_frames(in);
+  EXPECT_EQ(before.size(), 3u);
+  EXPECT_TRUE(before == decoded_frames(settled.bytes));
 }
 
 // A video larger than Limits::large_output_bytes is written to a file-backed buffer (and read

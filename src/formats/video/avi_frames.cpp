@@ -157,13 +157,14 @@ bool optimize_frame(ByteView chunk, const FrameSite& site, Context& context, Rea
   if (chunk.empty()) return false;  // a dropped frame: players show the one before again
   const std::vector<JpegImageSpan> images = split_mjpeg_chunk(chunk);
   for (const JpegImageSpan& span : images) {
-    if (span.huffman_from_elsewhere && tally.other_tables_seen)
+    if (span.huffman_from_elsewhere & tally.tables_not_standard)
       throw FormatError(Reason::kUnsupportedVariant, site.offset,
                         name +
                             " has an image that leaves Huffman tables out after images with "
                             "tables of their own: ffmpeg decodes it with those, libjpeg with the "
                             "standard ones, so what it shows is not settled");
-    if (!defines_standard_tables_only(chunk, span)) tally.other_tables_seen = true;
+    tally.tables_not_standard =
+        uint8_t((tally.tables_not_standard & ~span.huffman_defined) | span.huffman_not_standard);
   }
   // A field lighten cannot walk to would be decoded with the tables of the image before it.
   const bool unwalked = holds_unwalked_scan(chunk, images, site.stream_height);

@@ -30,9 +30,9 @@ struct FrameTally {
   size_t pixels_kept = 0;  // changed images whose pixels stayed identical
   // An image was written differently: every later image must carry its own Huffman tables.
   bool rewritten = false;
-  // An input image defined Huffman tables other than K.3: ffmpeg decodes a later image without
-  // DHT with those, libjpeg with K.3.
-  bool other_tables_seen = false;
+  // Huffman tables (bits as JpegImageSpan's) input images left defined with other than K.3's:
+  // ffmpeg decodes a later image that leaves one of them out with those, libjpeg with K.3.
+  uint8_t tables_not_standard = 0;
   size_t tables_spelled_out = 0;  // kept images given the standard tables for that reason
   // Perceptual modes, requantised frames as libavcodec decodes them (ReaderGate).
   std::optional<double> reader_worst;

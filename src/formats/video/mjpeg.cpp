@@ -82,10 +82,21 @@ struct TableUse {
   uint8_t frame_type = 0;                      // the SOF marker
   std::array<uint8_t, 256> component_table{};  // component identifier -> its quantisation table
 
+  uint8_t huffman_not_standard = 0;  // defined last with a table other than K.3's
+
   void define_huffman(ByteView payload) {
     std::map<uint8_t, Bytes> tables;
-    read_dht_tables(payload, tables);
-    for (const auto& [slot, table] : tables) huffman_defined |= huffman_bit(slot >> 4, slot & 15);
+    if (!read_dht_tables(payload, tables)) huffman_not_standard = 0xFF;  // cannot be told
+    const std::map<uint8_t, Bytes>& k3 = standard_tables();
+    for (const auto& [slot, table] : tables) {
+      const uint8_t bit = huffman_bit(slot >> 4, slot & 15);
+      huffman_defined |= bit;
+      const auto standard = k3.find(slot);
+      if (standard != k3.end() && standard->second == table)
+        huffman_not_standard &= uint8_t(~bit);
+      else
+        huffman_not_standard |= bit;
+    }
   }
   void define_quantisation(ByteView payload) {
     for (size_t at = 0; at < payload.size();) {
@@ -154,6 +165,8 @@ bool walk_image(ByteView in, size_t begin, JpegImageSpan& span) {
     if (m == kEoi) {
       if (span.first_sos == 0) return false;
       span.end = pos + 2;
+      span.huffman_defined = tables.huffman_defined;
+      span.huffman_not_standard = tables.huffman_not_standard;
       return true;
     }
     if (m == kSoi || m == 0x00 || m == 0x01 || is_rst(m)) return false;
@@ -330,30 +343,6 @@ bool same_field_sizes(ByteView original, ByteView image) {
   const size_t from = field_sizes_offset(original), to = field_sizes_offset(image);
   if (from == 0 || to == 0) return from == to;
   return std::equal(original.begin() + from, original.begin() + from + 8, image.begin() + to);
-}
-
-bool defines_standard_tables_only(ByteView chunk, const JpegImageSpan& span) {
-  const std::map<uint8_t, Bytes>& k3 = standard_tables();
-  // Segments from after SOI up to the first scan, which walk_image found well formed.
-  for (size_t pos = span.begin + 2; pos + 4 <= span.first_sos;) {
-    const uint8_t m = chunk[pos + 1];
-    if (chunk[pos] != 0xFF || m == 0xFF) {  // fill bytes
-      ++pos;
-      continue;
-    }
-    const size_t len = size_t(chunk[pos + 2]) << 8 | chunk[pos + 3];
-    if (len < 2 || pos + 2 + len > span.first_sos) return false;
-    if (m == kDht) {
-      std::map<uint8_t, Bytes> tables;
-      if (!read_dht_tables(chunk.subspan(pos + 4, len - 2), tables)) return false;
-      for (const auto& [slot, table] : tables) {
-        const auto found = k3.find(slot);
-        if (found == k3.end() || found->second != table) return false;
-      }
-    }
-    pos += 2 + len;
-  }
-  return true;
 }
 
 Bytes with_standard_huffman_tables(ByteView image, const JpegImageSpan& span) {

@@ -20,6 +20,11 @@ struct JpegImageSpan {
   // A component's quantisation table is not defined before its scan: libjpeg cannot decode the
   // image, ffmpeg decodes it with the table of the image it decoded before.
   bool quantisation_from_elsewhere = false;
+  // The Huffman tables the image defines (bits as above), and of those the ones it leaves
+  // defined with other than K.3's: what a decoder that carries tables from image to image
+  // (ffmpeg) holds after it, where one that assumes K.3 (libjpeg) differs. Tables that do not
+  // parse count as others.
+  uint8_t huffman_defined = 0, huffman_not_standard = 0;
   uint32_t height = 0;  // the frame header's number of lines (0: none before the scan)
 };
 
@@ -58,12 +63,6 @@ bool carry_field_sizes(ByteView chunk, const std::vector<JpegImageSpan>& images,
 Bytes with_original_field_sizes(ByteView original, ByteView image);
 // Whether `image` records the field sizes `original` records (both none counts as the same).
 bool same_field_sizes(ByteView original, ByteView image);
-
-// Whether every Huffman table the image's DHT segments (before its first scan) define is the
-// K.3 table of its class and slot: what a decoder that carries tables from image to image
-// (ffmpeg) then holds is what one that assumes K.3 (libjpeg) uses. Tables that do not parse
-// count as others.
-bool defines_standard_tables_only(ByteView chunk, const JpegImageSpan& span);
 
 // The Huffman tables ITU T.81 K.3 gives (DC 0 and 1, AC 0 and 1), as bits of
 // JpegImageSpan::huffman_from_elsewhere.
