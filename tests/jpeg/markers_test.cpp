@@ -59,6 +59,14 @@ TEST(JpegMarkers, CountsJunkBetweenMarkers) {
   EXPECT_EQ(l.fill_bytes, 2u);
 }
 
+// The reason `jpeg` is refused for with bytes of its frame header (from its FF) set as given.
+Reason reason_with_frame_bytes(Bytes jpeg, std::initializer_list<std::pair<size_t, uint8_t>> set) {
+  const Layout l = parse_layout(jpeg);
+  const size_t sof = l.segments[l.sof_index].offset;
+  for (const auto& [at, value] : set) jpeg[sof + at] = value;
+  return reason_of(jpeg);
+}
+
 TEST(JpegMarkers, RejectsBadInput) {
   Bytes jpeg = make_jpeg({});
   EXPECT_EQ(reason_of({}), Reason::kEmpty);
@@ -72,33 +80,16 @@ TEST(JpegMarkers, RejectsBadInput) {
   EXPECT_EQ(reason_of({0xFF, 0xD8, 0xFF, 0xD9}), Reason::kCorrupt);
   // A frame header that claims components its length does not hold, or a precision T.81 has not
   // (12 is a variant, above), is damage.
-  const Layout l = parse_layout(jpeg);
-  const size_t sof = l.segments[l.sof_index].offset;
-  Bytes components = jpeg;
-  components[sof + 9] = 105;
-  EXPECT_EQ(reason_of(components), Reason::kCorrupt);
-  Bytes precision = jpeg;
-  precision[sof + 4] = 169;
-  EXPECT_EQ(reason_of(precision), Reason::kCorrupt);
+  EXPECT_EQ(reason_with_frame_bytes(jpeg, {{9, 105}}), Reason::kCorrupt);
+  EXPECT_EQ(reason_with_frame_bytes(jpeg, {{4, 169}}), Reason::kCorrupt);
 }
 
 TEST(JpegMarkers, RejectsVariantsLibjpegCannotCarry) {
-  Bytes jpeg = make_jpeg({});
-  Layout l = parse_layout(jpeg);
-  size_t sof = l.segments[l.sof_index].offset;
-  Bytes lossless = jpeg;
-  lossless[sof + 1] = 0xC3;
-  EXPECT_EQ(reason_of(lossless), Reason::kUnsupportedVariant);
-  Bytes hierarchical = jpeg;
-  hierarchical[sof + 1] = 0xC5;
-  EXPECT_EQ(reason_of(hierarchical), Reason::kUnsupportedVariant);
-  Bytes twelve = jpeg;
-  twelve[sof + 1] = 0xC1;
-  twelve[sof + 4] = 12;
-  EXPECT_EQ(reason_of(twelve), Reason::kUnsupportedVariant);
-  Bytes jpeg_ls = jpeg;  // SOF55
-  jpeg_ls[sof + 1] = 0xF7;
-  EXPECT_EQ(reason_of(jpeg_ls), Reason::kUnsupportedVariant);
+  const Bytes jpeg = make_jpeg({});
+  EXPECT_EQ(reason_with_frame_bytes(jpeg, {{1, 0xC3}}), Reason::kUnsupportedVariant);  // lossless
+  EXPECT_EQ(reason_with_frame_bytes(jpeg, {{1, 0xC5}}), Reason::kUnsupportedVariant);
+  EXPECT_EQ(reason_with_frame_bytes(jpeg, {{1, 0xC1}, {4, 12}}), Reason::kUnsupportedVariant);
+  EXPECT_EQ(reason_with_frame_bytes(jpeg, {{1, 0xF7}}), Reason::kUnsupportedVariant);  // SOF55
 }
 
 // A frame header that claims more blocks than the scans could code (at a bit each at least) is
