@@ -307,6 +307,25 @@ void estimated_search(CoefficientImage& image, size_t plan_count, bool partition
   if (matched) best.offer(std::move(*matched), what + ", restart density of the input", true);
 }
 
+// Whether libjpeg can put every component in one scan: at most 10 blocks an MCU (a frame that
+// samples luma 4x4 has 16, written in scans of one component each, as its writer did).
+bool interleavable(const jpeg_decompress_struct& info) {
+  int blocks = 0;
+  for (int ci = 0; ci < info.num_components; ++ci)
+    blocks += info.comp_info[ci].h_samp_factor * info.comp_info[ci].v_samp_factor;
+  return info.num_components <= MAX_COMPS_IN_SCAN && blocks <= C_MAX_BLOCKS_IN_MCU;
+}
+
+// A scan of one component over the band [ss, se].
+jpeg_scan_info component_scan(int ci, int ss, int se) {
+  jpeg_scan_info scan{};
+  scan.comps_in_scan = 1;
+  scan.component_index[0] = ci;
+  scan.Ss = ss;
+  scan.Se = se;
+  return scan;
+}
+
 }  // namespace
 
 ScanResult choose_scans(CoefficientImage& image, ScanMode mode, int effort,
@@ -314,13 +333,25 @@ ScanResult choose_scans(CoefficientImage& image, ScanMode mode, int effort,
   Best best;
   WriteOptions o;
   o.restart_interval = restart_interval;
+  const bool interleaved = interleavable(image.info());
   auto write_baseline = [&](const SymbolCounts* counts) {
-    o.scans = WriteOptions::Scans::kSequential;
-    o.counts = counts;
+    o.scans = interleaved ? WriteOptions::Scans::kSequential : WriteOptions::Scans::kScript;
+    o.script.clear();
+    for (int ci = 0; !interleaved && ci < image.info().num_components; ++ci)
+      o.script.push_back(component_scan(ci, 0, 63));
+    o.counts = interleaved ? counts : nullptr;
     best.offer(write_coefficients(image, o), "huffman optimised, baseline", false, true);
   };
+  // libjpeg's own progression, or where it cannot interleave the DC scan, the same bands in
+  // scans of one component.
   auto write_simple_progressive = [&] {
-    o.scans = WriteOptions::Scans::kSimpleProgressive;
+    o.scans = interleaved ? WriteOptions::Scans::kSimpleProgressive : WriteOptions::Scans::kScript;
+    o.script.clear();
+    for (int ci = 0; !interleaved && ci < image.info().num_components; ++ci)
+      o.script.push_back(component_scan(ci, 0, 0));
+    for (int ci = 0; !interleaved && ci < image.info().num_components; ++ci)
+      o.script.push_back(component_scan(ci, 1, 63));
+    o.counts = nullptr;
     best.offer(write_coefficients(image, o), "huffman optimised, progressive", true);
   };
   if (mode == ScanMode::kBaseline || (mode == ScanMode::kKeep && !image.info().progressive_mode)) {
