@@ -410,7 +410,10 @@ Bytes with_sample_entry_box(const Bytes& file, const std::string& handler, const
       set32(out, stsd->body + 4, get32(out, stsd->body + 4) + 1);
     else
       set32(out, entry.begin, get32(out, entry.begin) + uint32_t(added.size()));
-    if (entry_version >= 0) out[entry.body + 9] = uint8_t(entry_version);
+    if (entry_version >= 0) {  // ISO's AudioSampleEntryV1 lives in a version 1 'stsd'
+      out[entry.body + 9] = uint8_t(entry_version);
+      out[stsd->body] = 1;
+    }
     return out;
   }
   return {};
@@ -443,8 +446,8 @@ TEST_F(Mp4Structure, SampleDescriptionBoxesTheMuxerDropsLeaveTheFileAlone) {
     EXPECT_EQ(o.reason, Reason::kUnsupportedVariant);
     EXPECT_NE(o.message.find(c.named), std::string::npos) << o.message;
   }
-  // An ISO AudioSampleEntryV1 has QuickTime's version 1 number but not its 16 more bytes: its
-  // boxes are found in an MP4 all the same.
+  // An ISO AudioSampleEntryV1 (in a version 1 'stsd') has QuickTime's version 1 number but not
+  // its 16 more bytes: its boxes are found all the same.
   const Bytes v1 = with_sample_entry_box(plain, "soun", sa3d, false, 1);
   ASSERT_FALSE(v1.empty());
   EXPECT_EQ(sample_descriptions_lost(v1, plain),

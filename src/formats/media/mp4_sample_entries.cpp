@@ -24,29 +24,20 @@ const Mp4Box* child(ByteView file, std::vector<Mp4Box>& holder, const Mp4Box& pa
   return nullptr;
 }
 
-// The fixed fields before a sample entry's boxes (ISO 14496-12 12.1.3 and 12.2.3, whose
-// AudioSampleEntryV1 has the same 28 bytes; QuickTime's sound description versions 1 and 2 add
-// 16 and 36 bytes); 0 for handlers whose entries are not compared.
-size_t fixed_fields(ByteView file, const Mp4Box& entry, std::string_view handler, bool quicktime) {
+// The fixed fields before a sample entry's boxes (ISO 14496-12 12.1.3 and 12.2.3; QuickTime's
+// sound description versions 1 and 2 add 16 and 36 bytes, where ISO's AudioSampleEntryV1, which
+// only a version 1 'stsd' holds, adds none); 0 for handlers whose entries are not compared.
+size_t fixed_fields(ByteView file, const Mp4Box& entry, std::string_view handler,
+                    unsigned stsd_version) {
   if (handler == "vide") return 78;
   if (handler != "soun") return 0;
-  if (!quicktime || entry.end - entry.body < 10) return 28;
+  if (stsd_version == 1 || entry.end - entry.body < 10) return 28;
   const unsigned version = unsigned(file[entry.body + 8]) << 8 | file[entry.body + 9];
   return version == 1 ? 44 : version == 2 ? 64 : 28;
 }
 
-// QuickTime's: its brand says so, or it has no 'ftyp' (files from before there was one).
-bool is_quicktime(ByteView file) {
-  const std::vector<Mp4Box> top = read_mp4_layout(file).boxes;
-  const auto ftyp =
-      std::find_if(top.begin(), top.end(), [](const Mp4Box& b) { return b.type == "ftyp"; });
-  if (ftyp == top.end()) return true;
-  return ftyp->end - ftyp->body >= 4 &&
-         std::string_view(reinterpret_cast<const char*>(file.data()) + ftyp->body, 4) == "qt  ";
-}
-
-std::vector<SampleEntry> sample_entries(ByteView file, const Mp4Box& trak, std::string_view handler,
-                                        bool quicktime) {
+std::vector<SampleEntry> sample_entries(ByteView file, const Mp4Box& trak,
+                                        std::string_view handler) {
   std::vector<Mp4Box> a, b, c, d;
   const Mp4Box* mdia = child(file, a, trak, "mdia");
   const Mp4Box* minf = mdia ? child(file, b, *mdia, "minf") : nullptr;
@@ -56,7 +47,7 @@ std::vector<SampleEntry> sample_entries(ByteView file, const Mp4Box& trak, std::
   if (!stsd || stsd->end - stsd->body < 8) return entries;
   for (const Mp4Box& box : read_boxes(file, stsd->body + 8, stsd->end)) {
     SampleEntry entry{box, {}};
-    const size_t fixed = fixed_fields(file, box, handler, quicktime);
+    const size_t fixed = fixed_fields(file, box, handler, file[stsd->body]);
     if (fixed > 0 && box.end - box.body >= fixed) {
       try {
         entry.children = read_boxes(file, box.body + fixed, box.end);
@@ -95,13 +86,11 @@ std::string ordinal(size_t n) {
 
 std::vector<std::string> sample_descriptions_lost(ByteView input, ByteView output) {
   const std::vector<Mp4Box> a = tracks_of(input), b = tracks_of(output);
-  const bool quicktime_in = is_quicktime(input), quicktime_out = is_quicktime(output);
   std::vector<std::string> lost;
   for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
     const std::string handler = handler_of(input, a[i]);
-    const std::vector<SampleEntry> x = sample_entries(input, a[i], handler, quicktime_in);
-    const std::vector<SampleEntry> y =
-        sample_entries(output, b[i], handler_of(output, b[i]), quicktime_out);
+    const std::vector<SampleEntry> x = sample_entries(input, a[i], handler);
+    const std::vector<SampleEntry> y = sample_entries(output, b[i], handler_of(output, b[i]));
     for (size_t k = 0; k < x.size(); ++k) {
       if (k >= y.size()) {
         lost.push_back(fmt::format("track {}'s {} sample description ('{}')", i + 1, ordinal(k),
