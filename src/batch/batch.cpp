@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -349,13 +350,19 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
   batch::HardLinkedNames hard_links;
   size_t later_from = files.size();
   if (!first_names.empty()) {
-    later_from = size_t(
-        std::stable_partition(
-            files.begin(), files.end(),
-            [&](const batch::WalkEntry& e) {
-              return e.stat.links <= 1 || first_names.at({e.stat.dev, e.stat.ino}) == e.relative;
-            }) -
-        files.begin());
+    // The first of each file's names this run holds (the walk's first may have been left out:
+    // one of the journal's name).
+    std::set<std::pair<uint64_t, uint64_t>> seen;
+    std::set<std::string> firsts;
+    for (const auto& e : files)
+      if (e.stat.links > 1 && seen.insert({e.stat.dev, e.stat.ino}).second)
+        firsts.insert(e.relative);
+    later_from =
+        size_t(std::stable_partition(files.begin(), files.end(),
+                                     [&](const batch::WalkEntry& e) {
+                                       return e.stat.links <= 1 || firsts.count(e.relative) > 0;
+                                     }) -
+               files.begin());
     std::map<std::pair<uint64_t, uint64_t>, size_t> first_index;
     for (size_t i = 0; i < files.size(); ++i) {
       if (files[i].stat.links <= 1) continue;
@@ -462,10 +469,14 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
                 files.size() - later_from, [&](size_t k) { return estimate(later_from + k); },
                 [&](size_t k) {
                   const size_t i = later_from + k;
-                  const size_t first = *hard_links.first_of(i);
+                  const std::optional<size_t> first = hard_links.first_of(i);
+                  if (!first) {  // every later name has a first one; processed alone otherwise
+                    collector.file(batch::process_file(context, files[i]));
+                    return;
+                  }
                   const batch::FirstName name{
-                      batch::mirror_path(options.output_dir, files[first].relative),
-                      hard_links.result_of(first)};
+                      batch::mirror_path(options.output_dir, files[*first].relative),
+                      hard_links.result_of(*first)};
                   collector.file(batch::process_file(context, files[i], &name));
                 },
                 stopped)

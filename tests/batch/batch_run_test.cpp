@@ -269,6 +269,17 @@ TEST_F(RunBatch, HardLinkedNamesStayHardLinksInAMirror) {
     run_batch(shard, part);
   }
   check(dir_ / "sharded");
+  // The walk's first name left out (it has the mirror journal's name): the next one stands in.
+  fs::create_directories(dir_ / "in2");
+  write_file(dir_ / "in2" / ".lighten-journal.sqlite", {'h', 'i'});
+  fs::create_hard_link(dir_ / "in2" / ".lighten-journal.sqlite", dir_ / "in2" / "z.txt");
+  fs::create_hard_link(dir_ / "in2" / ".lighten-journal.sqlite", dir_ / "in2" / "zz.txt");
+  auto other = options();
+  other.inputs = {(dir_ / "in2").string()};
+  other.output_dir = (dir_ / "out2").string();
+  Recorder stand_in;
+  run_batch(other, stand_in);
+  EXPECT_TRUE(fs::equivalent(dir_ / "out2" / "z.txt", dir_ / "out2" / "zz.txt"));
 }
 
 // A first name that waits for memory (a PDF whose stream decodes to 48 MiB, on a 16 MiB budget)
