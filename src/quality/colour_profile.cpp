@@ -242,9 +242,10 @@ std::optional<ProfileColour> ProfileColour::read(ByteView icc, uint32_t channels
     c.description_ = text;
   while (!c.description_.empty() && c.description_.back() == ' ') c.description_.pop_back();
   bool shaped = false;
-  // A table for the perceptual intent comes before colorants and curves (ICC.1 8.3: Little CMS,
-  // and viewers, read a profile that has both through it).
-  const bool tabulated = cmsIsTag(source.get(), cmsSigAToB0Tag);
+  // A table for the perceptual intent (AToB0, or v4's float DToB0) comes before colorants and
+  // curves (ICC.1 8.3: Little CMS, and viewers, read a profile that has both through it).
+  const bool tabulated =
+      cmsIsTag(source.get(), cmsSigAToB0Tag) || cmsIsTag(source.get(), cmsSigDToB0Tag);
   if (channels == 1 && !tabulated) {
     shaped = tabulate(source.get(), cmsSigGrayTRCTag, c.curves_[0]);
   } else if (channels == 3 && !tabulated) {
