@@ -11,7 +11,9 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "core/uninitialized_vector.h"
 
@@ -111,12 +113,14 @@ Bytes deflate_at_level(ByteView input, int level, DeflateWrapper wrapper) {
   return libdeflate_compress(input, std::clamp(level, 1, 12), wrapper);
 }
 
-Bytes inflate_exact(ByteView input, size_t expected_size, DeflateWrapper wrapper,
-                    size_t* consumed) {
+Bytes inflate_exact(ByteView input, size_t expected_size, DeflateWrapper wrapper, size_t* consumed,
+                    bool counted) {
   Inflater inf(wrapper);
   // Room grows with the output (from what 64 times the input could give), so a recorded size
   // far beyond what the stream holds is found out before it is allocated.
-  Bytes out(std::min(expected_size, std::max<size_t>(size_t(1) << 20, input.size() * 64)));
+  Bytes out(counted
+                ? expected_size
+                : std::min(expected_size, std::max<size_t>(size_t(1) << 20, input.size() * 64)));
   z_stream& s = inf.stream;
   // zlib counts in uInt; feed in chunks so inputs over 4 GiB are handled too.
   size_t in_pos = 0, out_pos = 0;
@@ -204,6 +208,72 @@ uint64_t inflated_size(ByteView input, uint64_t limit, DeflateWrapper wrapper) {
       throw FormatError(Reason::kTruncated, in_pos, "deflate stream ends early");
   }
   return total;
+}
+
+namespace {
+
+// A stream inflated a piece at a time.
+class InflateReader {
+ public:
+  InflateReader(ByteView input, DeflateWrapper wrapper) : input_(input), inflater_(wrapper) {}
+  // Fills `out` as far as the stream goes; fewer bytes only at its end.
+  size_t read(uint8_t* out, size_t n, uint64_t limit) {
+    z_stream& s = inflater_.stream;
+    size_t got = 0;
+    while (got < n && !ended_) {
+      s.next_in = const_cast<Bytef*>(input_.data() + in_pos_);
+      s.avail_in =
+          uInt(std::min<size_t>(std::numeric_limits<uInt>::max(), input_.size() - in_pos_));
+      s.next_out = out + got;
+      s.avail_out = uInt(std::min<size_t>(std::numeric_limits<uInt>::max(), n - got));
+      const uInt before_in = s.avail_in, before_out = s.avail_out;
+      const int rc = inflate(&s, Z_NO_FLUSH);
+      in_pos_ += before_in - s.avail_in;
+      got += before_out - s.avail_out;
+      if (rc == Z_STREAM_END) ended_ = true;
+      if (rc != Z_STREAM_END && rc != Z_OK && rc != Z_BUF_ERROR) corrupt(s, "is damaged");
+      if (!ended_ && before_in == s.avail_in && before_out == s.avail_out)
+        throw FormatError(Reason::kTruncated, in_pos_, "deflate stream ends early");
+    }
+    total_ += got;
+    if (total_ > limit)
+      throw FormatError(Reason::kLimitExceeded, in_pos_,
+                        "deflate stream expands past " + std::to_string(limit) + " bytes");
+    return got;
+  }
+
+ private:
+  ByteView input_;
+  Inflater inflater_;
+  size_t in_pos_ = 0;
+  uint64_t total_ = 0;
+  bool ended_ = false;
+};
+
+}  // namespace
+
+bool inflates_alike(ByteView deflated, ByteView other, bool other_deflated, uint64_t limit,
+                    DeflateWrapper wrapper) {
+  constexpr size_t kPiece = 1 << 16;
+  InflateReader a(deflated, wrapper);
+  std::optional<InflateReader> b;
+  if (other_deflated) b.emplace(other, wrapper);
+  std::vector<uint8_t> x(kPiece), y(kPiece);
+  for (size_t at = 0;;) {
+    const size_t n = a.read(x.data(), kPiece, limit);
+    if (b) {
+      if (b->read(y.data(), n, limit) != n ||
+          !std::equal(x.begin(), x.begin() + long(n), y.begin()))
+        return false;
+      if (n < kPiece) return b->read(y.data(), 1, limit) == 0;
+    } else {
+      if (other.size() - at < n ||
+          !std::equal(x.begin(), x.begin() + long(n), other.begin() + long(at)))
+        return false;
+      at += n;
+      if (n < kPiece) return at == other.size();
+    }
+  }
 }
 
 uint32_t crc32_update(uint32_t crc, ByteView bytes) {

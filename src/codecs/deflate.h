@@ -36,10 +36,12 @@ inline uint64_t most_inflated(uint64_t size) {
 
 // Inflates a stream that must decode to exactly `expected_size` bytes and end there; throws
 // FormatError (kCorrupt) otherwise. Memory grows with what the stream produces, never past
-// `expected_size`, so a size that lies costs nothing. `consumed`, when given, receives how many
-// input bytes the stream used (the rest follow its end).
+// `expected_size`, so a size that lies costs nothing; `counted` (the size is inflated_size's,
+// not a file's word) allocates it at once, as growing would hold the room twice over for a
+// moment. `consumed`, when given, receives how many input bytes the stream used (the rest
+// follow its end).
 Bytes inflate_exact(ByteView input, size_t expected_size, DeflateWrapper wrapper,
-                    size_t* consumed = nullptr);
+                    size_t* consumed = nullptr, bool counted = false);
 
 // Inflates a stream of unknown size, refusing to grow past `limit` bytes (kLimitExceeded).
 // `consumed`, when given, receives how many input bytes the stream used.
@@ -50,6 +52,12 @@ Bytes inflate_bounded(ByteView input, size_t limit, DeflateWrapper wrapper,
 // its memory can be asked for before it is allocated, once); throws as inflate_bounded does:
 // past `limit` (kLimitExceeded), damaged (kCorrupt), cut short (kTruncated).
 uint64_t inflated_size(ByteView input, uint64_t limit, DeflateWrapper wrapper);
+
+// Whether the stream `deflated` inflates to the bytes of `other` (`other_deflated`: the bytes
+// `other` inflates to), compared as they inflate, neither held whole: two 3 GB streams need no
+// 6 GB. Throws as inflate_bounded does where a stream runs past `limit` or is damaged.
+bool inflates_alike(ByteView deflated, ByteView other, bool other_deflated, uint64_t limit,
+                    DeflateWrapper wrapper);
 
 uint32_t crc32_of(ByteView bytes);
 uint32_t crc32_update(uint32_t crc, ByteView bytes);

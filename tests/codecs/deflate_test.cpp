@@ -72,6 +72,35 @@ TEST(Deflate, ZopfliStopsWhenTheTimeIsSpent) {
   EXPECT_EQ(asked, 2);
 }
 
+// Two streams (or a stream and bytes) are compared as they inflate: the same bytes however
+// deflated, and any difference, a byte or a length, told apart.
+TEST(Deflate, StreamsAreComparedAsTheyInflate) {
+  const Bytes text = text_like(300000);
+  Bytes other = text;
+  other[123456] ^= 1;
+  Bytes shorter(text.begin(), text.end() - 1);
+  const auto zlib = [](const Bytes& b, int level) {
+    return deflate_at_level(b, level, DeflateWrapper::kZlib);
+  };
+  constexpr uint64_t kLimit = 1 << 30;
+  EXPECT_TRUE(inflates_alike(zlib(text, 1), zlib(text, 9), true, kLimit, DeflateWrapper::kZlib));
+  EXPECT_FALSE(inflates_alike(zlib(text, 1), zlib(other, 9), true, kLimit, DeflateWrapper::kZlib));
+  EXPECT_FALSE(
+      inflates_alike(zlib(text, 1), zlib(shorter, 9), true, kLimit, DeflateWrapper::kZlib));
+  EXPECT_FALSE(
+      inflates_alike(zlib(shorter, 1), zlib(text, 9), true, kLimit, DeflateWrapper::kZlib));
+  EXPECT_TRUE(inflates_alike(zlib(text, 6), text, false, kLimit, DeflateWrapper::kZlib));
+  EXPECT_FALSE(inflates_alike(zlib(text, 6), other, false, kLimit, DeflateWrapper::kZlib));
+  EXPECT_FALSE(inflates_alike(zlib(text, 6), shorter, false, kLimit, DeflateWrapper::kZlib));
+  EXPECT_FALSE(inflates_alike(zlib(shorter, 6), text, false, kLimit, DeflateWrapper::kZlib));
+  EXPECT_TRUE(inflates_alike(zlib({}, 6), zlib({}, 1), true, kLimit, DeflateWrapper::kZlib));
+  EXPECT_THROW(inflates_alike(zlib(text, 6), text, false, 1000, DeflateWrapper::kZlib),
+               FormatError);
+  const Bytes whole = zlib(text, 6);
+  const Bytes cut(whole.begin(), whole.begin() + 1000);
+  EXPECT_THROW(inflates_alike(cut, text, false, kLimit, DeflateWrapper::kZlib), FormatError);
+}
+
 TEST(Deflate, EmptyInputRoundTripsThroughEveryBackEnd) {
   for (const int effort : {1, 5, 8})
     for (const DeflateWrapper wrapper : {DeflateWrapper::kZlib, DeflateWrapper::kRaw})

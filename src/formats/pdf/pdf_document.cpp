@@ -375,7 +375,7 @@ Bytes inflate_held(ByteView raw, size_t limit, Context& context, MemoryHold& hol
     return inflate_bounded(raw, limit, DeflateWrapper::kZlib, consumed);
   const uint64_t size = inflated_size(raw, limit, DeflateWrapper::kZlib);
   hold = context.hold_memory(size);
-  return inflate_exact(raw, size_t(size), DeflateWrapper::kZlib, consumed);
+  return inflate_exact(raw, size_t(size), DeflateWrapper::kZlib, consumed, true);
 }
 
 std::optional<Bytes> decoded_within(QPDFObjectHandle stream, size_t limit,
