@@ -53,13 +53,6 @@ struct LosslessFromTheStart {
 constexpr std::string_view kMarkedBefore =
     "lighten requantised frames of this file before: the others are optimised losslessly only";
 
-// Whether an image of the chunk takes a quantisation table from the image before it.
-bool quantisation_from_elsewhere(ByteView chunk) {
-  const std::vector<JpegImageSpan> images = split_mjpeg_chunk(chunk);
-  return std::any_of(images.begin(), images.end(),
-                     [](const JpegImageSpan& s) { return s.quantisation_from_elsewhere; });
-}
-
 // Copies the tree into `out`, frames optimised, sizes of lists recomputed; fills the moves.
 // A file with any frame that carries lighten's quality marker was requantised by an earlier run,
 // which left its other frames as they are on purpose (a frame's search depends on the frames
@@ -126,11 +119,13 @@ class AviWriter {
       if (context_.out_of_time())
         throw FormatError(Reason::kLimitExceeded, c.offset, "the time budget ran out");
       ++tally_.frames;
+      const std::vector<JpegImageSpan> images = split_mjpeg_chunk(data);
       if (!lossless_only_ && context_.policy().mode != Mode::kLossless) {
         std::string why;
-        if (carries_quality_marker(data))
-          why = kMarkedBefore;
-        else if (quantisation_from_elsewhere(data))
+        if (carries_quality_marker(data)) why = kMarkedBefore;
+        // An image that takes a quantisation table from the image before it.
+        else if (std::any_of(images.begin(), images.end(),
+                             [](const JpegImageSpan& s) { return s.quantisation_from_elsewhere; }))
           why = fmt::format(
               "frame {} has no quantisation table of its own (ffmpeg decodes it with that of the "
               "frame before, which requantising would change): frames are optimised losslessly "
@@ -146,7 +141,7 @@ class AviWriter {
                            "frame " + std::to_string(tally_.frames) + " (" + fourcc_text(c.id) +
                                " at byte " + std::to_string(c.offset) + ")",
                            lossless_only_, tally_.frames <= handed_over_};
-      if (optimize_frame(data, site, context_, reader_gate(c, data), tally_, frame_)) {
+      if (optimize_frame(data, images, site, context_, reader_gate(c, data), tally_, frame_)) {
         put32(c.id);
         put32(uint32_t(frame_.size()));
         out_.append(frame_);

@@ -151,11 +151,10 @@ FrameAttempt gate_frame(ByteView chunk, const std::vector<JpegImageSpan>& images
 
 }  // namespace
 
-bool optimize_frame(ByteView chunk, const FrameSite& site, Context& context, ReaderGate* gate,
-                    FrameTally& tally, Bytes& out) {
+bool optimize_frame(ByteView chunk, const std::vector<JpegImageSpan>& images, const FrameSite& site,
+                    Context& context, ReaderGate* gate, FrameTally& tally, Bytes& out) {
   const std::string& name = site.name;
   if (chunk.empty()) return false;  // a dropped frame: players show the one before again
-  const std::vector<JpegImageSpan> images = split_mjpeg_chunk(chunk);
   for (const JpegImageSpan& span : images) {
     if (span.huffman_from_elsewhere & tally.tables_not_standard)
       throw FormatError(Reason::kUnsupportedVariant, site.offset,

@@ -7,9 +7,11 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/bytes.h"
 #include "core/context.h"
+#include "formats/video/mjpeg.h"
 #include "formats/video/reader_gate.h"
 
 namespace lighten::video {
@@ -55,10 +57,11 @@ struct FrameSite {
   bool handed_over_before = false;
 };
 
-// Optimises the JPEG images of one frame chunk into `out`; returns true when `out` differs from
-// the chunk. `gate` (perceptual modes; nullptr otherwise) has taken this chunk as its reference.
-// Throws FormatError for a frame whose unreadable part would decode wrongly after a rewrite.
-bool optimize_frame(ByteView chunk, const FrameSite& site, Context& context, ReaderGate* gate,
-                    FrameTally& tally, Bytes& out);
+// Optimises the JPEG images of one frame chunk (`images`: its split_mjpeg_chunk) into `out`;
+// returns true when `out` differs from the chunk. `gate` (perceptual modes; nullptr otherwise)
+// has taken this chunk as its reference. Throws FormatError for a frame whose unreadable part
+// would decode wrongly after a rewrite.
+bool optimize_frame(ByteView chunk, const std::vector<JpegImageSpan>& images, const FrameSite& site,
+                    Context& context, ReaderGate* gate, FrameTally& tally, Bytes& out);
 
 }  // namespace lighten::video
