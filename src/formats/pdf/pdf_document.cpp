@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string_view>
@@ -24,8 +25,6 @@ bool pdf_whitespace(char c) {
   return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\f' || c == '\0';
 }
 
-// Where the "startxref" keyword at `at` ends with its offset and end of line (npos when what
-// follows is no offset: the word in a string, a content stream or an attachment's text).
 // Each scan from a keyword goes at most this far: a file of many keywords is read in time
 // proportional to its size, however it is made.
 constexpr size_t kMostSkipped = 64;
@@ -51,16 +50,27 @@ bool pdf_delimiter(char c) {
   return std::string_view("()<>[]{}/%").find(c) != std::string_view::npos;
 }
 
-size_t startxref_end(std::string_view text, size_t at) {
-  if (at > 0 && !pdf_whitespace(text[at - 1]) && !pdf_delimiter(text[at - 1]))
-    return std::string_view::npos;
+// A "startxref" keyword with its offset: where the offset's end of line ends, and the offset.
+struct StartXref {
+  size_t end = 0;
+  uint64_t offset = 0;
+};
+
+// The keyword at `at`, or nullopt when what follows is no offset (the word in a string, a
+// content stream or an attachment's text).
+std::optional<StartXref> read_startxref(std::string_view text, size_t at) {
+  if (at > 0 && !pdf_whitespace(text[at - 1]) && !pdf_delimiter(text[at - 1])) return std::nullopt;
   size_t i = skip_whitespace(text, at + std::string_view("startxref").size());
-  const size_t digits = i;
-  i = skip_digits(text, i);
-  if (i == digits) return std::string_view::npos;
+  const size_t digits_end = skip_digits(text, i);
+  if (digits_end == i) return std::nullopt;
+  StartXref x;
+  for (; i < digits_end && x.offset < (uint64_t(1) << 50); ++i)
+    x.offset = x.offset * 10 + uint64_t(text[i] - '0');
+  i = digits_end;
   if (i < text.size() && text[i] == '\r') ++i;
   if (i < text.size() && text[i] == '\n') ++i;
-  return i;
+  x.end = i;
+  return x;
 }
 
 // Whether `offset` (from the file's start, or from its header's) leads to an xref table or an
@@ -92,12 +102,8 @@ size_t count_xref_sections(std::string_view text) {
   size_t n = 0;
   for (size_t at = text.find("startxref"); at != std::string_view::npos;
        at = text.find("startxref", at + 1)) {
-    if (startxref_end(text, at) == std::string_view::npos) continue;
-    size_t i = skip_whitespace(text, at + std::string_view("startxref").size());
-    uint64_t offset = 0;
-    for (const size_t end = skip_digits(text, i); i < end && offset < (uint64_t(1) << 50); ++i)
-      offset = offset * 10 + uint64_t(text[i] - '0');
-    n += leads_to_xref(text, offset);
+    if (const std::optional<StartXref> x = read_startxref(text, at))
+      n += leads_to_xref(text, x->offset);
   }
   return n;
 }
@@ -280,11 +286,11 @@ ByteView data_after_eof(ByteView bytes) {
   // was appended. (Appended data holding a startxref reads as an incremental update: refused.)
   // Without a %%EOF, readers end it at the startxref's offset and its end of line.
   size_t xref = text.rfind("startxref");
-  while (xref != std::string_view::npos && startxref_end(text, xref) == std::string_view::npos)
+  while (xref != std::string_view::npos && !read_startxref(text, xref))
     xref = xref == 0 ? std::string_view::npos : text.rfind("startxref", xref - 1);
   if (xref == std::string_view::npos) return {};
   const size_t at = text.find(kEof, xref);
-  size_t from = at == std::string_view::npos ? startxref_end(text, xref) : at + kEof.size();
+  size_t from = at == std::string_view::npos ? read_startxref(text, xref)->end : at + kEof.size();
   if (at != std::string_view::npos) {
     if (from < text.size() && text[from] == '\r') ++from;
     if (from < text.size() && text[from] == '\n') ++from;
