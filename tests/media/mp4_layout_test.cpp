@@ -387,17 +387,12 @@ Bytes with_sample_entry_box(const Bytes& file, const std::string& handler, const
   const Mp4Layout layout = read_mp4_layout(file);
   const Mp4Box& moov = layout.boxes.back();
   if (moov.type != "moov") return {};
-  const auto inside = [&](const Mp4Box& parent, const std::string& type) -> std::optional<Mp4Box> {
-    for (const Mp4Box& b : read_boxes(file, parent.body, parent.end))
-      if (b.type == type) return b;
-    return std::nullopt;
-  };
   for (const Mp4Box& trak : read_boxes(file, moov.body, moov.end)) {
     if (trak.type != "trak" || handler_of(file, trak) != handler) continue;
-    const auto mdia = inside(trak, "mdia");
-    const auto minf = inside(*mdia, "minf");
-    const auto stbl = inside(*minf, "stbl");
-    const auto stsd = inside(*stbl, "stsd");
+    const auto mdia = box_below(file, trak, {"mdia"});
+    const auto minf = box_below(file, *mdia, {"minf"});
+    const auto stbl = box_below(file, *minf, {"stbl"});
+    const auto stsd = box_below(file, *stbl, {"stsd"});
     const Mp4Box entry = read_boxes(file, stsd->body + 8, stsd->end).front();
     const Bytes added =
         entry_twice ? Bytes(file.begin() + long(entry.begin), file.begin() + long(entry.end))

@@ -248,9 +248,20 @@ std::vector<Mp4Box> read_boxes(ByteView file, size_t begin, size_t end) {
   return boxes;
 }
 
+std::optional<Mp4Box> box_below(ByteView file, const Mp4Box& from,
+                                std::initializer_list<std::string_view> path) {
+  std::optional<Mp4Box> at = from;
+  for (std::string_view type : path) {
+    const std::vector<Mp4Box> kids = children(file, &*at);
+    const Mp4Box* next = find_box(kids, type);
+    if (!next) return std::nullopt;
+    at = *next;
+  }
+  return at;
+}
+
 std::string handler_of(ByteView file, const Mp4Box& trak) {
-  const std::vector<Mp4Box> mdia = children(file, find_box(children(file, &trak), "mdia"));
-  const Mp4Box* hdlr = find_box(mdia, "hdlr");
+  const std::optional<Mp4Box> hdlr = box_below(file, trak, {"mdia", "hdlr"});
   // version and flags, pre_defined, then the handler type
   if (!hdlr || hdlr->end - hdlr->body < 12) return "";
   return std::string(reinterpret_cast<const char*>(file.data()) + hdlr->body + 8, 4);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,6 +38,11 @@ struct Mp4Layout {
 };
 // Throws FormatError when the top level is not a sequence of boxes up to `trailing`.
 Mp4Layout read_mp4_layout(ByteView file);
+
+// The box `path` leads to from `from`, taking the first child of each type in turn ({"mdia",
+// "minf", "stbl", "stsd"} from a 'trak'); nullopt where one is missing. Throws as read_boxes.
+std::optional<Mp4Box> box_below(ByteView file, const Mp4Box& from,
+                                std::initializer_list<std::string_view> path);
 
 // The moov's 'trak' boxes in file order (the order of the streams libavformat reads).
 std::vector<Mp4Box> tracks_of(ByteView file);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <string_view>
 
 #include "core/errors.h"
@@ -15,14 +16,6 @@ struct SampleEntry {
   Mp4Box box;
   std::vector<Mp4Box> children;  // the boxes after the entry's fixed fields
 };
-
-const Mp4Box* child(ByteView file, std::vector<Mp4Box>& holder, const Mp4Box& parent,
-                    std::string_view type) {
-  holder = read_boxes(file, parent.body, parent.end);
-  for (const Mp4Box& b : holder)
-    if (b.type == type) return &b;
-  return nullptr;
-}
 
 // The fixed fields before a sample entry's boxes (ISO 14496-12 12.1.3 and 12.2.3; QuickTime's
 // sound description versions 1 and 2 add 16 and 36 bytes, where ISO's AudioSampleEntryV1, which
@@ -38,11 +31,7 @@ size_t fixed_fields(ByteView file, const Mp4Box& entry, std::string_view handler
 
 std::vector<SampleEntry> sample_entries(ByteView file, const Mp4Box& trak,
                                         std::string_view handler) {
-  std::vector<Mp4Box> a, b, c, d;
-  const Mp4Box* mdia = child(file, a, trak, "mdia");
-  const Mp4Box* minf = mdia ? child(file, b, *mdia, "minf") : nullptr;
-  const Mp4Box* stbl = minf ? child(file, c, *minf, "stbl") : nullptr;
-  const Mp4Box* stsd = stbl ? child(file, d, *stbl, "stsd") : nullptr;
+  const std::optional<Mp4Box> stsd = box_below(file, trak, {"mdia", "minf", "stbl", "stsd"});
   std::vector<SampleEntry> entries;
   if (!stsd || stsd->end - stsd->body < 8) return entries;
   for (const Mp4Box& box : read_boxes(file, stsd->body + 8, stsd->end)) {
