@@ -41,20 +41,27 @@ constexpr std::array<uint8_t, 416> kStandardDht = {
     0xc6, 0xc7, 0xc8, 0xc9, 0xca, 0xd2, 0xd3, 0xd4, 0xd5, 0xd6, 0xd7, 0xd8, 0xd9, 0xda, 0xe2, 0xe3,
     0xe4, 0xe5, 0xe6, 0xe7, 0xe8, 0xe9, 0xea, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0xf7, 0xf8, 0xf9, 0xfa};
 
-// The tables a DHT payload defines, by class and slot (0x00-0x13): each its 16 counts and its
-// values. False when the payload does not parse.
-bool read_dht_tables(ByteView payload, std::map<uint8_t, Bytes>& tables) {
+// Calls visit(slot, table) for each table a DHT payload defines, by class and slot (0x00-0x13):
+// its 16 counts and its values. False when the payload does not parse (the tables before the
+// damage visited).
+template <typename Visit>
+bool for_each_dht_table(ByteView payload, const Visit& visit) {
   size_t at = 0;
   while (at < payload.size()) {
     if (payload.size() - at < 17) return false;
-    const uint8_t slot = payload[at];
     size_t count = 0;
     for (size_t i = 1; i <= 16; ++i) count += payload[at + i];
     if (payload.size() - at - 17 < count) return false;
-    tables[slot].assign(payload.begin() + long(at + 1), payload.begin() + long(at + 17 + count));
+    visit(payload[at], payload.subspan(at + 1, 16 + count));
     at += 17 + count;
   }
   return true;
+}
+
+bool read_dht_tables(ByteView payload, std::map<uint8_t, Bytes>& tables) {
+  return for_each_dht_table(payload, [&](uint8_t slot, ByteView table) {
+    tables[slot].assign(table.begin(), table.end());
+  });
 }
 
 // The K.3 tables by class and slot.
@@ -84,19 +91,19 @@ struct TableUse {
 
   uint8_t huffman_not_standard = 0;  // defined last with a table other than K.3's
 
+  // Walked in place (every frame's DHT passes here): each table compared with K.3's as it lies.
   void define_huffman(ByteView payload) {
-    std::map<uint8_t, Bytes> tables;
-    if (!read_dht_tables(payload, tables)) huffman_not_standard = 0xFF;  // cannot be told
     const std::map<uint8_t, Bytes>& k3 = standard_tables();
-    for (const auto& [slot, table] : tables) {
+    const bool parsed = for_each_dht_table(payload, [&](uint8_t slot, ByteView table) {
       const uint8_t bit = huffman_bit(slot >> 4, slot & 15);
       huffman_defined |= bit;
       const auto standard = k3.find(slot);
-      if (standard != k3.end() && standard->second == table)
+      if (standard != k3.end() && same_bytes(standard->second, table))
         huffman_not_standard &= uint8_t(~bit);
       else
         huffman_not_standard |= bit;
-    }
+    });
+    if (!parsed) huffman_not_standard = 0xFF;  // cannot be told
   }
   void define_quantisation(ByteView payload) {
     for (size_t at = 0; at < payload.size();) {
