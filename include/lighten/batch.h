@@ -93,6 +93,8 @@ struct BatchSummary {
   uint64_t cleaned_temps = 0;      // stray temporary files from killed runs removed
   uint64_t links = 0;              // symbolic links the mirror holds as links (to make, dry)
   uint64_t links_not_started = 0;  // links not tried after a full disk or `stop`
+  // Worker threads the system refused to start (a container's task limit): the others ran.
+  uint64_t workers_refused = 0;
   double seconds = 0;
   std::string journal_path;
   std::string run_id;

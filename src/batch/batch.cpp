@@ -462,25 +462,30 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
       },
       stopped);
   size_t started = stats.started;
-  if (later_from < files.size() && started == later_from)
-    started +=
-        scheduler
-            .run(
-                files.size() - later_from, [&](size_t k) { return estimate(later_from + k); },
-                [&](size_t k) {
-                  const size_t i = later_from + k;
-                  const std::optional<size_t> first = hard_links.first_of(i);
-                  if (!first) {  // every later name has a first one; processed alone otherwise
-                    collector.file(batch::process_file(context, files[i]));
-                    return;
-                  }
-                  const batch::FirstName name{
-                      batch::mirror_path(options.output_dir, files[*first].relative),
-                      hard_links.result_of(*first)};
-                  collector.file(batch::process_file(context, files[i], &name));
-                },
-                stopped)
-            .started;
+  const auto count_refused = [&](const batch::SchedulerStats& run, size_t tasks) {
+    const size_t wanted = std::min<size_t>(scheduler.jobs(), std::max<size_t>(tasks, 1));
+    summary.workers_refused = std::max<uint64_t>(summary.workers_refused, wanted - run.workers);
+  };
+  count_refused(stats, later_from);
+  if (later_from < files.size() && started == later_from) {
+    const batch::SchedulerStats later = scheduler.run(
+        files.size() - later_from, [&](size_t k) { return estimate(later_from + k); },
+        [&](size_t k) {
+          const size_t i = later_from + k;
+          const std::optional<size_t> first = hard_links.first_of(i);
+          if (!first) {  // every later name has a first one; processed alone otherwise
+            collector.file(batch::process_file(context, files[i]));
+            return;
+          }
+          const batch::FirstName name{
+              batch::mirror_path(options.output_dir, files[*first].relative),
+              hard_links.result_of(*first)};
+          collector.file(batch::process_file(context, files[i], &name));
+        },
+        stopped);
+    started += later.started;
+    count_refused(later, files.size() - later_from);
+  }
   summary.not_started = files.size() - started;
   summary.stopped_because = destination_full.message();
 

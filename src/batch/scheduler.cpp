@@ -1,11 +1,12 @@
 #include "batch/scheduler.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
+#include <system_error>
 #include <thread>
 #include <vector>
+
+#include "core/machine_limits.h"
 
 namespace lighten::batch {
 namespace {
@@ -13,15 +14,13 @@ constexpr uint64_t kMaxDefaultBudget = 8ull << 30;
 }  // namespace
 
 uint64_t default_memory_budget() {
-  long pages = ::sysconf(_SC_PHYS_PAGES);
-  long page_size = ::sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page_size <= 0) return 1ull << 30;
-  return std::min(uint64_t(pages) * uint64_t(page_size) / 2, kMaxDefaultBudget);
+  const std::optional<uint64_t> memory = usable_memory();
+  if (!memory) return 1ull << 30;
+  return std::clamp<uint64_t>(*memory / 2, 1, kMaxDefaultBudget);
 }
 
 Scheduler::Scheduler(unsigned jobs, uint64_t budget)
-    : jobs_(jobs ? jobs : std::max(1u, std::thread::hardware_concurrency())),
-      budget_(budget ? budget : default_memory_budget()) {}
+    : jobs_(jobs ? jobs : usable_cores()), budget_(budget ? budget : default_memory_budget()) {}
 
 SchedulerStats Scheduler::run(size_t count, const std::function<uint64_t(size_t)>& estimate,
                               const std::function<void(size_t)>& work,
@@ -89,7 +88,16 @@ SchedulerStats Scheduler::run(size_t count, const std::function<uint64_t(size_t)
   unsigned threads = unsigned(std::min<size_t>(jobs_, std::max<size_t>(count, 1)));
   std::vector<std::thread> pool;
   pool.reserve(threads);
-  for (unsigned i = 0; i < threads; ++i) pool.emplace_back(worker);
+  // The system may refuse threads (a container's task limit): the ones it gave do the work.
+  try {
+    for (unsigned i = 0; i < threads; ++i) pool.emplace_back(worker);
+  } catch (const std::system_error&) {
+    if (pool.empty()) throw;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    stats_.workers = pool.size();
+  }
   for (auto& t : pool) t.join();
   std::lock_guard lock(mutex_);
   return stats_;

@@ -13,11 +13,13 @@ struct SchedulerStats {
   uint64_t peak_in_flight = 0;  // largest sum of estimates and reservations at once
   size_t peak_running = 0;      // most tasks running at once
   size_t started = 0;           // tasks started (all of them unless `stop` said so)
+  size_t workers = 0;           // threads that ran them (fewer than asked if the system refused)
 };
 
 class Scheduler {
  public:
-  // `jobs` workers (0 = one per hardware thread); `budget` bytes of estimates in flight.
+  // `jobs` workers (0 = one per core this process may use); `budget` bytes of estimates in
+  // flight (0 = default_memory_budget()).
   Scheduler(unsigned jobs, uint64_t budget);
 
   // Runs work(i) for i in [0, count), starting tasks in index order. A task starts only while
@@ -52,7 +54,8 @@ class Scheduler {
   SchedulerStats stats_;
 };
 
-// Half of physical memory, at most 8 GiB: the default budget.
+// Half of the memory this process may use (physical, or its control group's limit if lower), at
+// most 8 GiB: the default budget.
 uint64_t default_memory_budget();
 
 }  // namespace lighten::batch

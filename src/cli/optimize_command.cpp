@@ -304,6 +304,11 @@ int run_optimize(OptimizeArgs& args) {
       return kExitFailures;
     }
   }
+  if (summary.workers_refused > 0)
+    fmt::print(stderr,
+               "lighten optimize: the system refused to start {} (a limit on tasks or memory); "
+               "the others did the work\n",
+               counted(summary.workers_refused, "worker thread"));
   const bool journaled = !summary.journal_path.empty() && summary.journal_error.empty();
   const char* resume = journaled ? ": finished files are skipped" : "";
   int exit_code = summary.io_errors + summary.failures > 0 ? kExitFailures : kExitOk;
@@ -351,10 +356,13 @@ Command add_optimize_command(CLI::App& app) {
   CLI::Option* in_place = cmd->add_flag("--in-place", args->batch.in_place,
                                         "Replace originals atomically (temp file, fsync, rename)");
   cmd->add_flag("-n,--dry-run", args->batch.dry_run, "Measure what would be saved; write nothing");
-  cmd->add_option("-j,--jobs", args->batch.jobs, "Worker threads (default: all cores)");
+  cmd->add_option("-j,--jobs", args->batch.jobs,
+                  "Worker threads (default, and 0: the cores this process may use, after its "
+                  "CPU affinity and a container's CPU quota)")
+      ->check(CLI::Range(0u, 4096u));
   cmd->add_option("--memory-budget", args->memory_budget,
-                  "Memory the workers may use together, e.g. 4G (default, and 0: half of RAM, at "
-                  "most 8G)");
+                  "Memory the workers may use together, e.g. 4G (default, and 0: half of RAM, or "
+                  "of a container's memory limit if lower, at most 8G)");
   CLI::Option* journal = cmd->add_option(
       "--journal", args->batch.journal_path,
       "SQLite journal that makes runs resumable (default: OUT/.lighten-journal.sqlite, with "

@@ -12,6 +12,7 @@
 
 #include "batch/store.h"
 #include "batch/walk.h"
+#include "core/machine_limits.h"
 #include "lighten/lighten.h"
 #include "lighten/options.h"
 #include "lighten/probe.h"
@@ -371,7 +372,7 @@ ProbeReport run_probe(const ProbeOptions& options, const ProbeProgress& progress
         kMaxWorkerSamples));
   ProbeReport report;
   report.options = options;
-  report.cores = std::max(1u, std::thread::hardware_concurrency());
+  report.cores = usable_cores();
 
   say(progress, fmt::format("{}: walking", options.path));
   // `lighten optimize DATA -o DATA/light` is allowed: the copy is no part of the original.

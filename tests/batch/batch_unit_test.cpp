@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <sqlite3.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -777,6 +778,33 @@ TEST(Scheduler, ReservationsThatCanNeverFitStillEnd) {
   EXPECT_EQ(stats.started, 8u);
   EXPECT_EQ(granted.load(), 8u);
   EXPECT_GE(stats.peak_in_flight, 540u);
+}
+
+// Threads the system refuses (here: address space for their stacks; in a container, its task
+// limit) leave the work to the ones it started, where std::thread's exception ended the process.
+TEST(Scheduler, ThreadsTheSystemRefusesLeaveTheWorkToTheOthers) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "the sanitizer's shadow memory does not fit under an address-space limit";
+#endif
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    long pages = 0;
+    std::ifstream("/proc/self/statm") >> pages;
+    const rlim_t room = rlim_t(pages) * ::sysconf(_SC_PAGE_SIZE) + (48u << 20);
+    const rlimit limit{room, room};
+    if (::setrlimit(RLIMIT_AS, &limit) != 0) ::_exit(3);
+    std::atomic<size_t> done{0};
+    batch::Scheduler scheduler(512, 100);
+    const batch::SchedulerStats stats = scheduler.run(
+        2000, [](size_t) { return uint64_t(1); }, [&](size_t) { ++done; });
+    ::_exit(done == 2000 && stats.started == 2000 && stats.workers > 0 && stats.workers < 512 ? 0
+                                                                                              : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child ended by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 // A JPEG with a 5000-byte APP1 before its 4000x3000 frame header, whose components have the
