@@ -19,6 +19,8 @@ struct ZipItem {
   uint16_t method = 0;                  // 0: 8 when deflated, else stored; other values as given
   std::vector<uint8_t> after_stream{};  // bytes inside the entry after its data
   uint64_t declared_size = 0;           // 0: the content's; 2^32 - 1 and more: in a ZIP64 field
+  std::vector<uint8_t> extra{};         // extra fields, in both headers
+  uint16_t local_time = 0x6000;         // the local header's; the central directory's is 0x6000
 };
 
 inline std::vector<uint8_t> text_bytes(const std::string& s) { return {s.begin(), s.end()}; }
@@ -64,9 +66,10 @@ inline std::vector<uint8_t> make_zip(const std::vector<ZipItem>& items,
     if (size >= 0xFFFFFFFFu) {
       u16(extra, 1), u16(extra, 8), u32(extra, uint32_t(size)), u32(extra, uint32_t(size >> 32));
     }
+    extra.insert(extra.end(), item.extra.begin(), item.extra.end());
     const uint32_t size32 = size >= 0xFFFFFFFFu ? 0xFFFFFFFFu : uint32_t(size);
     u32(out, 0x04034b50);
-    u16(out, 20), u16(out, flags), u16(out, method), u16(out, 0x6000), u16(out, 0x5821);
+    u16(out, 20), u16(out, flags), u16(out, method), u16(out, item.local_time), u16(out, 0x5821);
     u32(out, item.data_descriptor ? 0 : crc);
     u32(out, item.data_descriptor ? 0 : uint32_t(data.size()));
     u32(out, item.data_descriptor ? 0 : size32);

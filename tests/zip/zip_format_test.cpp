@@ -434,6 +434,73 @@ TEST(ZipFormat, SignedAndHashedPackagesAreLeftAloneAsPlainZip) {
   }
 }
 
+// OPC lets the signature origin lie at any part name; the origin's relationship part names each
+// signature by type. PKWARE's per-entry signature (extra field 0x0015) covers the entry's data.
+TEST(ZipFormat, SignaturesFoundByTheirRelationshipOrExtraFieldAreLeftAlone) {
+  const auto jpeg = testing::make_jpeg({.width = 200, .height = 150});
+  auto items = docx_items(jpeg);
+  items.push_back({.name = "_rels/.rels",
+                   .content = text_bytes(
+                       "<Relationships><Relationship Id=\"rId9\" Type=\"http://schemas."
+                       "openxmlformats.org/package/2006/relationships/digital-signature/origin\" "
+                       "Target=\"package/sig/origin.psdor\"/></Relationships>")});
+  items.push_back({.name = "package/sig/origin.psdor", .content = {}, .deflate = false});
+  // An origin without signatures (they were removed) signs nothing.
+  ASSERT_TRUE(optimize(make_zip(items), Policy{}).replaced());
+  items.push_back(
+      {.name = "package/sig/_rels/origin.psdor.rels",
+       .content = text_bytes(
+           "<Relationships><Relationship Id=\"rId1\" Type=\"http://schemas.openxmlformats.org/"
+           "package/2006/relationships/digital-signature/signature\" Target=\"sig1.xml\"/>"
+           "</Relationships>")});
+  items.push_back({.name = "package/sig/sig1.xml", .content = text_bytes("<Signature/>")});
+  Outcome o = optimize(make_zip(items), Policy{});
+  EXPECT_EQ(o.reason, Reason::kSigned) << o.message;
+  EXPECT_NE(o.message.find("origin.psdor.rels"), std::string::npos) << o.message;
+
+  Policy plain;
+  plain.plain_zip = PlainZipPolicy::kOptimize;
+  const std::vector<uint8_t> signature_field = {0x15, 0x00, 0x04, 0x00, 1, 2, 3, 4};
+  o = optimize(
+      make_zip({{.name = "logo.jpg", .content = jpeg, .deflate = false, .extra = signature_field}}),
+      plain);
+  EXPECT_EQ(o.reason, Reason::kSigned) << o.message;
+  EXPECT_NE(o.message.find("0x0015"), std::string::npos) << o.message;
+}
+
+// A package of many manifests each inflating to 16 MiB was inflated whole (2 s a MB of input,
+// past the time budget) before its repeated names or its expansion were refused; `lighten info`
+// inflated them all too.
+TEST(ZipFormat, ManyLargeManifestsAreRefusedBeforeTheyAreInflated) {
+  std::vector<ZipItem> items = {
+      {.name = "mimetype", .content = text_bytes("application/hwp+zip"), .deflate = false}};
+  for (int i = 0; i < 5; ++i)
+    items.push_back({.name = "META-INF/manifest.xml", .content = Bytes(15u << 20, ' ')});
+  const Bytes package = make_zip(items);
+  ASSERT_EQ(sniff(package), Kind::kHwpx);
+  const Outcome o = optimize(package, Policy{});
+  EXPECT_EQ(o.reason, Reason::kLimitExceeded) << o.message;
+  FileInfo info;
+  describe_zip(package, info);
+  std::string protection;
+  for (const auto& [key, value] : info.properties)
+    if (key == "protection") protection = value;
+  EXPECT_NE(protection.find("64 MiB"), std::string::npos) << protection;
+}
+
+// Streaming readers (Java's ZipInputStream) show the local header's time: it is kept as it was,
+// apart from the central directory's.
+TEST(ZipFormat, ALocalHeadersOwnTimeIsKept) {
+  auto items = docx_items(testing::make_jpeg({.width = 200, .height = 150}));
+  for (ZipItem& item : items) item.local_time = 0x1234;
+  const Outcome o = optimize(make_zip(items), Policy{});
+  ASSERT_TRUE(o.replaced()) << o.message;
+  for (const ZipEntry& e : read_zip(o.bytes).entries) {
+    EXPECT_EQ(e.local_mod_time, 0x1234) << e.name;
+    EXPECT_EQ(e.mod_time, 0x6000) << e.name;
+  }
+}
+
 // Some HWPX writers separate folders with backslashes; Hancom reads META-INF\signatures.xml
 // and META-INF\manifest.xml as the parts they name.
 TEST(ZipFormat, SignaturesAndPasswordsBehindBackslashedNamesAreFound) {

@@ -161,7 +161,8 @@ void read_local_header(ByteView bytes, ZipEntry& e, uint64_t cd_offset) {
   e.local_version_needed = r.u16le();
   e.local_flags = r.u16le();
   const uint16_t method = r.u16le();
-  r.skip(4);   // time and date: the central directory's are the ones readers show
+  e.local_mod_time = r.u16le();
+  e.local_mod_date = r.u16le();
   r.skip(12);  // crc and sizes: zero with a data descriptor; the central directory's are used
   const uint16_t name_len = r.u16le(), extra_len = r.u16le();
   ByteView name = r.take(name_len);
@@ -279,8 +280,8 @@ Bytes write_zip(const ZipArchive& archive) {
     put16(out, wide ? std::max<uint16_t>(e.local_version_needed, 45) : e.local_version_needed);
     put16(out, e.local_flags & ~kZipFlagDataDescriptor);
     put16(out, e.method);
-    put16(out, e.mod_time);
-    put16(out, e.mod_date);
+    put16(out, e.local_mod_time);
+    put16(out, e.local_mod_date);
     put32(out, e.crc32);
     put32(out, wide ? k32 : e.compressed_size);
     put32(out, wide ? k32 : e.uncompressed_size);

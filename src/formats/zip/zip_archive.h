@@ -34,6 +34,10 @@ struct ZipEntry {
   // From the local header.
   uint16_t local_version_needed = 20;
   uint16_t local_flags = 0;
+  // Streaming readers (Java's ZipInputStream) show the local header's time, which a writer may
+  // have set apart from the central directory's.
+  uint16_t local_mod_time = 0;
+  uint16_t local_mod_date = 0;
   Bytes local_extra;  // without any ZIP64 field
   // Where the entry lies in the input.
   uint64_t local_offset = 0;

@@ -47,8 +47,38 @@ bool signs_other_parts(const std::string& name) {
          name == ".signature.p7s" || name == "appxsignature.p7x" || name == "appxblockmap.xml";
 }
 
+// PKWARE's extra field holding an entry's own X.509 signature.
+constexpr uint16_t kZipExtraEntrySignature = 0x0015;
+
+bool has_extra_field(ByteView extra, uint16_t id) {
+  for (size_t pos = 0; pos + 4 <= extra.size();) {
+    if (uint16_t(extra[pos] | extra[pos + 1] << 8) == id) return true;
+    pos += 4 + size_t(extra[pos + 2] | extra[pos + 3] << 8);
+  }
+  return false;
+}
+
+// All the manifests and relationship parts read to look for protection together, at most:
+// a package of thousands of them must not make the look take long.
+constexpr uint64_t kMaxProtectionText = 64u << 20;
+
 // Documents whose bytes are covered by a signature or that are encrypted are not ours to change.
-void refuse_protected(const ZipArchive& archive, ByteView input) {
+// OPC lets a package's signature origin lie at any part name: its relationship part, wherever
+// it is, names each signature with the signature relationship type.
+void refuse_protected(const ZipArchive& archive) {
+  uint64_t text_left = kMaxProtectionText;
+  const auto contains = [](ByteView text, std::string_view what) {
+    return std::search(text.begin(), text.end(), what.begin(), what.end()) != text.end();
+  };
+  const auto part_contains = [&](const ZipEntry& e, std::string_view what) {
+    if (e.uncompressed_size > text_left)
+      throw FormatError(Reason::kLimitExceeded, e.local_offset,
+                        "the package's manifests and relationship parts expand beyond " +
+                            std::to_string(kMaxProtectionText >> 20) + " MiB");
+    text_left -= e.uncompressed_size;
+    if (e.method == kZipMethodStored) return contains(e.data, what);
+    return contains(inflate_exact(e.data, e.uncompressed_size, DeflateWrapper::kRaw), what);
+  };
   for (const ZipEntry& e : archive.entries) {
     if (e.encrypted())
       throw FormatError(Reason::kEncrypted, e.local_offset, "entry " + e.name + " is encrypted");
@@ -57,20 +87,25 @@ void refuse_protected(const ZipArchive& archive, ByteView input) {
       throw FormatError(
           Reason::kSigned, e.local_offset,
           "signed or hashed package (" + e.name + "); changing any byte would break it");
+    if (has_extra_field(e.central_extra, kZipExtraEntrySignature) ||
+        has_extra_field(e.local_extra, kZipExtraEntrySignature))
+      throw FormatError(Reason::kSigned, e.local_offset,
+                        "entry " + e.name + " carries its own signature (extra field 0x0015)");
     if (name == "meta-inf/encryption.xml")
       throw FormatError(Reason::kEncrypted, e.local_offset,
                         "the document declares encrypted parts (META-INF/encryption.xml)");
-    if (name == "meta-inf/manifest.xml" && e.uncompressed_size < (16u << 20)) {
-      Bytes manifest = e.method == kZipMethodDeflate
-                           ? inflate_exact(e.data, e.uncompressed_size, DeflateWrapper::kRaw)
-                           : Bytes(e.data.begin(), e.data.end());
-      const std::string_view text(reinterpret_cast<const char*>(manifest.data()), manifest.size());
-      if (text.find("encryption-data") != std::string_view::npos)
-        throw FormatError(Reason::kEncrypted, e.local_offset,
-                          "the document is password-protected (manifest lists encryption data)");
-    }
+    if (e.method != kZipMethodStored && e.method != kZipMethodDeflate) continue;
+    const bool relationships =
+        name.ends_with(".rels") &&
+        (name.starts_with("_rels/") || name.find("/_rels/") != std::string::npos);
+    if (name == "meta-inf/manifest.xml" && part_contains(e, "encryption-data"))
+      throw FormatError(Reason::kEncrypted, e.local_offset,
+                        "the document is password-protected (manifest lists encryption data)");
+    if (relationships && part_contains(e, "relationships/digital-signature/signature"))
+      throw FormatError(Reason::kSigned, e.local_offset,
+                        "signed package (" + e.name +
+                            " names a digital signature); changing any byte would break it");
   }
-  (void)input;
 }
 
 // A package names each part once: OPC compares names without case, and a reader given two parts
@@ -250,9 +285,10 @@ Outcome optimize_zip(ByteView input, Context& context) {
                       "plain ZIP and JAR archives are left alone unless --plain-zip optimize "
                       "(some readers check archive hashes)");
   const ZipArchive archive = read_zip(input);
-  refuse_protected(archive, input);
-  refuse_repeated_parts(archive, kind);
+  // From the directory's figures first: the protection checks inflate parts.
   check_budget(archive, input, policy);
+  refuse_repeated_parts(archive, kind);
+  refuse_protected(archive);
 
   // Document formats let any part but the leading mimetype be deflated; plain archives keep
   // stored entries stored (some are stored on purpose, e.g. to be mapped into memory).
@@ -370,6 +406,7 @@ Verdict verify_zip(ByteView input, ByteView output, Context& context) {
         (x.method == kZipMethodStored && y.method == kZipMethodDeflate && !is_first_mimetype(a, i));
     if (!method_ok || without_descriptor(x.flags) != without_descriptor(y.flags) ||
         x.mod_time != y.mod_time || x.mod_date != y.mod_date ||
+        x.local_mod_time != y.local_mod_time || x.local_mod_date != y.local_mod_date ||
         x.external_attrs != y.external_attrs || x.internal_attrs != y.internal_attrs ||
         x.central_extra != y.central_extra || x.local_extra != y.local_extra ||
         x.comment != y.comment || x.version_made_by != y.version_made_by)
@@ -419,7 +456,7 @@ void describe_zip(ByteView input, FileInfo& info) {
       info.properties.emplace_back(
           "mimetype", std::string(archive.entries[i].data.begin(), archive.entries[i].data.end()));
   try {
-    refuse_protected(archive, input);
+    refuse_protected(archive);
   } catch (const FormatError& e) {
     info.properties.emplace_back("protection", e.what());
   }
