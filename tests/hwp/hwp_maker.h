@@ -34,7 +34,8 @@ struct HwpRecipe {
   std::vector<HwpBinItem> items;
   std::vector<uint8_t> preview;  // PrvImage when not empty
   enum class Trailer { kNone, kCrc, kZeroCrc } trailer = Trailer::kCrc;
-  bool view_text = false;  // a ViewText storage, as distribution documents have
+  bool view_text = false;                // a ViewText storage, as distribution documents have
+  std::vector<std::string> doc_options;  // streams under DocOptions (64 bytes each)
   std::vector<HwpPictureShape> shapes;
   std::vector<HwpPictureShape> fills;        // image fills of DocInfo's HWPTAG_BORDER_FILL records
   std::vector<HwpPictureShape> shape_fills;  // image fills of rectangles in the section
@@ -191,6 +192,8 @@ inline std::vector<uint8_t> make_hwp(const HwpRecipe& r) {
   };
   if (!r.preview.empty()) items.push_back({"PrvImage", r.preview});
   if (r.view_text) items.push_back({"ViewText/Section0", std::vector<uint8_t>(64, 0x33)});
+  for (const std::string& name : r.doc_options)
+    items.push_back({"DocOptions/" + name, std::vector<uint8_t>(64, 0x44)});
   for (const HwpBinItem& item : r.items) {
     const bool deflated = item.compression == 1 || (item.compression == 0 && compressed);
     items.push_back({"BinData/" + bin_name(item), pack(item.content, deflated)});

@@ -358,6 +358,10 @@ std::optional<Bytes> CompoundFile::read_stream(std::string_view path) const {
   return impl_->contents[found->second];
 }
 
+bool CompoundFile::has_stream(std::string_view path) const {
+  return impl_->streams.contains(folded_path(path));
+}
+
 void CompoundFile::replace_stream(std::string_view path, Bytes contents) {
   const auto found = impl_->streams.find(folded_path(path));
   if (found == impl_->streams.end())

@@ -34,6 +34,7 @@ class CompoundFile {
   // The stream at `path` (its names matched regardless of ASCII case, as readers match them), or
   // nullopt when there is none.
   std::optional<Bytes> read_stream(std::string_view path) const;
+  bool has_stream(std::string_view path) const;  // matched as read_stream matches
   // Replaces the contents of an existing stream. Throws FormatError when there is none.
   void replace_stream(std::string_view path, Bytes contents);
   // A valid compound file with the same header fields (version, sector size), directory and

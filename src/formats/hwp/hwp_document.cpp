@@ -1,7 +1,6 @@
 #include "formats/hwp/hwp_document.h"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 
 #include "codecs/deflate.h"
@@ -78,6 +77,18 @@ void refuse_protected(const FileHeader& header, const cfb::CompoundFile& file) {
   if (p & (kSignature_ | kSignatureDraft))
     throw FormatError(Reason::kSigned, 36,
                       "signed HWP document; changing any stream would break the signature");
+  // The streams that carry a signature or DRM say so whatever the header's flags (a writer
+  // that left them clear).
+  for (std::string_view name : {"DocOptions/DigitalSignature", "DocOptions/PublicKeyInfo"})
+    if (file.has_stream(name))
+      throw FormatError(Reason::kSigned, 36,
+                        "signed HWP document (" + std::string(name) +
+                            "); changing any stream would break the signature");
+  for (std::string_view name : {"DocOptions/DrmLicense", "DocOptions/DrmRootSect",
+                                "DocOptions/CertDrmHeader", "DocOptions/CertDrmInfo"})
+    if (file.has_stream(name))
+      throw FormatError(Reason::kEncrypted, 36,
+                        "DRM-protected HWP document (" + std::string(name) + ")");
 }
 
 std::optional<Inflated> inflate_stream(ByteView stream, size_t limit) {

@@ -1,6 +1,9 @@
 #include "formats/hwp/hwp_format.h"
 
+#include <xxhash.h>
+
 #include <algorithm>
+#include <array>
 #include <map>
 #include <string>
 
@@ -59,23 +62,32 @@ struct Tally {
   std::map<Kind, int> optimised;
   int redeflated = 0;
   std::vector<std::string> warnings;
-  // Items already handed to the engine and what came back, by size and CRC: Hangul often
-  // stores one picture many times, and each copy should come out the same without
-  // optimising it again.
-  std::multimap<std::pair<size_t, uint32_t>, std::pair<Bytes, std::optional<Bytes>>> seen;
+  // What the engine gave for items already handed to it, by their 128-bit hash and size (as the
+  // engine keys its own notes): Hangul often stores one picture many times, and each copy should
+  // come out the same without optimising it again. Only results are kept, counted while the
+  // document is worked on; a copy of every picture would hold the document's whole expansion.
+  std::map<std::array<uint64_t, 3>, std::optional<Bytes>> seen;
+  std::vector<MemoryHold> seen_holds;
 };
+
+std::array<uint64_t, 3> content_key(ByteView content) {
+  const XXH128_hash_t h = XXH3_128bits(content.data(), content.size());
+  return {h.low64, h.high64, content.size()};
+}
 
 // The engine's output for an embedded image (under `pictures`), or nullopt to keep it.
 std::optional<Bytes> optimise_image(const Bytes& content, Kind kind, const std::string& path,
                                     Context& context, const Policy& pictures, Tally& tally) {
-  const std::pair<size_t, uint32_t> key{content.size(), crc32_of(content)};
-  for (auto [it, end] = tally.seen.equal_range(key); it != end; ++it)
-    if (it->second.first == content) return it->second.second;
+  const std::array<uint64_t, 3> key = content_key(content);
+  if (const auto it = tally.seen.find(key); it != tally.seen.end()) return it->second;
   Outcome item = context.optimize_embedded_under(content, path, pictures);
   for (std::string& w : item.warnings) tally.warnings.push_back(path + ": " + w);
   std::optional<Bytes> result;
-  if (item.replaced() && sniff(item.bytes) == kind) result = std::move(item.bytes);
-  tally.seen.emplace(key, std::make_pair(content, result));
+  if (item.replaced() && sniff(item.bytes) == kind) {
+    result = std::move(item.bytes);
+    tally.seen_holds.push_back(context.hold_memory(result->size()));
+  }
+  tally.seen.emplace(key, result);
   return result;
 }
 
