@@ -158,6 +158,19 @@ TEST(CfbCompoundFile, BytesAfterTheLastSectorAreKept) {
   }
 }
 
+// A 4096-byte header sector holds 3584 bytes after the header that the specification wants
+// zero; what a writer put there is kept, not zeroed without a word.
+TEST(CfbCompoundFile, BytesAfterTheHeaderInItsSectorAreKept) {
+  Bytes file = make_cfb(sample_items(), {4, false});
+  const Bytes hidden = pattern(100, 5);
+  std::copy(hidden.begin(), hidden.end(), file.begin() + 512);
+  CompoundFile a = CompoundFile::parse(file);
+  a.replace_stream("DocInfo", pattern(3000, 7));
+  const Bytes out = a.serialize();
+  EXPECT_TRUE(std::equal(hidden.begin(), hidden.end(), out.begin() + 512));
+  EXPECT_EQ(CompoundFile::parse(out).serialize(), out);
+}
+
 TEST(CfbCompoundFile, ReplaceMovesStreamsBetweenMiniAndRegular) {
   CompoundFile cfb = CompoundFile::parse(make_cfb(sample_items()));
   const CompoundFile original = cfb;

@@ -59,6 +59,9 @@ struct CompoundState {
   std::vector<Bytes> contents;  // per entry: the stream's bytes (empty for non-streams)
   std::unordered_map<std::string, size_t> streams;  // folded_path -> entry index
   Bytes trailing;  // what follows the last sector in use, unless all zero
+  // A 4096-byte header sector's bytes after the header, unless all zero: the specification
+  // wants zeros, but what a writer put there is kept, as bytes after the last sector are.
+  Bytes header_tail;
 };
 
 struct CompoundFile::Impl : CompoundState {};

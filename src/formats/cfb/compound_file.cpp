@@ -109,6 +109,9 @@ class Reader {
     sector_size_ = 1u << shift;
     impl.sector_size = sector_size_;
     if (bytes_.size() < sector_size_) truncated(0, "shorter than its first sector");
+    const ByteView tail = bytes_.subspan(kHeaderSize, sector_size_ - kHeaderSize);
+    if (std::any_of(tail.begin(), tail.end(), [](uint8_t b) { return b != 0; }))
+      impl.header_tail.assign(tail.begin(), tail.end());
     // A final partial sector is counted: stream data may end inside it.
     sector_count_ = (bytes_.size() - sector_size_ + sector_size_ - 1) / sector_size_;
   }

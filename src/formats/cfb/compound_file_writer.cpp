@@ -160,6 +160,7 @@ class Writer {
                     uint32_t difat_start) {
     uint8_t* h = out_.data();
     std::copy(impl_.header.begin(), impl_.header.end(), h);
+    std::copy(impl_.header_tail.begin(), impl_.header_tail.end(), h + kHeaderSize);
     put_u32(h + kHdrDirSectorCount, s_ == 512 ? 0 : uint32_t(layout_.directory));
     put_u32(h + kHdrFatSectorCount, uint32_t(layout_.fat));
     put_u32(h + kHdrFirstDirSector, dir_start);
