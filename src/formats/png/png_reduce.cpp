@@ -68,9 +68,14 @@ std::optional<std::vector<Rgba16>> expand_pixels(const PngFile& png, const Bytes
       std::any_of(colour_key->begin(), colour_key->end(), [&](uint32_t v) { return v > mask; }))
     return std::nullopt;
   if (trns && plte && trns < plte) return std::nullopt;
+  // A tRNS after the image data libpng ignores; others read it.
+  if (trns && trns > find_chunk(png, "IDAT")) return std::nullopt;
   std::vector<Rgba16> palette;
   if (h.color_type == 3) {
     if (!plte) return std::nullopt;
+    // More colours than the bit depth can index: libpng drops the extra ones, and then a tRNS
+    // longer than what is left; others keep them.
+    if (plte->data.size() / 3 > (size_t(1) << depth)) return std::nullopt;
     // More alpha entries than colours: libpng ignores the tRNS, other readers take its first
     // entries, so readers disagree on the pixels.
     if (trns && trns->data.size() > plte->data.size() / 3) return std::nullopt;
@@ -453,6 +458,11 @@ std::vector<PngLayout> reduced_png_layouts(const PngFile& png, const Bytes& raw)
   const std::optional<Rgba16> background = background_of(png);
   if (find_chunk(png, "bKGD") && !background) return {};
   const bool in_grey = in.color_type == 0 || in.color_type == 4;
+  // 16-bit grey is the one layout Pillow (most loaders' reader) gives as 16-bit numbers (mode
+  // I): 16-bit colour, alpha or palette it gives as 8-bit. So 16-bit grey is written only where
+  // it was read, and kept as it is: no reduction may change the numbers a loader gets.
+  const bool in_grey_16 = in.color_type == 0 && in.bit_depth == 16;
+  if (in_grey_16) return {};
 
   std::vector<Target> targets;
   // Grey or truecolour with as few channels and bits as the pixels allow.
@@ -463,14 +473,19 @@ std::vector<PngLayout> reduced_png_layouts(const PngFile& png, const Bytes& raw)
     const bool alpha_channel = !facts.opaque && !facts.colour_key;
     t.colour_key = alpha_channel ? std::nullopt : facts.colour_key;
     // A background colour that is not grey keeps the image RGB (grey bKGD cannot hold it).
-    const bool grey = grey_allowed && (!background || background->grey());
-    t.header.color_type = uint8_t((grey ? 0 : 2) | (alpha_channel ? 4 : 0));
-    t.header.bit_depth = facts.fits_8_bits ? 8 : 16;
+    bool grey = grey_allowed && (!background || background->grey());
+    unsigned depth = facts.fits_8_bits ? 8 : 16;
     if (grey && !alpha_channel) {
-      unsigned depth = facts.grey_depth;
+      depth = facts.grey_depth;
       if (background && background->grey()) depth = std::max(depth, depth_holding(background->r));
-      t.header.bit_depth = uint8_t(depth);
+      // Pillow compares a 1-, 2- or 4-bit grey image's key with its samples scaled to 8 bits:
+      // a key below 8 bits makes nothing transparent there.
+      if (t.colour_key) depth = std::max(depth, 8u);
+      // 16-bit grey from another layout would reach Pillow as 16-bit numbers (see in_grey_16).
+      if (depth == 16) grey = false;
     }
+    t.header.color_type = uint8_t((grey ? 0 : 2) | (alpha_channel ? 4 : 0));
+    t.header.bit_depth = uint8_t(depth);
     if (t.header.color_type != in.color_type || t.header.bit_depth != in.bit_depth) {
       t.description = std::string(grey ? "grey" : "RGB") + (alpha_channel ? "+alpha " : " ") +
                       std::to_string(t.header.bit_depth) + "-bit";
@@ -553,10 +568,17 @@ std::vector<PngLayout> reduced_png_layouts(const PngFile& png, const Bytes& raw)
   return layouts;
 }
 
-Bytes assemble_png(const PngLayout& layout, ByteView idat) {
+Bytes assemble_png(const PngLayout& layout, ByteView idat, size_t max_idat) {
   Bytes out(kPngSignature, kPngSignature + 8);
   for (size_t i = 0; i <= layout.chunks.size(); ++i) {
-    if (i == layout.idat_at) append_png_chunk(out, "IDAT", idat);
+    if (i == layout.idat_at) {
+      size_t at = 0;
+      do {
+        const size_t n = std::min(idat.size() - at, max_idat);
+        append_png_chunk(out, "IDAT", idat.subspan(at, n));
+        at += n;
+      } while (at < idat.size());
+    }
     if (i < layout.chunks.size())
       out.insert(out.end(), layout.chunks[i].begin(), layout.chunks[i].end());
   }

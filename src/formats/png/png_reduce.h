@@ -28,7 +28,11 @@ PngLayout original_png_layout(const PngFile& png, Bytes raw);
 // image data.
 std::vector<PngLayout> reduced_png_layouts(const PngFile& png, const Bytes& raw);
 
-// The file a layout makes with the given (compressed) image data.
-Bytes assemble_png(const PngLayout& layout, ByteView idat);
+// A chunk's length is at most 2^31 - 1.
+inline constexpr size_t kMaxPngChunkData = 0x7FFFFFFF;
+
+// The file a layout makes with the given (compressed) image data, in IDAT chunks of at most
+// `max_idat` bytes each.
+Bytes assemble_png(const PngLayout& layout, ByteView idat, size_t max_idat = kMaxPngChunkData);
 
 }  // namespace lighten

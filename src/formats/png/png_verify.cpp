@@ -129,9 +129,21 @@ Verdict verify_png(ByteView input, ByteView output, Context& context) {
   const bool same_form = ha.bit_depth == hb.bit_depth && ha.color_type == hb.color_type;
   const bool reduced = context.policy().png_reduce;
   if (!same_form && !reduced) return {false, "colour type or bit depth changed", {}};
-  // Pixels are compared expanded to 16-bit RGBA only where the form or the palette may have
-  // changed: that costs 8 bytes a pixel, 64 times a bilevel image's raw size.
-  const bool expand = reduced && (!same_form || ha.color_type == 3);
+  // Pixels are compared expanded to 16-bit RGBA only where the form or the palette changed: that
+  // costs 8 bytes a pixel, 64 times a bilevel image's raw size. With the same palette and
+  // transparency, equal indices are equal pixels.
+  const auto chunk_data = [](const PngFile& f, const char* type) -> std::optional<ByteView> {
+    for (const PngChunk& c : f.chunks)
+      if (c.is(type)) return c.data;
+    return std::nullopt;
+  };
+  const auto same_chunk = [&](const char* type) {
+    const std::optional<ByteView> p = chunk_data(a, type), q = chunk_data(b, type);
+    return p.has_value() == q.has_value() &&
+           (!p || std::equal(p->begin(), p->end(), q->begin(), q->end()));
+  };
+  const bool palette_changed = ha.color_type == 3 && !(same_chunk("PLTE") && same_chunk("tRNS"));
+  const bool expand = reduced && (!same_form || palette_changed);
   if (ha.width != hb.width || ha.height != hb.height || ha.interlace != hb.interlace)
     return {false, "image size or interlacing changed", {}};
   // Every other chunk the metadata policy keeps identical and in the same order.
