@@ -73,7 +73,7 @@ TEST(ZipFormat, DocxShrinksAndKeepsEveryPart) {
 
 // A deflated part inflates in the ZIP optimiser itself (an XML part is no item the engine
 // takes): the caller's gate is told of the part and its deflated copy before it is inflated,
-// when optimising and when verifying; a stored part is the archive's own bytes.
+// when optimising and when verifying.
 TEST(ZipFormat, InflatedPartsAreToldToTheMemoryGate) {
   const std::string body = xml_body(40000);
   auto items = docx_items(testing::make_jpeg({.width = 32, .height = 32, .quality = 95}));
@@ -95,10 +95,21 @@ TEST(ZipFormat, InflatedPartsAreToldToTheMemoryGate) {
   EXPECT_TRUE(optimize(make_zip(items), Policy{}, covered).replaced());
   EXPECT_EQ(covered.largest_hold, 0u);
 
+  // A stored part is copied out of the archive and deflated too.
   items[1].deflate = false;
   testing::RecordingGate stored;
   EXPECT_TRUE(optimize(make_zip(items), Policy{}, stored).replaced());
-  EXPECT_LT(stored.largest_hold, body.size());
+  EXPECT_EQ(stored.holds_of(2 * body.size()), 2u);
+  EXPECT_EQ(stored.held, 0u);
+
+  // In a perceptual mode every XML part is read for picture effects first.
+  items[1].deflate = true;
+  Policy high;
+  high.mode = Mode::kHigh;
+  testing::RecordingGate effects;
+  EXPECT_TRUE(optimize(make_zip(items), high, effects).replaced());
+  EXPECT_EQ(effects.holds_of(body.size()), 2u);  // optimising, then verifying
+  EXPECT_EQ(effects.held, 0u);
 }
 
 // A picture the document shows through a colour key (<a:clrChange>, "Set Transparent Colour"),

@@ -158,12 +158,14 @@ Bytes entry_content(const ZipEntry& e) {
   return content;
 }
 
-// Counts what working on a deflated part holds beside the archive: `copies` times the size it
-// inflates to (capped by what its bytes can inflate to, since the header may lie). A stored
-// part's bytes are the archive's own, which the caller priced.
+// Counts what working on a part holds beside the archive: `copies` times the size it inflates
+// to (capped by what its bytes can inflate to, since the header may lie). A stored part is
+// copied out of the archive too.
 MemoryHold hold_for_part(Context& context, const ZipEntry& e, uint64_t copies) {
-  if (e.method != kZipMethodDeflate) return {};
-  return context.hold_memory(copies * std::min(e.uncompressed_size, most_inflated(e.data.size())));
+  const uint64_t size = e.method == kZipMethodDeflate
+                            ? std::min(e.uncompressed_size, most_inflated(e.data.size()))
+                            : e.data.size();
+  return context.hold_memory(copies * size);
 }
 
 // Already-compressed media gain nothing from another deflate pass below the highest efforts.
@@ -257,7 +259,7 @@ bool vml_picture_effect(std::string_view text) {
 // pictures an effect applies to would take following every relationship and reference, so one such
 // effect anywhere keeps every picture of the package lossless. Worksheets and shared strings hold
 // no picture effects and can be large: not read.
-bool shows_pictures_through_effects(const ZipArchive& archive) {
+bool shows_pictures_through_effects(const ZipArchive& archive, Context& context) {
   for (const ZipEntry& e : archive.entries) {
     const std::string& name = e.name;
     const std::string path = part_path(name);
@@ -265,6 +267,7 @@ bool shows_pictures_through_effects(const ZipArchive& archive) {
         name.rfind("xl/worksheets/", 0) == 0 || name == "xl/sharedStrings.xml" ||
         (e.method != kZipMethodStored && e.method != kZipMethodDeflate))
       continue;
+    const MemoryHold hold = hold_for_part(context, e, 1);
     const Bytes content = entry_content(e);
     const std::string_view text(reinterpret_cast<const char*>(content.data()), content.size());
     for (std::string_view marker :
@@ -299,7 +302,8 @@ Outcome optimize_zip(ByteView input, Context& context) {
   size_t redeflated = 0;
   Outcome outcome;
   Policy pictures = policy;
-  const bool effects = policy.mode != Mode::kLossless && shows_pictures_through_effects(archive);
+  const bool effects =
+      policy.mode != Mode::kLossless && shows_pictures_through_effects(archive, context);
   if (effects) pictures.mode = Mode::kLossless;
   for (size_t i = 0; i < out.entries.size(); ++i) {
     ZipEntry& e = out.entries[i];
@@ -392,7 +396,7 @@ Verdict verify_zip(ByteView input, ByteView output, Context& context) {
   quality.pixels_identical = true;
   // Pictures shown through effects were optimised losslessly: so they are checked.
   Policy pictures = context.policy();
-  if (pictures.mode != Mode::kLossless && shows_pictures_through_effects(a))
+  if (pictures.mode != Mode::kLossless && shows_pictures_through_effects(a, context))
     pictures.mode = Mode::kLossless;
   for (size_t i = 0; i < a.entries.size(); ++i) {
     const ZipEntry& x = a.entries[i];
