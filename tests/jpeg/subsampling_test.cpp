@@ -128,6 +128,39 @@ TEST(Subsampling, SearchedAloneTheReencodingKeepsFinerChroma) {
   EXPECT_EQ(v.detail.find("half the source's steps"), std::string::npos) << v.detail;
 }
 
+// Cb and Cr share one table in the 4:2:0 re-encoding: where the source's Cr table is coarser than
+// its Cb's, the shared one is never finer than either (Cb's alone made the output's Cr finer
+// than the input's, and the output failed verification).
+TEST(Subsampling, TheSharedChromaTableIsNeverFinerThanEitherSource) {
+  const auto jpeg = testing::make_jpeg({.width = 640,
+                                        .height = 480,
+                                        .quality = 95,
+                                        .markers = {},
+                                        .luma_sampling = 1,
+                                        .smooth_chroma = true,
+                                        .cr_quality = 70});
+  CoefficientImage image(jpeg, nullptr);
+  ASSERT_EQ(image.info().comp_info[2].quant_tbl_no, 2);
+  const QuantTable cb = component_table(image, 1), cr = component_table(image, 2);
+  ASSERT_FALSE(nowhere_finer(cb, cr));  // Cr's steps are coarser
+  const ReencodingTables tables = reencoding_tables(image);
+  EXPECT_TRUE(nowhere_finer(tables.chroma, cb));
+  EXPECT_TRUE(nowhere_finer(tables.chroma, cr));
+  for (const Mode mode : {Mode::kHigh, Mode::kCompact}) {
+    Policy p;
+    p.mode = mode;
+    const Outcome o = optimize(jpeg, p);
+    ASSERT_TRUE(o.replaced()) << o.message;  // not "verify-failed"
+    // In high the search ends at the source's own tables: written losslessly (a re-run could
+    // not tell it from a source).
+    if (mode == Mode::kHigh && o.quality.pixels_identical) continue;
+    EXPECT_NE(o.detail.find("4:2:0"), std::string::npos) << o.detail;
+    CoefficientImage out(o.bytes, nullptr);
+    EXPECT_TRUE(nowhere_finer(component_table(out, 2), cr));
+    EXPECT_TRUE(nowhere_finer(component_table(out, 1), cb));
+  }
+}
+
 // The plan's score of a small image is the whole re-encoding's, decoded and scored as the search
 // scores candidates.
 TEST(Subsampling, ThePlanScoresTheWholeReencodingOfASmallImage) {

@@ -62,6 +62,7 @@ struct EncodeOptions {
   int luma_sampling = 2;  // the first component's factors: 2 is 4:2:0 (libjpeg's default), 1 4:4:4
   int luma_v_sampling = 0;     // its vertical factor when not luma_sampling (2 and 1: 4:2:2)
   bool smooth_chroma = false;  // smooth_chroma_pixels (the default pattern has sharp chroma edges)
+  int cr_quality = 0;          // the third component's own table at this quality (0: the second's)
   std::vector<int> component_ids = {};  // the frame's identifiers when not libjpeg's 1, 2, 3
   std::vector<uint8_t> pixels = {};     // interleaved samples to encode instead of the pattern
   // The frame's colour space when not libjpeg's default for the components: JCS_RGB (RGB-coded,
@@ -106,6 +107,11 @@ inline std::vector<uint8_t> make_jpeg(const EncodeOptions& o) {
   s.c.input_components = o.components;
   s.c.in_color_space = o.components == 1 ? JCS_GRAYSCALE : o.components == 4 ? JCS_CMYK : JCS_RGB;
   jpeg_set_defaults(&s.c);
+  unsigned int cr_table[DCTSIZE2] = {};
+  if (o.cr_quality > 0) {  // libjpeg's chroma table at that quality, kept for slot 2
+    jpeg_set_quality(&s.c, o.cr_quality, TRUE);
+    for (int k = 0; k < DCTSIZE2; ++k) cr_table[k] = s.c.quant_tbl_ptrs[1]->quantval[k];
+  }
   jpeg_set_quality(&s.c, o.quality, TRUE);
   s.c.restart_interval = o.restart_interval;
   s.c.restart_in_rows = int(o.restart_in_rows);
@@ -115,6 +121,10 @@ inline std::vector<uint8_t> make_jpeg(const EncodeOptions& o) {
   if (o.components == 3 || o.color_space == JCS_YCCK) {
     s.c.comp_info[0].h_samp_factor = o.luma_sampling;
     s.c.comp_info[0].v_samp_factor = o.luma_v_sampling ? o.luma_v_sampling : o.luma_sampling;
+  }
+  if (o.cr_quality > 0 && o.components == 3) {
+    jpeg_add_quant_table(&s.c, 2, cr_table, 100, TRUE);
+    s.c.comp_info[2].quant_tbl_no = 2;
   }
   for (size_t ci = 0; ci < o.component_ids.size() && ci < size_t(o.components); ++ci)
     s.c.comp_info[ci].component_id = o.component_ids[ci];

@@ -34,7 +34,8 @@ ReencodingTables reencoding_tables(const CoefficientImage& source) {
   for (int k = 0; k < 64; ++k) {
     const auto entry = [&](int ci) { return info.comp_info[ci].quant_table->quantval[k]; };
     t.luma[size_t(k)] = rgb ? std::min({entry(0), entry(1), entry(2)}) : entry(0);
-    t.chroma[size_t(k)] = rgb ? t.luma[size_t(k)] : entry(1);
+    // Cb and Cr share one table in the re-encoding: never finer than either's own.
+    t.chroma[size_t(k)] = rgb ? t.luma[size_t(k)] : std::max(entry(1), entry(2));
   }
   return t;
 }
