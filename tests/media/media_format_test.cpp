@@ -390,6 +390,26 @@ TEST_F(MediaFormat, MotionJpegInMovIsLeftAloneWithAReason) {
   EXPECT_NE(o.message.find("mjpeg video is not re-encoded"), std::string::npos) << o.message;
 }
 
+// Damaged H.264 decodes with the damage concealed; re-encoded, the concealed frames would decode
+// cleanly and the damage could no longer be found. Such a file is damaged, left as it is.
+TEST_F(MediaFormat, DamagedVideoIsNotReencoded) {
+  Bytes in = phone_clip("phone.mp4");
+  ASSERT_FALSE(in.empty());
+  const auto mdat = std::search(in.begin(), in.end(), std::begin("mdat"), std::end("mdat") - 1);
+  ASSERT_NE(mdat, in.end());
+  const size_t at = size_t(mdat - in.begin()) + size_t(in.end() - mdat) * 3 / 10;
+  for (size_t i = at; i < at + 80; ++i) in[i] ^= 0x55;
+  const fs::path damaged = dir_ / "damaged.mp4";
+  testing::write_file(damaged, in);
+  ASSERT_NE(testing::command_output("ffmpeg -nostdin -v error -i " + damaged.string() +
+                                    " -map 0:v -f null - 2>&1"),
+            "")
+      << "the damage must reach the video";
+  const Outcome o = optimize(in, mode(Mode::kHigh));
+  EXPECT_FALSE(o.replaced()) << o.detail;
+  EXPECT_EQ(o.reason, Reason::kCorrupt) << o.message;
+}
+
 TEST(MediaFormatInput, BrokenAndCutFilesAreLeftAloneWithAReason) {
   const auto files = testing::corpus_files("video");
   LIGHTEN_REQUIRE_CORPUS(files, "video");

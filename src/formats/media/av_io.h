@@ -140,6 +140,13 @@ class Demuxer {
   int video_ = -1;
 };
 
+// A decoder hides damage (a macroblock it cannot decode is concealed from its neighbours) and
+// flags the frame: re-encoded, the concealed frame would decode cleanly, the damage made
+// permanent and no longer detectable. Such a frame is damage.
+inline bool decoded_with_damage(const AVFrame* frame) {
+  return frame->decode_error_flags != 0 || (frame->flags & AV_FRAME_FLAG_CORRUPT) != 0;
+}
+
 struct PacketDeleter {
   void operator()(AVPacket* p) const { av_packet_free(&p); }
 };

@@ -325,6 +325,10 @@ Bytes reencode_video(ByteView input, const EncoderChoice& choice, const Context*
     check(avcodec_send_packet(dec.get(), pkt), "decoding a video packet");
     int rc;
     while ((rc = avcodec_receive_frame(dec.get(), frame.get())) >= 0) {
+      if (decoded_with_damage(frame.get()))
+        throw FormatError(Reason::kCorrupt, 0,
+                          "a video frame is damaged (its decoder found errors it would have "
+                          "concealed)");
       frame->pts = frame->best_effort_timestamp;  // every frame keeps its own time
       int64_t duration = frame->pkt_duration;
       if (frame->pts != AV_NOPTS_VALUE && av_cmp_q(in_video->time_base, enc->time_base) != 0) {

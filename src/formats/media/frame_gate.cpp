@@ -190,6 +190,10 @@ class FrameReader {
     for (;;) {
       const int rc = avcodec_receive_frame(decoder_.get(), frame_.get());
       if (rc >= 0) {
+        if (decoded_with_damage(frame_.get()))
+          throw FormatError(Reason::kCorrupt, 0,
+                            "frame " + std::to_string(info_.frames) +
+                                " is damaged (its decoder found errors it would have concealed)");
         ++info_.frames;
         const int64_t pts = frame_->best_effort_timestamp;
         info_.times.push_back(pts == AV_NOPTS_VALUE ? -1.0 : double(pts) * av_q2d(time_base_));
