@@ -17,6 +17,7 @@
 #include "core/errors.h"
 #include "formats/media/frame_gate.h"
 #include "formats/media/mp4_sample_entries.h"
+#include "formats/media/mp4_sample_tables.h"
 #include "lighten/lighten.h"
 #include "support/corpus.h"
 
@@ -103,6 +104,61 @@ TEST(Mp4Boxes, MovingTheMoovFirstMovesEveryChunkOffsetWithTheData) {
   }
   // Already first: nothing moves.
   EXPECT_EQ(with_moov_first(out), out);
+}
+
+// A sample table declaring more entries than its box holds, or constant-size samples beyond the
+// file, is damage found before libavformat allocates it (2 GB for a 2.7 kB file).
+TEST(Mp4Boxes, SampleTablesHoldWhatTheyDeclare) {
+  const Bytes fine = muxer_like({}).file;
+  EXPECT_NO_THROW(check_sample_tables(fine));
+  // A file whose one track's sample table is `table` (a full box's body after its type).
+  const auto with_table = [](const std::string& type, const Bytes& table) {
+    const Bytes ftyp = box("ftyp", text(std::string("isom\0\0\0\0isom", 12)));
+    const bool edit = type == "elst";
+    const Bytes stbl = box("stbl", edit ? Bytes{} : box(type, table));
+    const Bytes edts = box("edts", edit ? box(type, table) : Bytes{});
+    const Bytes trak = box("trak", cat({edts, box("mdia", box("minf", stbl))}));
+    return cat(
+        {ftyp, box("mdat", Bytes(64, 1)), box("moov", cat({box("mvhd", Bytes(100, 0)), trak}))});
+  };
+  const auto fields = [](std::initializer_list<uint32_t> values) {
+    Bytes b(4 * values.size());
+    size_t at = 0;
+    for (uint32_t v : values) set32(b, (at += 4) - 4, v);
+    return b;
+  };
+  struct Case {
+    std::string type;
+    Bytes table;
+    bool damaged;
+  };
+  for (const Case& c :
+       {Case{"stsz", fields({0, 1, 64}), false},         // 64 one-byte samples
+        Case{"stsz", fields({0, 1, 85'000'000}), true},  // beyond the file
+        Case{"stsz", fields({0, 0, 3, 5, 6, 7}), false},
+        Case{"stsz", fields({0, 0, 4, 5, 6, 7}), true},  // one size missing
+        Case{"stco", fields({0, 2, 10, 20}), false},
+        Case{"stco", fields({0, 1u << 28, 10, 20}), true},
+        Case{"co64", fields({0, 1, 0, 10}), false}, Case{"co64", fields({0, 2, 0, 10}), true},
+        Case{"stts", fields({0, 1000000, 1, 1}), true},
+        Case{"stz2", fields({0, 8, 2, 0x01020000}), false},
+        Case{"stz2", fields({0, 8, 100, 0}), true}, Case{"stsc", fields({0, 2, 1, 1, 1}), true},
+        Case{"elst", fields({0, 1, 100, 0, 0x10000}), false},
+        Case{"elst", fields({0x01000000, 1, 0, 100, 0, 0}), true}}) {
+    SCOPED_TRACE(c.type + " of " + std::to_string(c.table.size()) + " bytes");
+    const Bytes file = with_table(c.type, c.table);
+    if (!c.damaged) {
+      EXPECT_NO_THROW(check_sample_tables(file));
+      continue;
+    }
+    try {
+      check_sample_tables(file);
+      ADD_FAILURE() << "not refused";
+    } catch (const FormatError& e) {
+      EXPECT_EQ(e.reason(), Reason::kCorrupt);
+      EXPECT_NE(std::string(e.what()).find("'" + c.type + "'"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(Mp4Boxes, BytesAfterTheLastBoxAreTrailingAndACutBoxIsTruncated) {

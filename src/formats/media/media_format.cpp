@@ -14,6 +14,7 @@
 #include "formats/media/mp4_boxes.h"
 #include "formats/media/mp4_metadata.h"
 #include "formats/media/mp4_sample_entries.h"
+#include "formats/media/mp4_sample_tables.h"
 
 namespace lighten {
 namespace {
@@ -136,9 +137,11 @@ VideoFrames checked_probe(ByteView input, const Policy& policy,
     throw FormatError(Reason::kUnsupportedVariant, 0,
                       "lossless mode does not re-encode lossy audio or video (a perceptual "
                       "--mode re-encodes video streams)");
-  if (layout)
+  if (layout) {
     if (std::optional<std::string> why = remux_obstacle(input, *layout))
       throw FormatError(Reason::kUnsupportedVariant, 0, *why + " by the remux");
+    check_sample_tables(input);
+  }
   VideoFrames probe = probe_video(input);
   if (probe.encrypted)
     throw FormatError(Reason::kEncrypted, 0, "a stream is encrypted (DRM): left as it is");
@@ -336,6 +339,7 @@ Verdict verify_media(ByteView input, ByteView output, Context& context) {
 }
 
 void describe_media(ByteView input, FileInfo& info) {
+  if (!is_avi(input)) check_sample_tables(input);
   const VideoFrames v = probe_video(input);
   for (size_t i = 0; i < v.streams.size(); ++i)
     info.properties.emplace_back("stream " + std::to_string(i), v.streams[i]);
