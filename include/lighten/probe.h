@@ -117,6 +117,9 @@ struct TreeProbe {
   // Decode time with `workers` decoders at once over decoding one file at a time: what the
   // cores give W workers right now (hyper-threads, other tenants); the loader model uses it.
   double parallel_decode_slowdown = 1;
+  // Decode time over every sampled file, files that are no image or fail to decode included
+  // (a loader pays for those too): what one sample costs, as the loader model takes it.
+  double decode_ms_per_sample = 0;
   std::string first_decode_error;  // "/a/b.jpg: the JPEG data ends early (...)"
   LoaderFigures loader;
   double pass_seconds = 0;  // projected time for one pass over every file of the tree

@@ -240,6 +240,9 @@ class TreeProber {
       throw std::runtime_error(
           fmt::format("{}: none of the {} sampled files could be read; check permissions",
                       tree.path, paths.size()));
+    double decode_total = 0;
+    for (const SampleTiming& s : timings_) decode_total += s.decode_ms;
+    tree.decode_ms_per_sample = decode_total / double(timings_.size());
     storage.open_ms = summarize(open_ms);
     storage.read_ms = summarize(read_ms);
     storage.bytes_read = tree.sample_bytes;

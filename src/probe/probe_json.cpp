@@ -13,6 +13,8 @@
 // TREE = {
 //   "path": "...", "sample_files": 50, "sample_bytes": 54210000, "pass_s": 1.9,
 //   "parallel_decode_slowdown": 1.1,   // decode time with `workers` decoders at once / alone
+//   "decode_ms_per_sample": 12.5,      // decode time over every sample, failures and non-images
+//                                      // included (as the loader model takes it)
 //   "inventory": {"files", "bytes", "walk_problems", "size_bytes": DIST, "megapixels": DIST,
 //                 "kinds": {"jpeg": {"files", "bytes", "size_bytes": DIST}, ...},
 //                 "jpeg": {"files", "progressive", "subsampling": {"4:2:0": 40, ...},
@@ -69,6 +71,7 @@ json tree_json(const TreeProbe& t) {
       {"sample_bytes", t.sample_bytes},
       {"pass_s", t.pass_seconds},
       {"parallel_decode_slowdown", t.parallel_decode_slowdown},
+      {"decode_ms_per_sample", t.decode_ms_per_sample},
       {"inventory",
        {{"files", t.inventory.files},
         {"bytes", t.inventory.bytes},

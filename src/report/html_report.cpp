@@ -145,10 +145,14 @@ json summary_json(const ReportSummary& s) {
 json probe_tree_json(const json& tree) {
   const json& storage = tree.at("storage");
   const json& loader = tree.at("loader");
-  double decode_sum = 0, decoded = 0;
-  for (const auto& [label, d] : tree.at("decode").items()) {
-    decode_sum += d.at("ms").at("sum").get<double>();
-    decoded += d.at("ms").at("count").get<double>();
+  // Per sample, as open and read are: probes from before decode_ms_per_sample give the decoded
+  // images' time over every sample (failed decodes' time is not in them).
+  double decode_ms = 0;
+  if (tree.contains("decode_ms_per_sample")) {
+    decode_ms = tree.at("decode_ms_per_sample").get<double>();
+  } else if (const double samples = tree.at("sample_files").get<double>(); samples > 0) {
+    for (const auto& [label, d] : tree.at("decode").items())
+      decode_ms += d.at("ms").at("sum").get<double>() / samples;
   }
   const double samples_per_s = loader.at("samples_per_s").get<double>();
   const double wait = loader.at("consumer_wait").get<double>();
@@ -157,7 +161,7 @@ json probe_tree_json(const json& tree) {
           {"sample_bytes", tree.at("sample_bytes")},
           {"open_ms", storage.at("open_ms").at("mean")},
           {"read_ms", storage.at("read_ms").at("mean")},
-          {"decode_ms", decoded > 0 ? decode_sum / decoded : 0.0},
+          {"decode_ms", decode_ms},
           {"wait_ms", samples_per_s > 0 ? wait * 1000.0 / samples_per_s : 0.0},
           {"samples_per_s", samples_per_s},
           {"consumer_wait", wait},

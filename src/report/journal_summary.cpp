@@ -31,7 +31,8 @@ using Statement = std::unique_ptr<sqlite3_stmt, FinalizeStatement>;
 
 // `path` as an SQLite URI that opens the file as immutable: nothing beside it is created.
 std::string immutable_uri(const std::string& path) {
-  std::string uri = "file:";
+  // An absolute path after an empty authority: "file:" and "//tmp/j" would read "tmp" as a host.
+  std::string uri = path.starts_with('/') ? "file://" : "file:";
   for (const char c : path) {
     if (c == '%' || c == '?' || c == '#')
       uri += fmt::format("%{:02x}", static_cast<unsigned char>(c));

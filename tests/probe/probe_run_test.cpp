@@ -77,6 +77,9 @@ TEST_F(ProbeRun, MeasuresEveryStageOfOneTree) {
   EXPECT_EQ(t.decode.at("png").files, 1u);
   EXPECT_GT(t.decode.at("jpeg-baseline").mp_per_s, 0);
   EXPECT_NEAR(t.decode.at("jpeg-baseline").megapixels, 4 * 0.0768, 1e-9);
+  double decoded_ms = 0;  // every sample decodes here, but notes.txt (no image: no time)
+  for (const auto& [label, f] : t.decode) decoded_ms += f.ms.sum;
+  EXPECT_NEAR(t.decode_ms_per_sample, decoded_ms / 8, 1e-9);
   EXPECT_EQ(t.storage.open_ms.count, 8u);
   EXPECT_GT(t.storage.parallel_mbps, 0);
   EXPECT_GT(t.loader.samples_per_s, 0);
