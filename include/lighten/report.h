@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -168,5 +169,9 @@ void write_html_report(const std::string& path, const ReportSummary& summary,
 void write_kinds_csv(std::ostream& out, const ReportSummary& summary);
 // CSV with one row per file of the journal, in path order, streamed.
 void write_files_csv(std::ostream& out, const std::string& journal_path);
+// Streams what `write` puts out (one of the CSVs above) into a temporary file beside `path` and
+// renames it over `path` once all is written: a failure partway leaves `path` as it was.
+// Throws std::runtime_error naming the file on errors.
+void write_csv_file(const std::string& path, const std::function<void(std::ostream&)>& write);
 
 }  // namespace lighten

@@ -33,11 +33,7 @@ void write_csv_to(const std::string& target, const std::function<void(std::ostre
     write(std::cout);
     return;
   }
-  std::ofstream out(target, std::ios::trunc);
-  if (!out)
-    throw std::runtime_error("cannot write " + target + ": " + std::strerror(errno) +
-                             "; choose a writable place for the CSV, or - for standard output");
-  write(out);
+  write_csv_file(target, write);
 }
 
 int run_report(const ReportArgs& args) {

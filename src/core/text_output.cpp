@@ -5,12 +5,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <ostream>
 #include <stdexcept>
 
 namespace lighten {
@@ -58,14 +60,44 @@ void write_all(int fd, std::string_view text, const std::function<void()>& fail)
 
 }  // namespace
 
-void write_text_atomically(const std::string& requested, std::string_view text,
-                           std::string_view advice) {
+namespace {
+
+// Hands what a stream is given to `put` in pieces of 64 kB.
+class PieceBuffer final : public std::streambuf {
+ public:
+  explicit PieceBuffer(const std::function<void(std::string_view)>& put) : put_(put) {
+    setp(piece_.data(), piece_.data() + piece_.size());
+  }
+  int sync() override {
+    put_(std::string_view(pbase(), size_t(pptr() - pbase())));
+    setp(piece_.data(), piece_.data() + piece_.size());
+    return 0;
+  }
+  int_type overflow(int_type c) override {
+    sync();
+    if (!traits_type::eq_int_type(c, traits_type::eof())) sputc(traits_type::to_char_type(c));
+    return traits_type::not_eof(c);
+  }
+
+ private:
+  const std::function<void(std::string_view)>& put_;
+  std::array<char, 1 << 16> piece_{};
+};
+
+// Gives `produce` a function that writes to a temporary file beside `requested` (renamed over
+// it once all is written and synced), or to the pipe, device or descriptor it names.
+void write_atomically(
+    const std::string& requested,
+    const std::function<void(const std::function<void(std::string_view)>&)>& produce,
+    std::string_view advice) {
   auto error = [&](std::string_view op, int err) {
     return std::runtime_error(std::string(op) + " " + requested + ": " + std::strerror(err) + "; " +
                               std::string(advice));
   };
   if (const std::optional<int> fd = open_descriptor(requested)) {
-    write_all(*fd, text, [&] { throw error("cannot write", errno); });
+    produce([&](std::string_view text) {
+      write_all(*fd, text, [&] { throw error("cannot write", errno); });
+    });
     return;
   }
   const std::string path = through_links(requested);
@@ -76,24 +108,53 @@ void write_text_atomically(const std::string& requested, std::string_view text,
   const bool special = ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
   if (special && S_ISDIR(st.st_mode)) throw error("cannot write", EISDIR);
   const std::string temp = special ? path : path + ".tmp-" + std::to_string(::getpid());
-  auto fail = [&](std::string_view op) {
-    const int err = errno;
-    if (!special) ::unlink(temp.c_str());
-    throw error(op, err);
-  };
   const int fd = special ? ::open(path.c_str(), O_WRONLY | O_CLOEXEC)
                          : ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail(special ? "cannot open" : "cannot create");
-  write_all(fd, text, [&] {
-    ::close(fd);
-    fail("cannot write");
-  });
-  if (!special && ::fsync(fd) != 0) {
-    ::close(fd);
-    fail("cannot write");
+  bool open = fd >= 0;
+  const auto give_up = [&] {  // the temporary file goes; `path` stays as it was
+    if (open) ::close(fd);
+    open = false;
+    if (!special) ::unlink(temp.c_str());
+  };
+  auto fail = [&](std::string_view op) {
+    const int err = errno;
+    give_up();
+    throw error(op, err);
+  };
+  if (!open) fail(special ? "cannot open" : "cannot create");
+  try {
+    produce([&](std::string_view text) { write_all(fd, text, [&] { fail("cannot write"); }); });
+  } catch (...) {
+    give_up();
+    throw;
   }
+  if (!special && ::fsync(fd) != 0) fail("cannot write");
+  open = false;
   if (::close(fd) != 0) fail("cannot write");
   if (!special && ::rename(temp.c_str(), path.c_str()) != 0) fail("cannot rename onto");
+}
+
+}  // namespace
+
+void write_text_atomically(const std::string& requested, std::string_view text,
+                           std::string_view advice) {
+  write_atomically(
+      requested, [&](const auto& put) { put(text); }, advice);
+}
+
+void write_stream_atomically(const std::string& path,
+                             const std::function<void(std::ostream&)>& write,
+                             std::string_view advice) {
+  write_atomically(
+      path,
+      [&](const std::function<void(std::string_view)>& put) {
+        PieceBuffer buffer(put);
+        std::ostream out(&buffer);
+        out.exceptions(std::ios::badbit);  // a failed write throws its own error through
+        write(out);
+        out.flush();
+      },
+      advice);
 }
 
 std::string utc_time_text(const char* format) {

@@ -2,6 +2,8 @@
 // UTC timestamps they carry.
 #pragma once
 
+#include <functional>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 
@@ -14,6 +16,13 @@ namespace lighten {
 // Throws std::runtime_error naming the operation, the path and the system's reason, followed by
 // `advice` ("choose a writable --json path").
 void write_text_atomically(const std::string& path, std::string_view text, std::string_view advice);
+
+// As write_text_atomically, for text `write` puts into a stream (a CSV of a million rows is
+// not held whole): it reaches the file in pieces and replaces `path` once all of it is written.
+// What `write` throws, and a failed write, leaves `path` as it was.
+void write_stream_atomically(const std::string& path,
+                             const std::function<void(std::ostream&)>& write,
+                             std::string_view advice);
 
 // The current time in UTC, formatted by strftime's `format` ("%Y-%m-%dT%H:%M:%SZ").
 std::string utc_time_text(const char* format);

@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 
+#include "core/text_output.h"
 #include "lighten/report.h"
 #include "report/csv.h"
 
@@ -30,6 +31,11 @@ void write_kinds_csv(std::ostream& out, const ReportSummary& summary) {
     write_row(out, kind_name(kind), totals, totals.files - totals.optimized);
   write_row(out, "total", summary.total, summary.total.files - summary.total.optimized);
   if (!out.flush()) throw std::runtime_error("cannot write the CSV");
+}
+
+void write_csv_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  write_stream_atomically(path, write,
+                          "choose a writable place for the CSV, or - for standard output");
 }
 
 }  // namespace lighten

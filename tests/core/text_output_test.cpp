@@ -41,6 +41,28 @@ TEST_F(TextOutput, ARegularFileIsReplacedWhole) {
   EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 2);
 }
 
+// A stream of many pieces reaches the file whole; a writer that fails partway leaves the file
+// as it was and no temporary file beside it.
+TEST_F(TextOutput, AStreamIsWrittenWholeOrNotAtAll) {
+  const fs::path p = dir_ / "files.csv";
+  write_text_atomically(p, "old", "");
+  std::string expected;
+  for (int i = 0; i < 50000; ++i) expected += "row " + std::to_string(i) + "\n";
+  write_stream_atomically(
+      p, [&](std::ostream& out) { out << expected; }, "");
+  EXPECT_EQ(read_text(p), expected);
+  EXPECT_THROW(write_stream_atomically(
+                   p,
+                   [](std::ostream& out) {
+                     for (int i = 0; i < 50000; ++i) out << "partial row " << i << '\n';
+                     throw std::runtime_error("the journal failed");
+                   },
+                   ""),
+               std::runtime_error);
+  EXPECT_EQ(read_text(p), expected);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 2);
+}
+
 TEST_F(TextOutput, ALinkStaysALinkAndWhatItNamesIsWritten) {
   const fs::path target = dir_ / "real" / "target.html", link = dir_ / "link.html";
   write_text_atomically(target, "old", "");
