@@ -116,11 +116,20 @@ TEST_F(Reencode, PhoneMovKeepsRotationAndDataStreams) {
   EXPECT_LT(output.size(), fs::file_size(in));
 }
 
-TEST_F(Reencode, MovAnd3gpStayInTheirContainer) {
+// Each container and file type (the ftyp's major brand, compared in shape()) stays as it was: an
+// 'mp42' file came out 'isom', a 3GPP2 one ('3g2a') a 3GPP one.
+TEST_F(Reencode, MovAnd3gpStayInTheirContainerAndFileType) {
   const fs::path mov = clip("in.mov", "-c:v libx264 -crf 8 -pix_fmt yuv420p -c:a aac");
   const fs::path gp = clip("in.3gp", "-c:v mpeg4 -q:v 2 -c:a aac -ar 16000 -ac 1");
-  ASSERT_FALSE(mov.empty() || gp.empty());
-  for (const auto& [in, codec, value] : {std::tuple{mov, "h264", 28}, std::tuple{gp, "mpeg4", 6}}) {
+  const fs::path gp2 = clip("in.3g2", "-c:v mpeg4 -q:v 2 -c:a aac -ar 16000 -ac 1");
+  const fs::path mp42 =
+      clip("mp42.mp4", "-c:v libx264 -crf 8 -pix_fmt yuv420p -c:a aac -brand mp42");
+  ASSERT_FALSE(mov.empty() || gp.empty() || gp2.empty() || mp42.empty());
+  ASSERT_NE(shape(gp2).find("major_brand=3g2a"), std::string::npos) << shape(gp2);
+  ASSERT_NE(shape(mp42).find("major_brand=mp42"), std::string::npos) << shape(mp42);
+  for (const auto& [in, codec, value] :
+       {std::tuple{mov, "h264", 28}, std::tuple{gp, "mpeg4", 6}, std::tuple{gp2, "mpeg4", 6},
+        std::tuple{mp42, "h264", 28}}) {
     SCOPED_TRACE(in.filename().string());
     const Bytes output = reencode_video(testing::read_file(in), *same_codec_encoder(codec, value));
     const fs::path out = dir_ / ("out" + in.extension().string());

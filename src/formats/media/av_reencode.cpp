@@ -88,6 +88,7 @@ const char* muxer_for(const AVFormatContext* in) {
   const AVDictionaryEntry* brand = av_dict_get(in->metadata, "major_brand", nullptr, 0);
   const std::string b = brand ? brand->value : "";
   if (b.rfind("qt", 0) == 0) return "mov";
+  if (b.rfind("3g2", 0) == 0) return "3g2";
   if (b.rfind("3g", 0) == 0) return "3gp";
   return "mp4";
 }
@@ -278,6 +279,10 @@ Bytes reencode_video(ByteView input, const EncoderChoice& choice, const Context*
   const bool full_range = named_or(in_video->codecpar->color_range, AVCOL_RANGE_NB,
                                    AVCOL_RANGE_UNSPECIFIED) == AVCOL_RANGE_JPEG;
   if (!avi && full_range) av_dict_set(&mux_options, "movflags", "write_colr", 0);
+  // The file type stays what it was (an 'mp42' file is not made 'isom', a '3g2a' one '3gp4').
+  if (const AVDictionaryEntry* brand = av_dict_get(in->metadata, "major_brand", nullptr, 0);
+      brand && !avi)
+    av_dict_set(&mux_options, "brand", brand->value, 0);
   int header = avformat_init_output(out, &mux_options);
   if (header >= 0) {
     // libavformat names itself the file's encoder: the file keeps the tag it had, or none.

@@ -67,13 +67,13 @@ std::optional<std::string> copied_stream_changed(const VideoFrames& a, const Vid
   return std::nullopt;
 }
 
-// A container tag of the input the output does not carry (the brand tags aside, which follow the
-// muxer's ftyp; the software tag may gain lighten's marker).
+// A container tag of the input the output does not carry (the minor version and compatible
+// brands aside, which follow the muxer's ftyp; the software tag may gain lighten's marker).
 std::optional<std::string> tag_lost(const VideoFrames& a, const VideoFrames& b) {
   for (const auto& tag : a.tags) {
     // Named, not bound: clang before 16 cannot capture structured bindings.
     const std::string &key = tag.first, &value = tag.second;
-    if (key == "major_brand" || key == "minor_version" || key == "compatible_brands") continue;
+    if (key == "minor_version" || key == "compatible_brands") continue;
     const auto kept = std::find_if(b.tags.begin(), b.tags.end(), [&](const auto& t) {
       return t.first == key && (t.second == value || ((key == "encoder" || key == "software") &&
                                                       t.second.starts_with(value)));
