@@ -13,6 +13,7 @@
 #include "core/bytes.h"
 #include "formats/media/frame_gate.h"
 #include "formats/media/mp4_boxes.h"
+#include "formats/media/mp4_header_times.h"
 #include "formats/media/mp4_metadata.h"
 #include "lighten/lighten.h"
 #include "support/command.h"
@@ -166,6 +167,37 @@ TEST_F(MediaFormat, EveryReencodedVideoCarriesTheMarker) {
   EXPECT_FALSE(unmarked.replaced());
   EXPECT_EQ(unmarked.reason, Reason::kUnsupportedVariant);
   EXPECT_NE(unmarked.message.find("--quality-marker write"), std::string::npos) << unmarked.message;
+}
+
+// Each track keeps its own creation and modification times (the muxer wrote the file's creation
+// time into every track and media header, and the modification time equal to it).
+TEST_F(MediaFormat, TrackTimesAreKept) {
+  Bytes in = phone_clip("phone.mp4");
+  ASSERT_FALSE(in.empty());
+  // Version 0 headers: creation at body + 4, modification at body + 8.
+  const auto times_at = [&](const media::Mp4Box& box) { return box.body + 4; };
+  const auto set32 = [](Bytes& b, size_t at, uint32_t v) {
+    for (int i = 0; i < 4; ++i) b[at + size_t(i)] = uint8_t(v >> (24 - 8 * i));
+  };
+  uint32_t stamp = 3'700'000'000u;
+  for (const media::Mp4Box& trak : media::tracks_of(in))
+    for (const auto& path : {std::initializer_list<std::string_view>{"tkhd"},
+                             std::initializer_list<std::string_view>{"mdia", "mdhd"}}) {
+      const std::optional<media::Mp4Box> header = media::box_below(in, trak, path);
+      ASSERT_TRUE(header.has_value());
+      ASSERT_EQ(in[header->body], 0) << "version 0";
+      set32(in, times_at(*header), stamp++);
+      set32(in, times_at(*header) + 4, stamp++);
+    }
+  const Outcome o = optimize(in, mode(Mode::kCompact));
+  ASSERT_TRUE(o.replaced()) << o.message;
+  EXPECT_EQ(media::header_times_changed(in, o.bytes), std::nullopt);
+  const std::vector<media::Mp4Box> tracks = media::tracks_of(o.bytes);
+  ASSERT_FALSE(tracks.empty());
+  const std::optional<media::Mp4Box> tkhd = media::box_below(o.bytes, tracks[0], {"tkhd"});
+  ASSERT_TRUE(tkhd.has_value());
+  const size_t field = o.bytes[tkhd->body] == 1 ? 8 : 4;
+  EXPECT_EQ(media::be32(o.bytes, tkhd->body + 4 + field - 4), 3'700'000'000u);
 }
 
 // An iTunes-style file keeps its style: its title, artist and cover art come out as the same

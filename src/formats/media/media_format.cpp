@@ -12,6 +12,7 @@
 #include "formats/media/av_reencode.h"
 #include "formats/media/frame_gate.h"
 #include "formats/media/mp4_boxes.h"
+#include "formats/media/mp4_header_times.h"
 #include "formats/media/mp4_metadata.h"
 #include "formats/media/mp4_sample_entries.h"
 #include "formats/media/mp4_sample_tables.h"
@@ -90,6 +91,7 @@ Bytes as_the_input_was(ByteView input, const std::optional<Mp4Layout>& layout, B
   if (!layout) return out;
   out = with_metadata_of(input, std::move(out));
   out = with_user_data_of(input, std::move(out));
+  out = with_header_times_of(input, std::move(out));
   if (moov_before_mdat(*layout)) out = with_moov_first(out);
   out.insert(out.end(), input.begin() + ptrdiff_t(layout->trailing), input.end());
   return out;
@@ -102,6 +104,7 @@ std::optional<std::string> structure_changed(ByteView input, const Mp4Layout& a,
     return "the bytes after the last box changed";
   if (moov_before_mdat(a) && !moov_before_mdat(b)) return "the moov no longer comes first";
   if (std::optional<std::string> why = track_headers_changed(input, output)) return why;
+  if (std::optional<std::string> why = header_times_changed(input, output)) return why;
   const std::vector<std::string> entries = sample_descriptions_lost(input, output);
   if (!entries.empty())
     return fmt::format("{} would not be carried over", fmt::join(entries, ", "));
