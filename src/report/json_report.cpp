@@ -1,5 +1,6 @@
 #include <nlohmann/json.hpp>
 
+#include <ostream>
 #include <string>
 #include <string_view>
 
@@ -45,6 +46,24 @@ nlohmann::json totals_json(const KindTotals& t) {
           {"kept", kept}};
 }
 
+nlohmann::json file_row(const FileResult& r) {
+  nlohmann::json row = {{"path", r.path},
+                        {"kind", std::string(kind_name(r.kind))},
+                        {"action", r.action == Action::kReplaced ? "optimized" : "kept"},
+                        {"reason", std::string(reason_name(r.reason))},
+                        {"message", r.message},
+                        {"detail", r.detail},
+                        {"bytes_before", r.bytes_in},
+                        {"bytes_after", r.bytes_out},
+                        {"ms", r.ms},
+                        {"from_journal", r.from_journal}};
+  if (!r.warnings.empty()) row["warnings"] = r.warnings;
+  // JSON strings hold only UTF-8: a name in another encoding shows with replacements in
+  // "path" and exactly, as hexadecimal bytes, in "path_bytes".
+  if (!is_utf8(r.path)) row["path_bytes"] = hex_of(r.path);
+  return row;
+}
+
 }  // namespace
 
 void write_json_report(const std::string& path, const BatchSummary& summary,
@@ -68,30 +87,43 @@ void write_json_report(const std::string& path, const BatchSummary& summary,
   for (const auto& [kind, totals] : summary.by_kind)
     kinds[std::string(kind_name(kind))] = totals_json(totals);
   doc["by_kind"] = kinds;
-  nlohmann::json files = nlohmann::json::array();
-  for (const auto& r : rows) {
-    nlohmann::json row = {{"path", r.path},
-                          {"kind", std::string(kind_name(r.kind))},
-                          {"action", r.action == Action::kReplaced ? "optimized" : "kept"},
-                          {"reason", std::string(reason_name(r.reason))},
-                          {"message", r.message},
-                          {"detail", r.detail},
-                          {"bytes_before", r.bytes_in},
-                          {"bytes_after", r.bytes_out},
-                          {"ms", r.ms},
-                          {"from_journal", r.from_journal}};
-    if (!r.warnings.empty()) row["warnings"] = r.warnings;
-    // JSON strings hold only UTF-8: a name in another encoding shows with replacements in
-    // "path" and exactly, as hexadecimal bytes, in "path_bytes".
-    if (!is_utf8(r.path)) row["path_bytes"] = hex_of(r.path);
-    files.push_back(std::move(row));
-  }
-  doc["files"] = std::move(files);
 
+  // Written piece by piece: a run of a million files would otherwise hold its rows three times
+  // (the results, the document, its text). The layout is nlohmann's dump(2) of the whole document,
+  // its keys in order, with the rows' array where "files" sorts.
+  constexpr auto kReplace = nlohmann::json::error_handler_t::replace;
+  const auto indented = [&](const nlohmann::json& value, std::string_view indent) {
+    std::string text = value.dump(2, ' ', false, kReplace);
+    for (size_t at = 0; (at = text.find('\n', at)) != std::string::npos; at += indent.size() + 1)
+      text.insert(at + 1, indent);
+    return text;
+  };
+  doc["files"] = nullptr;  // its place among the keys
   // Paths and messages need not be UTF-8 (file names in Latin-1, MP4 box types like "\xA9xyz").
-  write_text_atomically(path,
-                        doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
-                        "choose a writable --report path");
+  write_stream_atomically(
+      path,
+      [&](std::ostream& out) {
+        out << "{";
+        bool first = true;
+        for (const auto& [key, value] : doc.items()) {
+          out << (first ? "\n  " : ",\n  ") << nlohmann::json(key).dump() << ": ";
+          first = false;
+          if (key != "files") {
+            out << indented(value, "  ");
+            continue;
+          }
+          if (rows.empty()) {
+            out << "[]";
+            continue;
+          }
+          out << "[";
+          for (size_t i = 0; i < rows.size(); ++i)
+            out << (i ? ",\n    " : "\n    ") << indented(file_row(rows[i]), "    ");
+          out << "\n  ]";
+        }
+        out << "\n}\n";
+      },
+      "choose a writable --report path");
 }
 
 }  // namespace lighten
