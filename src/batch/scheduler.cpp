@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
-#include <system_error>
+#include <exception>
 #include <thread>
 #include <vector>
 
@@ -91,7 +91,7 @@ SchedulerStats Scheduler::run(size_t count, const std::function<uint64_t(size_t)
   // The system may refuse threads (a container's task limit): the ones it gave do the work.
   try {
     for (unsigned i = 0; i < threads; ++i) pool.emplace_back(worker);
-  } catch (const std::system_error&) {
+  } catch (const std::exception&) {  // std::system_error, or std::bad_alloc for its state
     if (pool.empty()) throw;
   }
   {

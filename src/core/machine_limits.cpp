@@ -206,7 +206,8 @@ unsigned usable_cores() {
   if (::sched_getaffinity(0, sizeof set, &set) == 0) cores = unsigned(CPU_COUNT(&set));
   if (cores == 0) cores = std::thread::hardware_concurrency();
   if (const auto quota = read_cgroup_limits().cpus)
-    cores = std::min(cores == 0 ? ~0u : cores, unsigned(std::max(1.0, std::ceil(*quota))));
+    cores = std::min(cores == 0 ? ~0u : cores,
+                     unsigned(std::clamp(std::ceil(*quota), 1.0, double(~0u))));
   return std::max(1u, cores);
 }
 

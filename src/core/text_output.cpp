@@ -153,6 +153,12 @@ void write_stream_atomically(const std::string& path,
         out.exceptions(std::ios::badbit);  // a failed write throws its own error through
         write(out);
         out.flush();
+        // A writer that left the stream failed may have kept its last piece from the file.
+        if (!out)
+          throw std::runtime_error("cannot write " + path +
+                                   ": the text was not all "
+                                   "written; " +
+                                   std::string(advice));
       },
       advice);
 }

@@ -1,6 +1,7 @@
 // Unit tests of the batch pieces: walk, shards, journal, atomic writes, scheduler.
 #include <fcntl.h>
 #include <grp.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sqlite3.h>
 #include <sys/mount.h>
@@ -791,7 +792,15 @@ TEST(Scheduler, ThreadsTheSystemRefusesLeaveTheWorkToTheOthers) {
   if (child == 0) {
     long pages = 0;
     std::ifstream("/proc/self/statm") >> pages;
-    const rlim_t room = rlim_t(pages) * ::sysconf(_SC_PAGE_SIZE) + (48u << 20);
+    // Room for three threads' stacks (whatever the stack limit makes them) and a little heap:
+    // some threads start, not 512.
+    size_t stack = 8u << 20;
+    pthread_attr_t attr;
+    if (::pthread_getattr_default_np(&attr) == 0) {
+      ::pthread_attr_getstacksize(&attr, &stack);
+      ::pthread_attr_destroy(&attr);
+    }
+    const rlim_t room = rlim_t(pages) * ::sysconf(_SC_PAGE_SIZE) + 3 * stack + (16u << 20);
     const rlimit limit{room, room};
     if (::setrlimit(RLIMIT_AS, &limit) != 0) ::_exit(3);
     std::atomic<size_t> done{0};

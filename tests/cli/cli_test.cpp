@@ -113,8 +113,9 @@ TEST_F(CliTest, UsageErrorsExitWithTwoAndSayWhy) {
   }
 }
 
-// Worker threads the system refuses (an address-space limit here, a container's task limit in
-// practice) are said; the others finish the run. std::thread's exception used to abort it.
+// Worker threads the system refuses (an address-space limit here, with 8 MiB thread stacks, a
+// container's task limit in practice) are said; the others finish the run. std::thread's exception
+// used to abort it.
 TEST_F(CliTest, WorkersTheSystemRefusesAreSaidAndTheRunFinishes) {
 #if defined(__SANITIZE_ADDRESS__)
   GTEST_SKIP() << "the sanitizer's shadow memory does not fit under an address-space limit";
@@ -123,7 +124,7 @@ TEST_F(CliTest, WorkersTheSystemRefusesAreSaidAndTheRunFinishes) {
     testing::write_file(dir_ / "in" / (std::to_string(i) + ".txt"), {'x'});
   const CliRun r =
       run_cli("optimize --dry-run --no-journal -q --jobs 200 " + (dir_ / "in").string(),
-              "prlimit --as=400000000 ");
+              "prlimit --as=400000000 --stack=8388608 ");
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("refused to start"), std::string::npos) << r.output;
 }
