@@ -117,6 +117,12 @@ PngFile read_png_chunks(ByteView bytes) {
   return png;
 }
 
+const PngChunk* find_png_chunk(const PngFile& png, const char* type) {
+  for (const PngChunk& c : png.chunks)
+    if (c.is(type)) return &c;
+  return nullptr;
+}
+
 void append_png_chunk(Bytes& out, const char* type, ByteView data) {
   const uint32_t n = uint32_t(data.size());
   const uint8_t length[4] = {uint8_t(n >> 24), uint8_t(n >> 16), uint8_t(n >> 8), uint8_t(n)};

@@ -44,6 +44,9 @@ inline constexpr char kPngSignature[] = "\x89PNG\r\n\x1a\n";
 // Throws FormatError.
 PngFile read_png_chunks(ByteView bytes);
 
+// The first chunk of `type` ("PLTE"), or nullptr.
+const PngChunk* find_png_chunk(const PngFile& png, const char* type);
+
 // Appends one chunk with its length and CRC.
 void append_png_chunk(Bytes& out, const char* type, ByteView data);
 

@@ -39,18 +39,12 @@ Bytes chunk_bytes(const char* type, ByteView data) {
   return out;
 }
 
-const PngChunk* find_chunk(const PngFile& png, const char* type) {
-  for (const PngChunk& c : png.chunks)
-    if (c.is(type)) return &c;
-  return nullptr;
-}
-
 // Every pixel of every pass in stream order, expanded to RGBA16. nullopt when a palette index
 // points past the palette (decoders disagree on those pixels, so nothing is reduced).
 std::optional<std::vector<Rgba16>> expand_pixels(const PngFile& png, const Bytes& raw) {
   const PngHeader& h = png.header;
-  const PngChunk* plte = find_chunk(png, "PLTE");
-  const PngChunk* trns = find_chunk(png, "tRNS");
+  const PngChunk* plte = find_png_chunk(png, "PLTE");
+  const PngChunk* trns = find_png_chunk(png, "tRNS");
   const unsigned depth = h.bit_depth, channels = h.channels();
   const uint32_t scale = depth == 16 ? 1 : scale_of(depth);
   const uint32_t mask = depth == 16 ? 0xFFFF : (1u << depth) - 1;
@@ -69,7 +63,7 @@ std::optional<std::vector<Rgba16>> expand_pixels(const PngFile& png, const Bytes
     return std::nullopt;
   if (trns && plte && trns < plte) return std::nullopt;
   // A tRNS after the image data libpng ignores; others read it.
-  if (trns && trns > find_chunk(png, "IDAT")) return std::nullopt;
+  if (trns && trns > find_png_chunk(png, "IDAT")) return std::nullopt;
   std::vector<Rgba16> palette;
   if (h.color_type == 3) {
     if (!plte) return std::nullopt;
@@ -216,7 +210,7 @@ struct Target {
 
 // The input's background colour in RGB16, when it has a bKGD chunk.
 std::optional<Rgba16> background_of(const PngFile& png) {
-  const PngChunk* c = find_chunk(png, "bKGD");
+  const PngChunk* c = find_png_chunk(png, "bKGD");
   if (!c) return std::nullopt;
   const PngHeader& h = png.header;
   const uint32_t scale = h.bit_depth == 16 ? 1 : scale_of(h.bit_depth);
@@ -232,7 +226,7 @@ std::optional<Rgba16> background_of(const PngFile& png) {
     return Rgba16{uint16_t(read_u16(d) * scale), uint16_t(read_u16(d + 2) * scale),
                   uint16_t(read_u16(d + 4) * scale), kOpaque};
   }
-  const PngChunk* plte = find_chunk(png, "PLTE");
+  const PngChunk* plte = find_png_chunk(png, "PLTE");
   if (h.color_type == 3 && c->data.size() == 1 && plte &&
       c->data[0] * 3u + 3 <= plte->data.size()) {
     const uint8_t* e = plte->data.data() + c->data[0] * 3;
@@ -456,7 +450,7 @@ std::vector<PngLayout> reduced_png_layouts(const PngFile& png, const Bytes& raw)
   if (!pixels) return {};
   const PixelFacts facts = study(*pixels);
   const std::optional<Rgba16> background = background_of(png);
-  if (find_chunk(png, "bKGD") && !background) return {};
+  if (find_png_chunk(png, "bKGD") && !background) return {};
   const bool in_grey = in.color_type == 0 || in.color_type == 4;
   // 16-bit grey is the one layout Pillow (most loaders' reader) gives as 16-bit numbers (mode
   // I): 16-bit colour, alpha or palette it gives as 8-bit. So 16-bit grey is written only where
@@ -503,9 +497,9 @@ std::vector<PngLayout> reduced_png_layouts(const PngFile& png, const Bytes& raw)
     bool duplicate_entries = false;
     if (in.color_type == 3) {
       // The input's own order, unused entries dropped (the background's entry stays).
-      const PngChunk* plte = find_chunk(png, "PLTE");
-      const PngChunk* trns = find_chunk(png, "tRNS");
-      const PngChunk* bkgd = find_chunk(png, "bKGD");
+      const PngChunk* plte = find_png_chunk(png, "PLTE");
+      const PngChunk* trns = find_png_chunk(png, "tRNS");
+      const PngChunk* bkgd = find_png_chunk(png, "bKGD");
       std::vector<bool> used(plte->data.size() / 3, false);
       const uint32_t mask = (1u << in.bit_depth) - 1;
       size_t pos = 0;
@@ -548,7 +542,7 @@ std::vector<PngLayout> reduced_png_layouts(const PngFile& png, const Bytes& raw)
       });
       for (const auto& c : colours) t.palette.push_back(c.first);
     }
-    const PngChunk* old_plte = find_chunk(png, "PLTE");
+    const PngChunk* old_plte = find_png_chunk(png, "PLTE");
     if (t.palette.size() <= 256 && (!own_order || t.palette.size() * 3 != old_plte->data.size() ||
                                     palette_depth(t.palette.size()) < in.bit_depth)) {
       t.header.bit_depth = uint8_t(palette_depth(t.palette.size()));

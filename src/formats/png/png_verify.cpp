@@ -94,12 +94,7 @@ bool follows_reduction(const PngChunk& c) {
 // reduction must keep, though it rewrites the chunk (and the pixel comparison cannot see it).
 // nullopt without one; {} entries for one that does not parse.
 std::optional<std::array<uint32_t, 3>> background_colour(const PngFile& f) {
-  const auto chunk = [&](const char* type) -> const PngChunk* {
-    for (const PngChunk& c : f.chunks)
-      if (c.is(type)) return &c;
-    return nullptr;
-  };
-  const PngChunk* bkgd = chunk("bKGD");
+  const PngChunk* bkgd = find_png_chunk(f, "bKGD");
   if (bkgd == nullptr) return std::nullopt;
   const ByteView d = bkgd->data;
   const uint8_t type = f.header.color_type;
@@ -107,7 +102,7 @@ std::optional<std::array<uint32_t, 3>> background_colour(const PngFile& f) {
   const uint32_t scale = depth == 16 ? 1 : 65535 / ((1u << depth) - 1);
   const auto u16 = [&](size_t at) { return uint32_t(d[at]) << 8 | d[at + 1]; };
   if (type == 3) {
-    const PngChunk* plte = chunk("PLTE");
+    const PngChunk* plte = find_png_chunk(f, "PLTE");
     if (d.size() != 1 || plte == nullptr || plte->data.size() < 3u * d[0] + 3)
       return std::array<uint32_t, 3>{};
     const uint8_t* e = plte->data.data() + 3 * d[0];
@@ -132,15 +127,10 @@ Verdict verify_png(ByteView input, ByteView output, Context& context) {
   // Pixels are compared expanded to 16-bit RGBA only where the form or the palette changed: that
   // costs 8 bytes a pixel, 64 times a bilevel image's raw size. With the same palette and
   // transparency, equal indices are equal pixels.
-  const auto chunk_data = [](const PngFile& f, const char* type) -> std::optional<ByteView> {
-    for (const PngChunk& c : f.chunks)
-      if (c.is(type)) return c.data;
-    return std::nullopt;
-  };
   const auto same_chunk = [&](const char* type) {
-    const std::optional<ByteView> p = chunk_data(a, type), q = chunk_data(b, type);
-    return p.has_value() == q.has_value() &&
-           (!p || std::equal(p->begin(), p->end(), q->begin(), q->end()));
+    const PngChunk *p = find_png_chunk(a, type), *q = find_png_chunk(b, type);
+    return (p == nullptr) == (q == nullptr) &&
+           (!p || std::equal(p->data.begin(), p->data.end(), q->data.begin(), q->data.end()));
   };
   const bool palette_changed = ha.color_type == 3 && !(same_chunk("PLTE") && same_chunk("tRNS"));
   const bool expand = reduced && (!same_form || palette_changed);

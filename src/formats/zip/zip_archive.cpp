@@ -31,24 +31,17 @@ struct SplitExtra {
 
 SplitExtra split_extra(ByteView extra) {
   SplitExtra out;
-  size_t pos = 0;
-  while (pos + 4 <= extra.size()) {
-    const uint16_t id = uint16_t(extra[pos] | extra[pos + 1] << 8);
-    const uint16_t size = uint16_t(extra[pos + 2] | extra[pos + 3] << 8);
-    if (pos + 4 + size > extra.size()) break;  // malformed tail: kept as opaque bytes below
+  const size_t end = for_each_extra_field(extra, [&](uint16_t id, ByteView data) {
     if (id == kZip64ExtraId) {
       out.has_zip64 = true;
-      ByteReader r(extra.subspan(pos + 4, size));
-      while (r.remaining() >= 8) {
-        out.zip64.push_back(r.u64le());
-      }
+      ByteReader r(data);
+      while (r.remaining() >= 8) out.zip64.push_back(r.u64le());
     } else {
-      out.others.insert(out.others.end(), extra.begin() + long(pos),
-                        extra.begin() + long(pos + 4 + size));
+      out.others.insert(out.others.end(), data.data() - 4,
+                        data.data() + data.size());  // with header
     }
-    pos += 4 + size;
-  }
-  out.others.insert(out.others.end(), extra.begin() + long(pos), extra.end());
+  });
+  out.others.insert(out.others.end(), extra.begin() + long(end), extra.end());  // malformed tail
   return out;
 }
 
@@ -233,6 +226,24 @@ Bytes zip64_field(const std::vector<uint64_t>& values) {
 }
 
 }  // namespace
+
+size_t for_each_extra_field(ByteView extra, const std::function<void(uint16_t, ByteView)>& field) {
+  size_t pos = 0;
+  while (pos + 4 <= extra.size()) {
+    const uint16_t id = uint16_t(extra[pos] | extra[pos + 1] << 8);
+    const uint16_t size = uint16_t(extra[pos + 2] | extra[pos + 3] << 8);
+    if (pos + 4 + size > extra.size()) break;
+    field(id, extra.subspan(pos + 4, size));
+    pos += 4 + size;
+  }
+  return pos;
+}
+
+bool has_extra_field(ByteView extra, uint16_t id) {
+  bool found = false;
+  for_each_extra_field(extra, [&](uint16_t field, ByteView) { found = found || field == id; });
+  return found;
+}
 
 std::vector<size_t> local_order(const ZipArchive& archive) {
   const std::vector<ZipEntry>& entries = archive.entries;

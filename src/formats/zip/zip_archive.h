@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,11 @@ struct ZipArchive {
 struct ZipLimits {
   uint64_t max_entries = 1'000'000;
 };
+
+// Calls `field(id, data)` for each whole extra field of `extra` in order (`data` lies within
+// `extra`, after the field's 4-byte header); returns where the whole fields end.
+size_t for_each_extra_field(ByteView extra, const std::function<void(uint16_t, ByteView)>& field);
+bool has_extra_field(ByteView extra, uint16_t id);
 
 // Parses the central directory and every local header; checks that entries lie inside the
 // archive, do not overlap, leave no unexplained bytes, and agree with their local headers.

@@ -50,14 +50,6 @@ bool signs_other_parts(const std::string& name) {
 // PKWARE's extra field holding an entry's own X.509 signature.
 constexpr uint16_t kZipExtraEntrySignature = 0x0015;
 
-bool has_extra_field(ByteView extra, uint16_t id) {
-  for (size_t pos = 0; pos + 4 <= extra.size();) {
-    if (uint16_t(extra[pos] | extra[pos + 1] << 8) == id) return true;
-    pos += 4 + size_t(extra[pos + 2] | extra[pos + 3] << 8);
-  }
-  return false;
-}
-
 // All the manifests and relationship parts read to look for protection together, at most:
 // a package of thousands of them must not make the look take long.
 constexpr uint64_t kMaxProtectionText = 64u << 20;
