@@ -96,10 +96,19 @@ Kind sniff_zip(ByteView bytes) {
     if (has_prefix("xl/")) return Kind::kXlsx;
     if (has_prefix("ppt/")) return Kind::kPptx;
   }
-  // Some HWPX writers store paths with backslashes and deflate the mimetype entry.
-  for (std::string_view prefix :
-       {"Contents/section", "Contents/header.xml", "Contents\\section", "Contents\\header.xml"})
-    if (has_prefix(prefix)) return Kind::kHwpx;
+  // Some HWPX writers store paths with backslashes and deflate the mimetype entry: such a package
+  // is known by its OWPML parts, Contents/header.xml or Contents/sectionN.xml (a plain archive
+  // with a "Contents/sections.txt" is no document).
+  const auto owpml_part = [](std::string_view name) {
+    if (!name.starts_with("Contents/") && !name.starts_with("Contents\\")) return false;
+    name.remove_prefix(9);
+    if (name == "header.xml") return true;
+    if (!name.starts_with("section") || !name.ends_with(".xml")) return false;
+    const std::string_view number = name.substr(7, name.size() - 11);
+    return !number.empty() &&
+           std::all_of(number.begin(), number.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (std::any_of(names.names.begin(), names.names.end(), owpml_part)) return Kind::kHwpx;
   if (has_prefix("META-INF/MANIFEST.MF")) return Kind::kJar;
   return Kind::kZip;
 }

@@ -142,6 +142,13 @@ Verdict EngineContext::verify_embedded_under(ByteView original, ByteView output,
   EngineContext child(policy, depth_ + 1, budget_);
   try {
     return format->verify(original, output, child);
+  } catch (const FormatError& e) {
+    // Out of time is the budget's verdict on the whole file, not a fault of this item: the
+    // container's caller says so (limit-exceeded), where a failed check would ask for a report.
+    if (e.reason() == Reason::kLimitExceeded) throw;
+    return {false, std::string("verification could not decode the item: ") + e.what(), {}};
+  } catch (const std::bad_alloc&) {
+    throw;  // out of memory, as out of time
   } catch (const std::exception& e) {
     return {false, std::string("verification could not decode the item: ") + e.what(), {}};
   }
@@ -202,11 +209,13 @@ Outcome EngineContext::run(ByteView bytes) {
   try {
     verdict = format->verify(bytes, o.output(), *this);
   } catch (const FormatError& e) {
-    // Out of time is the budget's verdict, not a fault of the output.
+    // Out of time (or past another budget) is the budget's verdict, not a fault of the output.
     if (e.reason() == Reason::kLimitExceeded)
       return finish(keep(std::move(o), Reason::kLimitExceeded,
-                         std::string("verification ran out of time: ") + e.what()));
+                         std::string("verification stopped: ") + e.what()));
     verdict = {false, std::string("verification could not decode the output: ") + e.what(), {}};
+  } catch (const std::bad_alloc&) {
+    return finish(keep(std::move(o), Reason::kLimitExceeded, "verification ran out of memory"));
   } catch (const std::exception& e) {
     verdict = {false, std::string("verification could not decode the output: ") + e.what(), {}};
   }

@@ -67,6 +67,14 @@ TEST(Sniff, ZipDocumentsByContent) {
   EXPECT_EQ(sniff(tiny_zip({{"mimetype", "application/vnd.oasis.opendocument.text"}})), Kind::kOdt);
   EXPECT_EQ(sniff(tiny_zip({{"META-INF/MANIFEST.MF", "Manifest-Version: 1.0"}})), Kind::kJar);
   EXPECT_EQ(sniff(tiny_zip({{"a.txt", "a"}})), Kind::kZip);
+  // Without its mimetype an HWPX is known by its OWPML parts (by either separator), and only so:
+  // a plain archive with a "Contents/sections.txt" stays a plain archive (--plain-zip leave).
+  for (const char* part :
+       {"Contents/section12.xml", "Contents\\section0.xml", "Contents/header.xml"})
+    EXPECT_EQ(sniff(tiny_zip({{part, "<x/>"}, {"notes.txt", "n"}})), Kind::kHwpx) << part;
+  for (const char* part : {"Contents/sections.txt", "Contents/section.xml",
+                           "Contents/header.xml.bak", "Contents/sectionA.xml"})
+    EXPECT_EQ(sniff(tiny_zip({{part, "<x/>"}, {"notes.txt", "n"}})), Kind::kZip) << part;
 }
 
 TEST(Sniff, TruncatedZipDirectoryDoesNotThrow) {

@@ -136,6 +136,26 @@ TEST(EngineContext, RetriesAreNotChargedAgain) {
   EXPECT_EQ(root.optimize_embedded_again(jpeg, "a.jpg", p).reason, Reason::kLimitExceeded);
 }
 
+// Checking an item inside a file past the deadline is the budget's verdict on the whole file:
+// it reached the container as a failed check ("verify-failed ... please report") where a file of
+// its own says limit-exceeded.
+TEST(EngineContext, AnItemsCheckPastTheDeadlineIsTheBudgetsVerdict) {
+  Policy p;
+  const auto jpeg = testing::make_jpeg({.width = 640, .height = 480, .quality = 95});
+  const Outcome o = optimize(jpeg, p);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  EXPECT_TRUE(EngineContext(p, 0, hour_budget()).verify_embedded_under(jpeg, o.bytes, p).ok);
+  auto spent = std::make_shared<SharedBudget>();
+  spent->deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  EngineContext late(p, 0, spent);
+  try {
+    const Verdict v = late.verify_embedded_under(jpeg, o.bytes, p);
+    ADD_FAILURE() << "the check went on past the deadline: " << v.ok << " " << v.problem;
+  } catch (const FormatError& e) {
+    EXPECT_EQ(e.reason(), Reason::kLimitExceeded) << e.what();
+  }
+}
+
 TEST(EngineContext, DeadlineIsVisibleToOptimisers) {
   Policy p;
   auto budget = std::make_shared<SharedBudget>();
