@@ -143,10 +143,20 @@ Kind sniff(std::span<const uint8_t> bytes) {
   if (bytes.size() >= 12 && starts_with(bytes, "ftyp", 4)) return sniff_iso_bmff(bytes);
   if (starts_with(bytes, "\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1")) return sniff_cfb(bytes);
   if (starts_with(bytes, "PK\x03\x04") || starts_with(bytes, "PK\x05\x06")) return sniff_zip(bytes);
-  // PDF: the header may follow up to 1024 bytes of junk, as readers accept.
+  // PDF: the header may follow up to 1024 bytes of junk, as readers accept. Past the first byte
+  // it must be a header ("%PDF-1.4") with an object after it, so that a text that mentions one
+  // ("the %PDF-1.4 header") is no damaged PDF.
   const size_t pdf_window = std::min<size_t>(bytes.size(), 1024);
   const std::string_view head(reinterpret_cast<const char*>(bytes.data()), pdf_window);
-  if (head.find("%PDF-") != std::string_view::npos) return Kind::kPdf;
+  const size_t header = head.find("%PDF-");
+  if (header == 0) return Kind::kPdf;
+  if (header != std::string_view::npos) {
+    const std::string_view rest = head.substr(header + 5);
+    const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+    if (rest.size() >= 3 && digit(rest[0]) && rest[1] == '.' && digit(rest[2]) &&
+        rest.find(" obj") != std::string_view::npos)
+      return Kind::kPdf;
+  }
   return Kind::kUnknown;
 }
 

@@ -44,7 +44,10 @@ TEST(Sniff, MagicNumbers) {
                                        12))),
             Kind::kHeif);
   EXPECT_EQ(sniff(bytes_of("%PDF-1.7\n")), Kind::kPdf);
-  EXPECT_EQ(sniff(bytes_of(std::string(100, ' ') + "%PDF-1.4")), Kind::kPdf);
+  EXPECT_EQ(sniff(bytes_of(std::string(100, ' ') + "%PDF-1.4\n1 0 obj")), Kind::kPdf);
+  // Past the first byte, a header needs an object after it: a note that mentions one is text.
+  EXPECT_EQ(sniff(bytes_of("a note about the %PDF-1.4 header")), Kind::kUnknown);
+  EXPECT_EQ(sniff(bytes_of(std::string(100, ' ') + "%PDF-x 1 0 obj")), Kind::kUnknown);
   EXPECT_EQ(sniff(bytes_of(std::string("II*\0", 4))), Kind::kTiff);
   EXPECT_EQ(sniff(bytes_of("hello world")), Kind::kUnknown);
   EXPECT_EQ(sniff({}), Kind::kUnknown);
