@@ -459,6 +459,16 @@ TEST(PdfStructure, OnlyXrefSectionsReadersStartFromCountAsUpdates) {
   const Outcome refused = optimize(as_bytes(updated), Policy{});
   EXPECT_EQ(refused.reason, Reason::kUnsupportedVariant) << refused.message;
   EXPECT_NE(refused.message.find("incremental updates"), std::string::npos) << refused.message;
+  // The word in a comment is no linearised file: the update is still one (it was merged, the
+  // first revision lost). Only a first object that is a linearisation dictionary stating the
+  // length of a revision counts.
+  {
+    const std::string base = make_pdf(two_pages(false), "1.5\n%/Linearized 1 (some tool's note)");
+    const std::string update = testing::append_update(
+        base, 2, "<< /Type /Pages /Kids [3 0 R] /Count 1 >>", int(two_pages(false).size()) + 1);
+    const Outcome o = optimize(as_bytes(update), Policy{});
+    EXPECT_EQ(o.reason, Reason::kUnsupportedVariant) << o.message;
+  }
   // The keyword right after a delimiter (">>startxref"), as compact writers put it, counts too.
   std::string compact = updated;
   for (size_t at = compact.find(">>\nstartxref"); at != std::string::npos;

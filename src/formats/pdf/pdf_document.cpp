@@ -108,11 +108,53 @@ size_t count_xref_sections(std::string_view text) {
   return n;
 }
 
-// A linearised file's first object, within its first kilobyte, is the linearisation dictionary.
-// qpdf stops calling a file linearised once bytes are appended (its stated length no longer
-// holds); its xref sections are still the two of a linearised file.
+// A linearised file's first object, within its first kilobyte, is the linearisation dictionary,
+// whose /L states the file's length. qpdf stops calling a file linearised once bytes are appended
+// (the length no longer holds); its xref sections are still the two of a linearised file. Only a
+// first object that is such a dictionary, stating the length of the file up to one of its %%EOF
+// markers, counts: the word in a comment, or a stale dictionary a rewrite left before an update,
+// would hide that update (and lose its first revision).
 bool declares_linearization(std::string_view text) {
-  return text.substr(0, 1024).find("/Linearized") != std::string_view::npos;
+  const std::string_view head = text.substr(0, 1024);
+  size_t i = head.find("%PDF-");
+  if (i == std::string_view::npos) return false;
+  for (;;) {  // the header and comment lines, and the whitespace between them
+    while (i < head.size() && pdf_whitespace(head[i])) ++i;
+    if (i >= head.size() || head[i] != '%') break;
+    while (i < head.size() && head[i] != '\n' && head[i] != '\r') ++i;
+  }
+  const auto number = [&] {
+    const size_t from = i;
+    while (i < head.size() && head[i] >= '0' && head[i] <= '9') ++i;
+    const bool any = i > from;
+    while (i < head.size() && pdf_whitespace(head[i])) ++i;
+    return any;
+  };
+  if (!number() || !number() || head.substr(i, 3) != "obj") return false;
+  i += 3;
+  while (i < head.size() && pdf_whitespace(head[i])) ++i;
+  if (head.substr(i, 2) != "<<") return false;
+  const size_t end = head.find(">>", i);
+  if (end == std::string_view::npos) return false;
+  const std::string_view dict = head.substr(i + 2, end - i - 2);
+  if (dict.find("/Linearized") == std::string_view::npos) return false;
+  // /L and its value (not the /Linearized key).
+  for (size_t at = dict.find("/L"); at != std::string_view::npos; at = dict.find("/L", at + 2)) {
+    size_t v = at + 2;
+    if (v >= dict.size() || !pdf_whitespace(dict[v])) continue;
+    while (v < dict.size() && pdf_whitespace(dict[v])) ++v;
+    uint64_t length = 0;
+    const size_t digits = v;
+    while (v < dict.size() && dict[v] >= '0' && dict[v] <= '9' && length < (1ull << 50))
+      length = length * 10 + uint64_t(dict[v++] - '0');
+    if (v == digits || length > text.size()) return false;
+    if (length == text.size()) return true;
+    // The file to its stated length ends with %%EOF and at most an end of line.
+    const std::string_view stated = text.substr(0, length);
+    const size_t eof = stated.rfind("%%EOF");
+    return eof != std::string_view::npos && length - eof <= 7;
+  }
+  return false;
 }
 
 // Reads the value after "pdfaid:<key>" in either XMP form: attribute or element.
