@@ -43,5 +43,13 @@ std::string_view kind_name(Kind kind);
 Kind kind_from_name(std::string_view name);
 // Decides the kind from content alone. Looks at most at a bounded part of the bytes.
 Kind sniff(std::span<const uint8_t> bytes);
+// The kind a file name's extension claims (case aside: "IMG_1.JPG" is a JPEG), or kUnknown for an
+// extension that names none of lighten's kinds (or none at all).
+Kind kind_claimed_by_name(std::string_view file_name);
+// Whether content of kind `content` is what a name claiming `claimed` promises: the same kind,
+// or one a reader of the claimed kind takes too (MP4 and MOV share one structure and readers, as
+// a plain ZIP and a JAR do), or a container sniffing placed no more closely (a ZIP for a ZIP-based
+// document, a compound file for a legacy Office, HWP or encrypted OOXML one).
+bool kind_matches_claim(Kind content, Kind claimed);
 
 }  // namespace lighten

@@ -31,6 +31,7 @@ enum class Reason : uint16_t {
   kEmpty = 13,             // zero-length input
   kIoError = 14,           // reading or writing the file failed (batch only)
   kSkipped = 15,           // not taken by this run (shard, filter, symlink)
+  kMisnamed = 16,          // the file's extension names another kind than its content (batch only)
 };
 
 std::string_view reason_name(Reason reason);  // "no-gain", "corrupt", ...

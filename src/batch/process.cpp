@@ -238,9 +238,20 @@ class FileJob {
     hash_ = hex64(XXH3_64bits(bytes.data(), bytes.size()));
 
     Outcome outcome;
+    // A name that claims another kind than the content (a JPEG saved as .png) is bad input:
+    // readers that go by the name may fail on it; it is left as it is, with the reason.
+    const Kind content = sniff(bytes);
+    const Kind claimed = kind_claimed_by_name(entry_.path);
     try {
-      outcome = ctx_.memory_gate != nullptr ? optimize(bytes, policy, *ctx_.memory_gate)
-                                            : optimize(bytes, policy);
+      if (content != Kind::kUnknown && !kind_matches_claim(content, claimed)) {
+        outcome = kept(Reason::kMisnamed,
+                       fmt::format("its name says {} but its content is {}: left as it is",
+                                   kind_name(claimed), kind_name(content)));
+        outcome.kind = content;
+      } else {
+        outcome = ctx_.memory_gate != nullptr ? optimize(bytes, policy, *ctx_.memory_gate)
+                                              : optimize(bytes, policy);
+      }
     } catch (const std::bad_alloc&) {
       outcome = kept(Reason::kLimitExceeded, "out of memory while optimising");
     } catch (const std::exception& e) {  // optimize() promises not to; keep the file if it does

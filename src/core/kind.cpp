@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -158,6 +159,57 @@ Kind sniff(std::span<const uint8_t> bytes) {
       return Kind::kPdf;
   }
   return Kind::kUnknown;
+}
+
+Kind kind_claimed_by_name(std::string_view file_name) {
+  const size_t slash = file_name.find_last_of('/');
+  const std::string_view base = file_name.substr(slash == std::string_view::npos ? 0 : slash + 1);
+  const size_t dot = base.rfind('.');
+  if (dot == std::string_view::npos || dot == 0 || base.size() - dot > 6) return Kind::kUnknown;
+  std::string ext(base.substr(dot + 1));
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  static constexpr struct {
+    const char* extension;
+    Kind kind;
+  } kClaims[] = {
+      {"jpg", Kind::kJpeg},  {"jpeg", Kind::kJpeg}, {"jpe", Kind::kJpeg},  {"jfif", Kind::kJpeg},
+      {"png", Kind::kPng},   {"pdf", Kind::kPdf},   {"docx", Kind::kDocx}, {"docm", Kind::kDocx},
+      {"dotx", Kind::kDocx}, {"dotm", Kind::kDocx}, {"xlsx", Kind::kXlsx}, {"xlsm", Kind::kXlsx},
+      {"xltx", Kind::kXlsx}, {"xltm", Kind::kXlsx}, {"pptx", Kind::kPptx}, {"pptm", Kind::kPptx},
+      {"potx", Kind::kPptx}, {"potm", Kind::kPptx}, {"ppsx", Kind::kPptx}, {"ppsm", Kind::kPptx},
+      {"hwpx", Kind::kHwpx}, {"hwp", Kind::kHwp},   {"odt", Kind::kOdt},   {"ott", Kind::kOdt},
+      {"ods", Kind::kOds},   {"ots", Kind::kOds},   {"odp", Kind::kOdp},   {"otp", Kind::kOdp},
+      {"epub", Kind::kEpub}, {"zip", Kind::kZip},   {"jar", Kind::kJar},   {"doc", Kind::kDoc},
+      {"dot", Kind::kDoc},   {"xls", Kind::kXls},   {"xlt", Kind::kXls},   {"ppt", Kind::kPpt},
+      {"pps", Kind::kPpt},   {"pot", Kind::kPpt},   {"avi", Kind::kAvi},   {"mp4", Kind::kMp4},
+      {"m4v", Kind::kMp4},   {"m4a", Kind::kMp4},   {"3gp", Kind::kMp4},   {"3g2", Kind::kMp4},
+      {"mov", Kind::kMov},   {"qt", Kind::kMov}};
+  for (const auto& c : kClaims)
+    if (ext == c.extension) return c.kind;
+  return Kind::kUnknown;
+}
+
+bool kind_matches_claim(Kind content, Kind claimed) {
+  const auto family = [](Kind k) {
+    if (k == Kind::kMov) return Kind::kMp4;
+    if (k == Kind::kJar) return Kind::kZip;
+    return k;
+  };
+  if (claimed == Kind::kUnknown || family(content) == family(claimed)) return true;
+  const auto zip_based = [](Kind k) {
+    return k == Kind::kZip || k == Kind::kJar || k == Kind::kDocx || k == Kind::kXlsx ||
+           k == Kind::kPptx || k == Kind::kHwpx || k == Kind::kOdt || k == Kind::kOds ||
+           k == Kind::kOdp || k == Kind::kEpub;
+  };
+  const bool ooxml = claimed == Kind::kDocx || claimed == Kind::kXlsx || claimed == Kind::kPptx;
+  const bool cfb_based = claimed == Kind::kDoc || claimed == Kind::kXls || claimed == Kind::kPpt ||
+                         claimed == Kind::kHwp;
+  // A document its sniffing cannot place more closely (a damaged package read as a plain ZIP, an
+  // encrypted OOXML file, which is a compound file) is the claimed kind's to judge.
+  if (content == Kind::kZip) return zip_based(claimed);
+  if (content == Kind::kCfb) return cfb_based || ooxml;
+  return false;
 }
 
 }  // namespace lighten

@@ -38,6 +38,8 @@ std::string_view reason_name(Reason reason) {
       return "io-error";
     case Reason::kSkipped:
       return "skipped";
+    case Reason::kMisnamed:
+      return "misnamed";
   }
   return "unknown-reason";
 }

@@ -100,6 +100,9 @@ std::string_view reason_advice(Reason reason, bool journaled) {
     case Reason::kSkipped:
       return "Read the message: the file changed while it was read (run again), or this run "
              "was set not to take it (--shard, --plain-zip, symbolic links).";
+    case Reason::kMisnamed:
+      return "Check the file: its extension names another kind than its content (readers that "
+             "go by the name may fail on it); rename it to its kind and run again.";
   }
   return "";
 }

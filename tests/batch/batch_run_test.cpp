@@ -18,6 +18,7 @@
 #include "lighten/batch.h"
 #include "lighten/report.h"
 #include "pdf/pdf_maker.h"
+#include "support/png_maker.h"
 #include "video/avi_maker.h"
 
 namespace lighten::testing {
@@ -319,6 +320,45 @@ TEST_F(RunBatch, ChangedPolicyRedoesFiles) {
   o.policy.effort = o.policy.effort == 9 ? 8 : 9;
   auto s = run_batch(o, r2);
   EXPECT_EQ(s.from_journal, 0u);
+}
+
+// A name that claims another kind than the content (a JPEG saved as .png, a PNG as .JPG) is bad
+// input, left as it is with the reason; a name that claims no kind, or a kind of the content's
+// family, is not.
+TEST_F(RunBatch, FilesWhoseNameClaimsAnotherKindAreLeftAlone) {
+  const Bytes jpeg = read_file(dir_ / "in" / "testorig.jpg");
+  fs::create_directories(dir_ / "named");
+  write_file(dir_ / "named" / "photo.png", jpeg);
+  write_file(dir_ / "named" / "PHOTO.JPEG", jpeg);
+  write_file(dir_ / "named" / "photo.bin", jpeg);
+  write_file(dir_ / "named" / "scan.JPG", make_png({}));
+  auto o = options();
+  o.inputs = {(dir_ / "named").string()};
+  o.output_dir = (dir_ / "out").string();
+  Recorder rec;
+  run_batch(o, rec);
+  std::map<std::string, FileResult> by_name;
+  for (const FileResult& r : rec.results) by_name[fs::path(r.path).filename().string()] = r;
+  ASSERT_EQ(by_name.size(), 4u);
+  for (const char* name : {"photo.png", "scan.JPG"}) {
+    const FileResult& r = by_name.at(name);
+    EXPECT_EQ(r.reason, Reason::kMisnamed) << name << ": " << r.message;
+    EXPECT_EQ(r.action, Action::kKept) << name;
+    EXPECT_NE(r.message.find("its name says"), std::string::npos) << r.message;
+    EXPECT_EQ(read_file(dir_ / "out" / name), read_file(dir_ / "named" / name)) << name;
+  }
+  for (const char* name : {"PHOTO.JPEG", "photo.bin"})
+    EXPECT_EQ(by_name.at(name).action, Action::kReplaced)
+        << name << ": " << by_name.at(name).message;
+  EXPECT_EQ(kind_claimed_by_name("/a/b/clip.mov"), Kind::kMov);
+  EXPECT_TRUE(kind_matches_claim(Kind::kMp4, Kind::kMov));
+  EXPECT_TRUE(kind_matches_claim(Kind::kJar, Kind::kZip));
+  EXPECT_TRUE(kind_matches_claim(Kind::kCfb, Kind::kDocx));  // an encrypted OOXML document
+  EXPECT_TRUE(kind_matches_claim(Kind::kZip, Kind::kXlsx));  // a damaged package
+  EXPECT_FALSE(kind_matches_claim(Kind::kXlsx, Kind::kDocx));
+  EXPECT_FALSE(kind_matches_claim(Kind::kPdf, Kind::kDocx));
+  EXPECT_EQ(kind_claimed_by_name("/a.jpg/notes"), Kind::kUnknown);
+  EXPECT_EQ(kind_claimed_by_name(".png"), Kind::kUnknown);
 }
 
 TEST_F(RunBatch, LimitExceededFilesAreNotReadAndStillMirrored) {
