@@ -184,7 +184,9 @@ Kind kind_claimed_by_name(std::string_view file_name) {
       {"dot", Kind::kDoc},   {"xls", Kind::kXls},   {"xlt", Kind::kXls},   {"ppt", Kind::kPpt},
       {"pps", Kind::kPpt},   {"pot", Kind::kPpt},   {"avi", Kind::kAvi},   {"mp4", Kind::kMp4},
       {"m4v", Kind::kMp4},   {"m4a", Kind::kMp4},   {"3gp", Kind::kMp4},   {"3g2", Kind::kMp4},
-      {"mov", Kind::kMov},   {"qt", Kind::kMov}};
+      {"mov", Kind::kMov},   {"qt", Kind::kMov},    {"gif", Kind::kGif},   {"webp", Kind::kWebp},
+      {"tif", Kind::kTiff},  {"tiff", Kind::kTiff}, {"heic", Kind::kHeif}, {"heif", Kind::kHeif},
+      {"avif", Kind::kHeif}};
   for (const auto& c : kClaims)
     if (ext == c.extension) return c.kind;
   return Kind::kUnknown;

@@ -138,6 +138,13 @@ TEST_F(CliTest, InfoSaysWhatAFileIsAndWhatWouldHappen) {
   EXPECT_NE(r.output.find("kind: jpeg"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("lighten would: write"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("unsupported-kind"), std::string::npos) << r.output;
+  // A name that claims another kind: left alone, as a run would leave it.
+  testing::write_file(dir_ / "in" / "a.webp", testing::make_jpeg({.width = 200, .height = 100}));
+  const CliRun misnamed = run_cli("info " + (dir_ / "in" / "a.webp").string());
+  EXPECT_EQ(misnamed.status, 0) << misnamed.output;
+  EXPECT_NE(misnamed.output.find("misnamed: its name says webp but its content is jpeg"),
+            std::string::npos)
+      << misnamed.output;
 }
 
 // `info` in a script: a damaged file fails the command (exit 1), and says why.

@@ -23,10 +23,11 @@ uint64_t entry_bytes(const std::string& type, uint8_t version) {
                     "track " + std::to_string(track) + "'s '" + box.type + "' " + what);
 }
 
-// `sound`: the track's handler is 'soun'. QuickTime writes compressed sound (IMA4, MACE) as
-// samples of "1 byte" counted in uncompressed frames, more of them than the file has bytes;
-// libavformat indexes such a track by chunk, not by sample.
-void check_table(ByteView file, const Mp4Box& box, size_t track, bool sound) {
+// `chunked_sound`: a sound track whose one time-to-sample entry lasts 1 tick: QuickTime writes
+// compressed sound (IMA4, MACE) so, as samples of "1 byte" counted in uncompressed frames, more of
+// them than the file has bytes, and libavformat indexes such a track by chunk, not by sample (any
+// other track it indexes sample by sample, 24 bytes each).
+void check_table(ByteView file, const Mp4Box& box, size_t track, bool chunked_sound) {
   const uint64_t room = box.end - box.body;
   if (box.type == "stsz" || box.type == "stz2") {
     if (room < 12) overrun(box, track, "is cut short");
@@ -42,7 +43,7 @@ void check_table(ByteView file, const Mp4Box& box, size_t track, bool sound) {
     const uint64_t size = be32(file, box.body + 4);
     if (size == 0 && count * 4 > room - 12)
       overrun(box, track, "declares " + std::to_string(count) + " samples it does not hold");
-    if (size != 0 && !sound && count * size > file.size())
+    if (size != 0 && !chunked_sound && count * size > file.size())
       overrun(box, track,
               "declares " + std::to_string(count) + " samples of " + std::to_string(size) +
                   " bytes, more than the file holds");
@@ -62,13 +63,19 @@ void check_sample_tables(ByteView file) {
   size_t track = 0;
   for (const Mp4Box& trak : tracks_of(file)) {
     ++track;
-    const bool sound = handler_of(file, trak) == "soun";
-    if (const std::optional<Mp4Box> stbl = box_below(file, trak, {"mdia", "minf", "stbl"}))
+    const std::optional<Mp4Box> stbl = box_below(file, trak, {"mdia", "minf", "stbl"});
+    bool chunked_sound = false;
+    if (stbl && handler_of(file, trak) == "soun")
+      if (const std::optional<Mp4Box> stts =
+              box_below(file, trak, {"mdia", "minf", "stbl", "stts"});
+          stts && stts->end - stts->body >= 16)
+        chunked_sound = be32(file, stts->body + 4) == 1 && be32(file, stts->body + 12) == 1;
+    if (stbl)
       for (const Mp4Box& box : read_boxes(file, stbl->body, stbl->end))
-        check_table(file, box, track, sound);
+        check_table(file, box, track, chunked_sound);
     if (const std::optional<Mp4Box> edts = box_below(file, trak, {"edts"}))
       for (const Mp4Box& box : read_boxes(file, edts->body, edts->end))
-        check_table(file, box, track, sound);
+        check_table(file, box, track, chunked_sound);
   }
 }
 

@@ -9,8 +9,8 @@ namespace lighten::media {
 
 // Throws FormatError(kCorrupt) where a table of a track's sample table box (stts, ctts, stsc,
 // stsz, stz2, stco, co64, stss, stps) or its edit list declares more entries than its box
-// holds, or where constant-size samples of a track other than sound would hold more bytes than
-// the file.
+// holds, or where constant-size samples would hold more bytes than the file (QuickTime's
+// compressed sound aside, whose samples of "1 byte" are frames that last 1 tick each).
 void check_sample_tables(ByteView file);
 
 }  // namespace lighten::media
