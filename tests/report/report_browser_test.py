@@ -277,7 +277,7 @@ def check_page(chromium, html, truth, errors, with_probe, screenshot=None):
     names = {0: "optimized", 1: "no-gain", 2: "unsupported-kind", 3: "unsupported-variant",
              4: "corrupt", 5: "truncated", 6: "encrypted", 7: "signed", 8: "verify-failed",
              9: "limit-exceeded", 10: "already-optimized", 11: "mode-not-available",
-             12: "internal-error", 13: "empty", 14: "io-error", 15: "skipped"}
+             12: "internal-error", 13: "empty", 14: "io-error", 15: "skipped", 16: "misnamed"}
     expected_reasons = {names[r]: n for r, n in truth["reasons"].items()}
     if facts["reasons"] != expected_reasons:
         errors.append(f"{html.name}: reasons {facts['reasons']}, journal {expected_reasons}")
