@@ -143,6 +143,11 @@ class FileJob {
     if (first_->result.path.empty() || why == Reason::kIoError || why == Reason::kSkipped ||
         why == Reason::kInternalError)
       return false;
+    // Each name answers for its own extension: a name that claims another kind than the content
+    // is left as it is, and one that does not is not held to another name's misnaming.
+    if (why == Reason::kMisnamed ||
+        !kind_matches_claim(first_->result.kind, kind_claimed_by_name(entry_.path)))
+      return false;
     FileStat out;
     if (!ctx_.store.stat(first_->out_path, false, out).ok() || !out.is_regular()) return false;
     IoStatus s = make_mirror_dirs();

@@ -350,6 +350,22 @@ TEST_F(RunBatch, FilesWhoseNameClaimsAnotherKindAreLeftAlone) {
   for (const char* name : {"PHOTO.JPEG", "photo.bin"})
     EXPECT_EQ(by_name.at(name).action, Action::kReplaced)
         << name << ": " << by_name.at(name).message;
+  // Names of one hard-linked file answer each for its own extension.
+  fs::create_directories(dir_ / "linked");
+  write_file(dir_ / "linked" / "a.png", jpeg);
+  fs::create_hard_link(dir_ / "linked" / "a.png", dir_ / "linked" / "b.jpg");
+  fs::create_hard_link(dir_ / "linked" / "a.png", dir_ / "linked" / "c.gif");
+  o.inputs = {(dir_ / "linked").string()};
+  o.output_dir = (dir_ / "out_linked").string();
+  Recorder linked;
+  run_batch(o, linked);
+  std::map<std::string, Reason> reasons;
+  for (const FileResult& r : linked.results)
+    reasons[fs::path(r.path).filename().string()] = r.reason;
+  EXPECT_EQ(reasons["a.png"], Reason::kMisnamed);
+  EXPECT_EQ(reasons["b.jpg"], Reason::kOptimized);
+  EXPECT_EQ(reasons["c.gif"], Reason::kMisnamed);
+  EXPECT_EQ(read_file(dir_ / "out_linked" / "c.gif"), jpeg);
   EXPECT_EQ(kind_claimed_by_name("/a/b/clip.mov"), Kind::kMov);
   EXPECT_TRUE(kind_matches_claim(Kind::kMp4, Kind::kMov));
   EXPECT_TRUE(kind_matches_claim(Kind::kJar, Kind::kZip));
