@@ -3,8 +3,7 @@
 #include <optional>
 #include <string>
 
-#include <xxhash.h>
-
+#include "core/content_key.h"
 #include "engine/engine_context.h"
 #include "engine/registry.h"
 #include "lighten/lighten.h"
@@ -37,24 +36,19 @@ std::string with_offset(const FormatError& e) {
   return std::string(e.what()) + " (at byte " + std::to_string(e.offset()) + ")";
 }
 
-std::array<uint64_t, 3> bytes_key(ByteView bytes) {
-  const XXH128_hash_t h = XXH3_128bits(bytes.data(), bytes.size());
-  return {h.low64, h.high64, bytes.size()};
-}
-
 // Notes kept per input for the whole top-level file, under the budget's mutex.
 template <typename Value>
-void remember(SharedBudget& budget, std::map<std::array<uint64_t, 3>, Value>& notes, ByteView input,
+void remember(SharedBudget& budget, std::map<ContentKey, Value>& notes, ByteView input,
               const Value& value) {
-  const auto key = bytes_key(input);
+  const auto key = content_key(input);
   std::lock_guard lock(budget.fingerprints_mutex);
   notes[key] = value;
 }
 
 template <typename Value>
-std::optional<Value> recall(SharedBudget& budget,
-                            const std::map<std::array<uint64_t, 3>, Value>& notes, ByteView input) {
-  const auto key = bytes_key(input);
+std::optional<Value> recall(SharedBudget& budget, const std::map<ContentKey, Value>& notes,
+                            ByteView input) {
+  const auto key = content_key(input);
   std::lock_guard lock(budget.fingerprints_mutex);
   auto it = notes.find(key);
   if (it == notes.end()) return std::nullopt;

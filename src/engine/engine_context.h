@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 
+#include "core/content_key.h"
 #include "core/context.h"
 
 namespace lighten {
@@ -20,8 +21,8 @@ struct SharedBudget {
   // Decoded fingerprints noted by optimisers, keyed by a 128-bit hash of the input's bytes and
   // its length (items of one container may be optimised on several threads).
   std::mutex fingerprints_mutex;
-  std::map<std::array<uint64_t, 3>, DecodedFingerprint> fingerprints;
-  std::map<std::array<uint64_t, 3>, ScoredFingerprint> scored;
+  std::map<ContentKey, DecodedFingerprint> fingerprints;
+  std::map<ContentKey, ScoredFingerprint> scored;
   MemoryGate* gate = nullptr;  // told of every embedded item, when the caller gave one
   // What of the gate's allowance for the top-level file no hold uses now.
   std::atomic<uint64_t> allowance_left{0};

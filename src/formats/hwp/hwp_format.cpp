@@ -1,13 +1,12 @@
 #include "formats/hwp/hwp_format.h"
 
-#include <xxhash.h>
-
 #include <algorithm>
 #include <array>
 #include <map>
 #include <string>
 
 #include "codecs/deflate.h"
+#include "core/content_key.h"
 #include "core/worst_quality.h"
 #include "formats/cfb/compound_file.h"
 #include "formats/hwp/hwp_document.h"
@@ -66,19 +65,14 @@ struct Tally {
   // engine keys its own notes): Hangul often stores one picture many times, and each copy should
   // come out the same without optimising it again. Only results are kept, counted while the
   // document is worked on; a copy of every picture would hold the document's whole expansion.
-  std::map<std::array<uint64_t, 3>, std::optional<Bytes>> seen;
+  std::map<ContentKey, std::optional<Bytes>> seen;
   std::vector<MemoryHold> seen_holds;
 };
-
-std::array<uint64_t, 3> content_key(ByteView content) {
-  const XXH128_hash_t h = XXH3_128bits(content.data(), content.size());
-  return {h.low64, h.high64, content.size()};
-}
 
 // The engine's output for an embedded image (under `pictures`), or nullopt to keep it.
 std::optional<Bytes> optimise_image(const Bytes& content, Kind kind, const std::string& path,
                                     Context& context, const Policy& pictures, Tally& tally) {
-  const std::array<uint64_t, 3> key = content_key(content);
+  const ContentKey key = content_key(content);
   if (const auto it = tally.seen.find(key); it != tally.seen.end()) return it->second;
   Outcome item = context.optimize_embedded_under(content, path, pictures);
   for (std::string& w : item.warnings) tally.warnings.push_back(path + ": " + w);
