@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace lighten {
@@ -51,5 +52,8 @@ Kind kind_claimed_by_name(std::string_view file_name);
 // a plain ZIP and a JAR do), or a container sniffing placed no more closely (a ZIP for a ZIP-based
 // document, a compound file for a legacy Office, HWP or encrypted OOXML one).
 bool kind_matches_claim(Kind content, Kind claimed);
+// Why a file of kind `content` is misnamed ("its name says png but its content is jpeg"), or ""
+// where its name claims nothing, or what the content is (unknown content is no one's to judge).
+std::string misnaming(std::string_view file_name, Kind content);
 
 }  // namespace lighten

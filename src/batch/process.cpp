@@ -145,8 +145,7 @@ class FileJob {
       return false;
     // Each name answers for its own extension: a name that claims another kind than the content
     // is left as it is, and one that does not is not held to another name's misnaming.
-    if (why == Reason::kMisnamed ||
-        !kind_matches_claim(first_->result.kind, kind_claimed_by_name(entry_.path)))
+    if (why == Reason::kMisnamed || !misnaming(entry_.path, first_->result.kind).empty())
       return false;
     FileStat out;
     if (!ctx_.store.stat(first_->out_path, false, out).ok() || !out.is_regular()) return false;
@@ -246,12 +245,9 @@ class FileJob {
     // A name that claims another kind than the content (a JPEG saved as .png) is bad input:
     // readers that go by the name may fail on it; it is left as it is, with the reason.
     const Kind content = sniff(bytes);
-    const Kind claimed = kind_claimed_by_name(entry_.path);
     try {
-      if (content != Kind::kUnknown && !kind_matches_claim(content, claimed)) {
-        outcome = kept(Reason::kMisnamed,
-                       fmt::format("its name says {} but its content is {}: left as it is",
-                                   kind_name(claimed), kind_name(content)));
+      if (const std::string why = misnaming(entry_.path, content); !why.empty()) {
+        outcome = kept(Reason::kMisnamed, why + ": left as it is");
         outcome.kind = content;
       } else {
         outcome = ctx_.memory_gate != nullptr ? optimize(bytes, policy, *ctx_.memory_gate)
@@ -262,7 +258,7 @@ class FileJob {
     } catch (const std::exception& e) {  // optimize() promises not to; keep the file if it does
       outcome = kept(Reason::kInternalError, std::string("internal error: ") + e.what());
     }
-    result_.kind = outcome.kind != Kind::kUnknown ? outcome.kind : sniff(bytes);
+    result_.kind = outcome.kind != Kind::kUnknown ? outcome.kind : content;
     result_.action = outcome.action;
     result_.reason = outcome.reason;
     result_.message = outcome.message;

@@ -62,12 +62,8 @@ int run_info(InfoArgs& args) {
     for (const auto& [name, value] : info.properties) fmt::print("  {}: {}\n", name, value);
     if (!info.problem.empty()) fmt::print("  problem: {}\n", info.problem);
     // As a run judges it: a name that claims another kind than the content is left alone.
-    const Kind claimed = kind_claimed_by_name(path);
-    if (info.kind != Kind::kUnknown && !kind_matches_claim(info.kind, claimed)) {
-      fmt::print(
-          "  lighten would: leave it alone (misnamed: its name says {} but its content is "
-          "{})\n",
-          kind_name(claimed), kind_name(info.kind));
+    if (const std::string why = misnaming(path, info.kind); !why.empty()) {
+      fmt::print("  lighten would: leave it alone (misnamed: {})\n", why);
       if (!info.problem.empty() && is_damage_or_failure(info.problem_reason))
         status = kExitFailures;
       continue;

@@ -214,4 +214,12 @@ bool kind_matches_claim(Kind content, Kind claimed) {
   return false;
 }
 
+std::string misnaming(std::string_view file_name, Kind content) {
+  const Kind claimed = kind_claimed_by_name(file_name);
+  if (content == Kind::kUnknown || kind_matches_claim(content, claimed)) return {};
+  std::string why = "its name says ";
+  why.append(kind_name(claimed)).append(" but its content is ").append(kind_name(content));
+  return why;
+}
+
 }  // namespace lighten
