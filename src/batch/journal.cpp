@@ -8,8 +8,10 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <new>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 
 #include "core/text_output.h"
 
@@ -213,12 +215,21 @@ void Journal::commit_when_due() {
 }
 
 void Journal::insert_locked(const JournalRow& r) {
-  if (pending_ == 0) {
+  const bool first = pending_ == 0;
+  if (first) {
     exec("BEGIN IMMEDIATE");
     first_pending_ = std::chrono::steady_clock::now();
-    if (!committer_.joinable()) committer_ = std::thread([this] { commit_when_due(); });
   }
+  // Counted before anything else can throw: a transaction left open with nothing pending made
+  // every later row fail to begin one, and the close rolled them all back.
   ++pending_;
+  if (first && !committer_.joinable()) {
+    try {
+      committer_ = std::thread([this] { commit_when_due(); });
+    } catch (const std::system_error&) {  // threads refused: rows then commit as later ones
+    } catch (const std::bad_alloc&) {     // come in and at flush(), only not on a timer
+    }
+  }
   sqlite3_reset(insert_);
   bind_text(insert_, 1, r.path);
   sqlite3_bind_int64(insert_, 2, int64_t(r.size));

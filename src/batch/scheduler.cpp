@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <exception>
-#include <thread>
 #include <vector>
 
 #include "core/machine_limits.h"
+#include "core/worker_threads.h"
 
 namespace lighten::batch {
 namespace {
@@ -85,21 +84,11 @@ SchedulerStats Scheduler::run(size_t count, const std::function<uint64_t(size_t)
     }
   };
 
-  unsigned threads = unsigned(std::min<size_t>(jobs_, std::max<size_t>(count, 1)));
-  std::vector<std::thread> pool;
-  pool.reserve(threads);
+  const unsigned threads = unsigned(std::min<size_t>(jobs_, std::max<size_t>(count, 1)));
   // The system may refuse threads (a container's task limit): the ones it gave do the work.
-  try {
-    for (unsigned i = 0; i < threads; ++i) pool.emplace_back(worker);
-  } catch (const std::exception&) {  // std::system_error, or std::bad_alloc for its state
-    if (pool.empty()) throw;
-  }
-  {
-    std::lock_guard lock(mutex_);
-    stats_.workers = pool.size();
-  }
-  for (auto& t : pool) t.join();
+  const unsigned workers = run_on_threads(threads, [&](unsigned) { worker(); });
   std::lock_guard lock(mutex_);
+  stats_.workers = workers;
   return stats_;
 }
 

@@ -13,6 +13,8 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <new>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -261,17 +263,23 @@ int run_optimize(OptimizeArgs& args) {
   std::mutex ticking;
   std::condition_variable stop_ticking;
   bool ran = false;
-  std::thread ticker([&] {
-    std::unique_lock lock(ticking);
-    while (!stop_ticking.wait_for(lock, std::chrono::seconds(1), [&] { return ran; })) view.tick();
-  });
+  std::thread ticker;
+  try {
+    ticker = std::thread([&] {
+      std::unique_lock lock(ticking);
+      while (!stop_ticking.wait_for(lock, std::chrono::seconds(1), [&] { return ran; }))
+        view.tick();
+    });
+  } catch (const std::system_error&) {  // threads refused: the work matters, the ticking not
+  } catch (const std::bad_alloc&) {
+  }
   const auto stop_ticker = [&] {
     {
       std::lock_guard lock(ticking);
       ran = true;
     }
     stop_ticking.notify_all();
-    ticker.join();
+    if (ticker.joinable()) ticker.join();
   };
   try {
     summary = run_batch(batch, sink);
@@ -281,7 +289,7 @@ int run_optimize(OptimizeArgs& args) {
     fmt::print(stderr, "lighten optimize: {}\n", e.what());
     return kExitUsage;
   } catch (const std::exception& e) {
-    if (ticker.joinable()) stop_ticker();
+    stop_ticker();
     fmt::print(stderr, "lighten optimize: {}\n", e.what());
     return kExitFailures;
   }

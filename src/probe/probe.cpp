@@ -7,12 +7,12 @@
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
-#include <thread>
 #include <unordered_map>
 
 #include "batch/store.h"
 #include "batch/walk.h"
 #include "core/machine_limits.h"
+#include "core/worker_threads.h"
 #include "lighten/lighten.h"
 #include "lighten/options.h"
 #include "lighten/probe.h"
@@ -276,17 +276,14 @@ class TreeProber {
     std::atomic<size_t> next{0};
     std::atomic<uint64_t> bytes_total{0};
     const auto start = std::chrono::steady_clock::now();
-    std::vector<std::thread> threads;
-    for (uint32_t w = 0; w < options_.workers; ++w)
-      threads.emplace_back([&] {
-        TimedReader reader(link.get(), options_.latency_ms, clock_);
-        std::vector<uint8_t> bytes;
-        for (size_t i = next++; i < paths.size(); i = next++) {
-          const ReadTiming r = reader.read(paths[i], bytes);
-          if (r.ok) bytes_total += r.bytes;
-        }
-      });
-    for (auto& t : threads) t.join();
+    run_on_threads(options_.workers, [&](unsigned) {
+      TimedReader reader(link.get(), options_.latency_ms, clock_);
+      std::vector<uint8_t> bytes;
+      for (size_t i = next++; i < paths.size(); i = next++) {
+        const ReadTiming r = reader.read(paths[i], bytes);
+        if (r.ok) bytes_total += r.bytes;
+      }
+    });
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (seconds > 0) tree.storage.parallel_mbps = double(bytes_total) / 1e6 / seconds;
@@ -302,16 +299,13 @@ class TreeProber {
     say(progress_, fmt::format("{}: {} parallel decoders", tree.path, options_.workers));
     std::atomic<size_t> next{0};
     std::vector<double> busy(options_.workers, 0.0);
-    std::vector<std::thread> threads;
-    for (uint32_t w = 0; w < options_.workers; ++w)
-      threads.emplace_back([&, w] {
-        TimedReader reader(nullptr, 0, clock_);
-        std::vector<uint8_t> bytes;
-        for (size_t i = next++; i < paths.size(); i = next++)
-          if (const ReadTiming r = reader.read(paths[i], bytes); r.ok)
-            busy[w] += decode_read(r, bytes, options_, /*fresh=*/true).ms;
-      });
-    for (auto& t : threads) t.join();
+    run_on_threads(options_.workers, [&](unsigned w) {
+      TimedReader reader(nullptr, 0, clock_);
+      std::vector<uint8_t> bytes;
+      for (size_t i = next++; i < paths.size(); i = next++)
+        if (const ReadTiming r = reader.read(paths[i], bytes); r.ok)
+          busy[w] += decode_read(r, bytes, options_, /*fresh=*/true).ms;
+    });
     double alone = 0, together = 0;
     for (const SampleTiming& s : timings_) alone += s.decode_ms;
     for (double b : busy) together += b;

@@ -129,6 +129,42 @@ TEST_F(CliTest, WorkersTheSystemRefusesAreSaidAndTheRunFinishes) {
   EXPECT_NE(r.output.find("refused to start"), std::string::npos) << r.output;
 }
 
+// Under ever tighter address-space limits, from where every thread starts to where the program
+// cannot load: the journal's committer and the progress ticker were the threads refused first,
+// as they start after the workers. A refused committer lost every row of the journal (closing
+// rolled back the transaction its first row had left open), and a refused ticker aborted the
+// process; with no worker left, the run failed. Now every run that loads finishes, journal whole.
+TEST_F(CliTest, EveryThreadTheSystemRefusesLeavesTheRunAndItsJournalWhole) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "the sanitizer's shadow memory does not fit under an address-space limit";
+#endif
+  for (int i = 0; i < 20; ++i)
+    testing::write_file(dir_ / "in" / (std::to_string(i) + ".txt"), {'x'});
+  int refused = 0;
+  for (int megabytes = 400; megabytes >= 150; megabytes -= 5) {
+    const fs::path out = dir_ / "out";
+    fs::remove_all(out);
+    const CliRun r =
+        run_cli("optimize -q --jobs 200 -o " + out.string() + " " + (dir_ / "in").string(),
+                "prlimit --as=" + std::to_string(megabytes) + "000000 --stack=8388608 ");
+    const std::string at = std::to_string(megabytes) + " MB: ";
+    ASSERT_NE(r.status, -1) << at << r.output;
+    ASSERT_NE(r.status, 134) << at << r.output;  // std::terminate
+    if (r.output.find("error while loading shared libraries") != std::string::npos) continue;
+    if (r.output.find("refused to start") == std::string::npos) continue;
+    ++refused;
+    EXPECT_EQ(r.status, 0) << at << r.output;
+    const CliRun rows =
+        run_cli("report --csv-files - " + (out / ".lighten-journal.sqlite").string());
+    size_t files = 0;
+    for (size_t at_txt = rows.output.find(".txt"); at_txt != std::string::npos;
+         at_txt = rows.output.find(".txt", at_txt + 1))
+      ++files;
+    EXPECT_EQ(files, 20u) << at << rows.output;
+  }
+  EXPECT_GT(refused, 0);
+}
+
 TEST_F(CliTest, InfoSaysWhatAFileIsAndWhatWouldHappen) {
   testing::write_file(dir_ / "in" / "a.jpg", testing::make_jpeg({.width = 200, .height = 100}));
   testing::write_file(dir_ / "in" / "note.txt", {'h', 'i'});
