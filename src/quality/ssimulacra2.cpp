@@ -337,6 +337,7 @@ void check_image(const ImageRgb8& image, const ProfileColour* colour, const char
 
 // Row y of an 8-bit image as planar linear sRGB (gray replicated), read through `colour` when
 // there is one.
+LIGHTEN_MULTIVERSION
 void to_linear_row(const ImageRgb8& image, uint32_t y, float* const* out,
                    const ProfileColour* colour) {
   const uint8_t* in = image.samples.data() + static_cast<size_t>(y) * image.width * image.channels;
