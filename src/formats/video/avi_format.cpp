@@ -225,17 +225,40 @@ std::string describe_streams(const AviFile& avi) {
 }
 
 // Bytes after the RIFF chunks are kept as they are. ffmpeg walks them as chunks from the end of
-// movi looking for idx1, so an index written there (a muxer that did not count it in the RIFF
-// size) is read, and its offsets would point beside the frames once they are rewritten.
-void refuse_index_after_riff(ByteView in, const AviFile& avi) {
+// movi, reading an idx1 there (a muxer that did not count it in the RIFF size), and frames as
+// well (a RIFF size that stops short of the last frames): an index's offsets would point beside
+// the rewritten frames, and a Motion-JPEG frame that leaves its Huffman tables out is decoded
+// with those of the rewritten frame before it. Frames inside the RIFF chunk but outside movi (a
+// movi size that stops short) are kept as they are too, for the same end.
+void refuse_what_players_read_outside_movi(ByteView in, const AviFile& avi) {
+  const auto stream_data = [](uint32_t id) {
+    const auto digit = [](uint32_t c) { return c >= '0' && c <= '9'; };
+    return digit(id & 0xFF) && digit(id >> 8 & 0xFF);
+  };
   for (uint64_t pos = avi.tree.trailing_offset; in.size() - pos >= 8;) {
     const uint32_t id = load_le32(in.data() + pos), size = load_le32(in.data() + pos + 4);
     if (id == fourcc("idx1"))
       throw FormatError(Reason::kUnsupportedVariant, pos,
                         "an idx1 index lies after the RIFF chunk, where players still read it; "
                         "its offsets would not follow rewritten frames");
+    if (stream_data(id))
+      throw FormatError(Reason::kUnsupportedVariant, pos,
+                        "stream data (" + fourcc_text(id) +
+                            ") lies after the RIFF chunk, where players still read it, beside "
+                            "frames that would be rewritten");
     pos += 8 + uint64_t(size) + (size & 1);
     if (pos > in.size()) break;
+  }
+  std::vector<size_t> movi_ends;  // of the movi and rec lists open around chunk i
+  for (size_t i = 0; i < avi.tree.chunks.size(); ++i) {
+    while (!movi_ends.empty() && i >= movi_ends.back()) movi_ends.pop_back();
+    const RiffChunk& c = avi.tree.chunks[i];
+    if (c.is_list && c.list_type == fourcc("movi")) movi_ends.push_back(c.end);
+    if (!c.is_list && movi_ends.empty() && avi.is_mjpeg_frame(c))
+      throw FormatError(Reason::kUnsupportedVariant, c.offset,
+                        "a video frame (" + fourcc_text(c.id) +
+                            ") lies outside the movi list, where players still read it; "
+                            "rewriting the frames before it could change how it decodes");
   }
 }
 
@@ -295,7 +318,7 @@ bool has_mjpeg(const AviFile& avi) {
 Outcome optimize_avi(ByteView input, Context& context) {
   const AviFile avi = parse_avi(input);
   const std::vector<ResolvedIndex> indexes = resolve_all(input, avi);  // throws when damaged
-  refuse_index_after_riff(input, avi);
+  refuse_what_players_read_outside_movi(input, avi);
   if (!has_mjpeg(avi)) {
     if (context.policy().mode == Mode::kLossless)
       throw FormatError(Reason::kUnsupportedVariant, 0,
