@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "formats/media/frame_gate.h"
+#include "formats/media/mjpeg_decoder.h"
 #include "formats/video/avi_file.h"
 #include "formats/video/avi_format.h"
 #include "formats/video/avi_index.h"
@@ -594,6 +595,49 @@ TEST(AviFormat, FramesOutsideTheMoviListAreLeftAlone) {
               std::string::npos)
         << o.message;
   }
+}
+
+// A frame whose coded data libjpeg reads without a word (a run of zeros past a block's end,
+// say) where libavcodec finds it damaged and shows another picture (ffmpeg: "error count: 64";
+// OpenCV, decord and torchvision read frames through it): written anew from libjpeg's reading,
+// the frame changed what those readers show. Such a frame is kept as it is; the others are
+// optimised.
+TEST(AviFormat, AFrameTheReadersFindDamagedIsKeptAsItIs) {
+  const Bytes good = testing::make_jpeg(testing::JpegRecipe{});
+  size_t scan = 0;
+  for (size_t i = 0; i + 1 < good.size(); ++i)
+    if (good[i] == 0xFF && good[i + 1] == 0xDA) scan = i + 2 + (good[i + 2] << 8 | good[i + 3]);
+  ASSERT_GT(scan, 0u);
+  // The first change of one byte of the scan that does that (the input is made the same way
+  // every time, so the search is too).
+  Bytes bad;
+  for (size_t pos = scan; pos + 2 < good.size() && bad.empty(); ++pos)
+    for (const uint8_t value : {0x66, 0xF0, 0x0F, 0x3C}) {
+      Bytes changed = good;
+      if (changed[pos] == value) continue;
+      changed[pos] = value;
+      if (testing::decode_jpeg_pixels(changed).empty()) continue;  // libjpeg says so
+      media::MjpegChunkDecoder strict(64, 48, fourcc("MJPG"), true);
+      try {
+        strict.check(changed);
+      } catch (const FormatError&) {
+        bad = changed;
+        break;
+      }
+    }
+  ASSERT_FALSE(bad.empty()) << "no such change found";
+  AviRecipe r;
+  r.frames = 3;
+  r.audio = false;
+  r.given_frames = {good, bad, good};
+  const Bytes in = make_avi(r);
+  const Outcome o = run(in);
+  ASSERT_TRUE(o.replaced()) << o.message;
+  const std::vector<Bytes> before = frame_chunks(in), after = frame_chunks(o.bytes);
+  ASSERT_EQ(after.size(), 3u);
+  EXPECT_EQ(after[1], before[1]);
+  EXPECT_LT(after[0].size(), before[0].size());
+  EXPECT_LT(after[2].size(), before[2].size());
 }
 
 TEST(AviFormat, OtherCodecsAreLeftAloneWithAReason) {

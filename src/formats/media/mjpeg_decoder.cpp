@@ -6,7 +6,8 @@
 
 namespace lighten::media {
 
-MjpegChunkDecoder::MjpegChunkDecoder(uint32_t width, uint32_t height, uint32_t codec_tag) {
+MjpegChunkDecoder::MjpegChunkDecoder(uint32_t width, uint32_t height, uint32_t codec_tag,
+                                     bool strict) {
   silence_libav_log();
   const AVCodec* codec = avcodec_find_decoder(AV_CODEC_ID_MJPEG);
   if (!codec)
@@ -20,13 +21,16 @@ MjpegChunkDecoder::MjpegChunkDecoder(uint32_t width, uint32_t height, uint32_t c
   decoder_->height = int(std::min(height, kIntMax));
   decoder_->codec_tag = codec_tag;
   decoder_->thread_count = 1;  // the batch runs files on all cores already
+  if (strict) decoder_->err_recognition |= AV_EF_EXPLODE;
   const int rc = avcodec_open2(decoder_.get(), codec, nullptr);
   if (rc < 0)
     throw FormatError(Reason::kUnsupportedVariant, 0,
                       "libavcodec cannot open its MJPEG decoder: " + av_error_text(rc));
 }
 
-ImageRgb8 MjpegChunkDecoder::decode(ByteView chunk) {
+ImageRgb8 MjpegChunkDecoder::decode(ByteView chunk) { return rgb_.convert(decode_picture(chunk)); }
+
+const AVFrame* MjpegChunkDecoder::decode_picture(ByteView chunk) {
   if (chunk.size() > size_t(std::numeric_limits<int>::max()) - AV_INPUT_BUFFER_PADDING_SIZE)
     throw FormatError(Reason::kLimitExceeded, 0, "the frame is too large for libavcodec");
   buffer_.assign(chunk.begin(), chunk.end());
@@ -46,7 +50,9 @@ ImageRgb8 MjpegChunkDecoder::decode(ByteView chunk) {
   if (rc < 0)
     throw FormatError(Reason::kCorrupt, 0,
                       "libavcodec made no picture of the frame: " + av_error_text(rc));
-  return rgb_.convert(frame_.get());
+  if (decoder_->err_recognition & AV_EF_EXPLODE && decoded_with_damage(frame_.get()))
+    throw FormatError(Reason::kCorrupt, 0, "libavcodec finds the frame damaged");
+  return frame_.get();
 }
 
 }  // namespace lighten::media

@@ -18,11 +18,17 @@ namespace lighten::media {
 class MjpegChunkDecoder {
  public:
   // The stream's size and fourcc as its AVI header states them (the demuxer passes both on).
-  MjpegChunkDecoder(uint32_t width, uint32_t height, uint32_t codec_tag);
+  // `strict`: damage the decoder would conceal (an error in a scan, which it skips, showing what
+  // it decoded before) is an error here, as the readers then show another picture than libjpeg.
+  MjpegChunkDecoder(uint32_t width, uint32_t height, uint32_t codec_tag, bool strict = false);
   // Throws FormatError when libavcodec cannot decode the chunk to a picture.
   ImageRgb8 decode(ByteView chunk);
+  // The same without the picture: whether it decodes (throws as decode does).
+  void check(ByteView chunk) { (void)decode_picture(chunk); }
 
  private:
+  const AVFrame* decode_picture(ByteView chunk);
+
   std::unique_ptr<AVCodecContext, CodecDeleter> decoder_;
   std::unique_ptr<AVPacket, PacketDeleter> packet_;
   std::unique_ptr<AVFrame, FrameDeleter> frame_;

@@ -137,10 +137,13 @@ class AviWriter {
           lossless_why_ = std::move(why);
         }
       }
-      const FrameSite site{c.offset, avi_.frame_height(c),
+      const FrameSite site{c.offset,
+                           avi_.frame_height(c),
                            "frame " + std::to_string(tally_.frames) + " (" + fourcc_text(c.id) +
                                " at byte " + std::to_string(c.offset) + ")",
-                           lossless_only_, tally_.frames <= handed_over_};
+                           lossless_only_,
+                           tally_.frames <= handed_over_,
+                           !readers_decode(c, data)};
       if (optimize_frame(data, images, site, context_, reader_gate(c, data), tally_, frame_)) {
         put32(c.id);
         put32(uint32_t(frame_.size()));
@@ -163,6 +166,30 @@ class AviWriter {
     if (added) it->second = std::make_unique<ReaderGate>(avi_.streams[size_t(stream)]);
     it->second->take_reference(data);
     return it->second.get();
+  }
+
+  // Whether libavcodec, which ffmpeg-based readers use, decodes the original chunk without
+  // finding damage (FrameSite::damaged_for_readers). Every original frame of a stream goes
+  // through its strict decoder in file order, as the readers' carries tables from frame to frame.
+  bool readers_decode(const RiffChunk& c, ByteView data) {
+    if (data.empty()) return true;  // a dropped frame
+    const int stream = avi_.stream_of(c);
+    auto [it, added] = readers_.try_emplace(stream);
+    if (added) {
+      const AviStream& st = avi_.streams[size_t(stream)];
+      try {
+        it->second =
+            std::make_unique<media::MjpegChunkDecoder>(st.width, st.height, st.compression, true);
+      } catch (const FormatError&) {  // no MJPEG decoder in this libavcodec: nothing to check
+      }
+    }
+    if (!it->second) return true;
+    try {
+      it->second->check(data);
+    } catch (const FormatError&) {
+      return false;
+    }
+    return true;
   }
 
   // Perceptual frames cost a search each: a long video that cannot finish within the time
@@ -203,7 +230,8 @@ class AviWriter {
   std::vector<uint64_t> offset_;
   std::vector<uint32_t> size_;
   FrameTally tally_;
-  std::map<int, std::unique_ptr<ReaderGate>> gates_;  // by stream number
+  std::map<int, std::unique_ptr<ReaderGate>> gates_;                  // by stream number
+  std::map<int, std::unique_ptr<media::MjpegChunkDecoder>> readers_;  // strict, by stream number
 };
 
 // Every index of the file, resolved; throws when one is damaged.

@@ -28,10 +28,11 @@ struct FrameAttempt {
 // tables: once an image was rewritten with tables of its own, every later image kept as it was
 // gets K.3 spelled out for those, or those readers would decode it with the wrong codes.
 // `retry`: the images were handed over before, under another policy (not charged again against
-// the expansion budget).
+// the expansion budget). `damaged`: every image is kept as it is (the readers find the frame
+// damaged, see FrameSite).
 FrameAttempt attempt_frame(ByteView chunk, const std::vector<JpegImageSpan>& images,
                            Context& context, const Policy& policy, const std::string& name,
-                           bool rewritten, bool retry) {
+                           bool rewritten, bool retry, bool damaged = false) {
   FrameAttempt a;
   a.rewritten = rewritten;
   size_t copied_to = 0;  // the chunk's bytes up to here are in `a.bytes` or stand for an image
@@ -61,8 +62,12 @@ FrameAttempt attempt_frame(ByteView chunk, const std::vector<JpegImageSpan>& ima
     // the one a second run, handed those spelled-out bytes, would make.
     const bool spelled_out_if_kept = from_elsewhere && a.rewritten;
     const size_t kept_size = spelled_out_if_kept ? completed.size() : original.size();
-    Outcome item = retry ? context.optimize_embedded_again(candidate, name, policy)
-                         : context.optimize_embedded_under(candidate, name, policy);
+    Outcome item;
+    if (damaged)
+      item.reason = Reason::kCorrupt;
+    else
+      item = retry ? context.optimize_embedded_again(candidate, name, policy)
+                   : context.optimize_embedded_under(candidate, name, policy);
     if (item.replaced() && item.bytes.size() < kept_size) {
       resize(item.bytes);
       a.scores.push_back(item.quality);
@@ -202,10 +207,12 @@ bool optimize_frame(ByteView chunk, const std::vector<JpegImageSpan>& images, co
   }
   if (gate && start.mode != Mode::kLossless)
     start.target_score = gate->first_floor(quality_floor(start));
-  FrameAttempt a =
-      attempt_frame(chunk, images, context, start, name, tally.rewritten, site.handed_over_before);
+  FrameAttempt a = attempt_frame(chunk, images, context, start, name, tally.rewritten,
+                                 site.handed_over_before, site.damaged_for_readers);
   if (gate && a.requantised)
     a = gate_frame(chunk, images, context, name, *gate, tally, start, std::move(a));
+  else if (gate && site.damaged_for_readers)
+    gate->note_written(a.bytes);
   tally.no_dht += a.no_dht;
   tally.tables_spelled_out += a.tables_spelled_out;
   for (const auto& [reason, n] : a.kept) tally.kept[reason] += n;

@@ -55,6 +55,11 @@ struct FrameSite {
   // An earlier attempt at this file handed the frame's images over already (charged against the
   // expansion budget then).
   bool handed_over_before = false;
+  // libavcodec, which ffmpeg-based readers (OpenCV, decord, torchvision) use, finds the frame
+  // damaged where libjpeg may read it without a word (a run of zeros past a block's end): its
+  // images are kept as they are, as a frame written anew from libjpeg's reading would show
+  // those readers another picture.
+  bool damaged_for_readers = false;
 };
 
 // Optimises the JPEG images of one frame chunk (`images`: its split_mjpeg_chunk) into `out`;
