@@ -52,8 +52,14 @@ bool contains_utf16(ByteView bytes, std::string_view ascii) {
 Kind sniff_cfb(ByteView bytes) {
   const std::vector<std::string> names = cfb_root_names(bytes);
   if (!names.empty()) {
+    // Regardless of ASCII case, as readers look the streams up ("WORKBOOK" opens in LibreOffice).
     auto has = [&](std::string_view n) {
-      return std::find(names.begin(), names.end(), n) != names.end();
+      return std::any_of(names.begin(), names.end(), [&](const std::string& name) {
+        return std::equal(name.begin(), name.end(), n.begin(), n.end(), [](char a, char b) {
+          const auto up = [](char c) { return c >= 'a' && c <= 'z' ? char(c - 'a' + 'A') : c; };
+          return up(a) == up(b);
+        });
+      });
     };
     if (has("FileHeader") && (has("BodyText") || has("ViewText"))) return Kind::kHwp;
     if (has("PowerPoint Document")) return Kind::kPpt;

@@ -40,7 +40,8 @@ Bytes current_user(uint32_t token) {
 // `shapes`: records placed in the document container after the drawing group (a slide's
 // property tables, say).
 Bytes make_ppt(const std::vector<Bytes>& images, uint32_t token = 0xE391C05F,
-               const std::vector<testing::CfbItem>& extra = {}, const Bytes& shapes = {}) {
+               const std::vector<testing::CfbItem>& extra = {}, const Bytes& shapes = {},
+               const std::string& pictures_name = "Pictures") {
   Bytes pictures;
   std::vector<Bytes> entries;
   for (const Bytes& image : images) {
@@ -57,14 +58,15 @@ Bytes make_ppt(const std::vector<Bytes>& images, uint32_t token = 0xE391C05F,
                  shapes});
   std::vector<testing::CfbItem> items = {{"Current User", current_user(token)},
                                          {"PowerPoint Document", document},
-                                         {"Pictures", pictures},
+                                         {pictures_name, pictures},
                                          {"SummaryInformation", Bytes(300, 9)}};
   items.insert(items.end(), extra.begin(), extra.end());
   return testing::make_cfb(items);
 }
 
 // `sheet_drawing`: the payload of an MsoDrawing record in the sheet.
-Bytes make_xls(const Bytes& image, const Bytes& sheet_drawing = {}) {
+Bytes make_xls(const Bytes& image, const Bytes& sheet_drawing = {},
+               const std::string& workbook_name = "Workbook") {
   const Bytes blip = testing::jpeg_blip(image);
   const Bytes dgg = container(
       officeart::kDggContainer,
@@ -82,7 +84,7 @@ Bytes make_xls(const Bytes& image, const Bytes& sheet_drawing = {}) {
   testing::append(s, testing::biff_bof(0x0010));
   if (!sheet_drawing.empty()) testing::append(s, testing::biff(xls::kDrawing, sheet_drawing));
   testing::append(s, testing::biff(xls::kEof, {}));
-  return testing::make_cfb({{"Workbook", s}, {"CompObj", Bytes(100, 5)}});
+  return testing::make_cfb({{workbook_name, s}, {"CompObj", Bytes(100, 5)}});
 }
 
 // Until the registry lists PPT, XLS and DOC, the tests through the public API skip.
@@ -224,6 +226,13 @@ TEST(OfficeBinaryFormat, DocFilesAreLeftAloneWithAReason) {
   EXPECT_NE(o.message.find("Word 97-2003"), std::string::npos);
   const FileInfo info = describe(doc);
   EXPECT_EQ(info.kind, Kind::kDoc);
+  // A password-protected one says so (its FIB's fEncrypted bit).
+  Bytes fib(2000, 0);
+  fib[0] = 0xEC, fib[1] = 0xA5, fib[11] = 0x01;
+  const Outcome locked =
+      optimize(testing::make_cfb({{"WordDocument", fib}, {"1Table", Bytes(600, 2)}}), Policy{});
+  EXPECT_FALSE(locked.replaced());
+  EXPECT_EQ(locked.reason, Reason::kEncrypted) << locked.message;
 }
 
 TEST(OfficeBinaryFormat, DamagedFilesGetAReason) {
@@ -245,6 +254,40 @@ TEST(OfficeBinaryFormat, DamagedFilesGetAReason) {
   const Outcome o = optimize(g.serialize(), Policy{});
   EXPECT_FALSE(o.replaced());
   EXPECT_EQ(o.reason, Reason::kUnsupportedVariant);
+}
+
+// Readers look streams up regardless of ASCII case ([MS-CFB] compares names so): LibreOffice
+// opens a presentation whose stream is "PICTURES" and a workbook in "WORKBOOK". The first failed
+// verification ("stream PICTURES changed ... Please report it"), the second was not taken for a
+// workbook at all.
+TEST(OfficeBinaryFormat, StreamNamesMatchRegardlessOfCase) {
+  const Bytes ppt = make_ppt({plain_jpeg(320)}, 0xE391C05F, {}, {}, "PICTURES");
+  REQUIRE_REGISTERED(ppt);
+  const Outcome p = optimize(ppt, Policy{});
+  EXPECT_TRUE(p.replaced()) << p.message;
+  const Bytes xls = make_xls(plain_jpeg(400), {}, "WORKBOOK");
+  EXPECT_EQ(sniff(xls), Kind::kXls);
+  const Outcome x = optimize(xls, Policy{});
+  EXPECT_TRUE(x.replaced()) << x.message;
+}
+
+// An FBSE whose length takes in the next record (here the next FBSE) holds bytes after its
+// fields that are not its BLIP: readers then take the picture from the Pictures stream at its
+// foDelay, which was not moved with the picture (LibreOffice showed no picture there).
+TEST(OfficeBinaryFormat, AnFbseHoldingOtherBytesIsLeftAlone) {
+  Bytes input = make_ppt({plain_jpeg(320), plain_jpeg(200)});
+  REQUIRE_REGISTERED(input);
+  cfb::CompoundFile f = cfb::CompoundFile::parse(input);
+  Bytes document = *f.read_stream("PowerPoint Document");
+  const auto store = ppt::find_blip_store(document);
+  ASSERT_EQ(store.size(), 2u);
+  officeart::put_u32le(document, store[0].record_offset + 4,
+                       uint32_t(store[0].header.length + store[1].header.total_size()));
+  f.replace_stream("PowerPoint Document", document);
+  const Outcome o = optimize(f.serialize(), Policy{});
+  EXPECT_FALSE(o.replaced());
+  EXPECT_EQ(o.reason, Reason::kUnsupportedVariant) << o.message;
+  EXPECT_NE(o.message.find("not one BLIP record"), std::string::npos) << o.message;
 }
 
 }  // namespace

@@ -22,15 +22,6 @@ namespace {
   throw FormatError(Reason::kTruncated, offset, "compound file: " + what);
 }
 
-// A path as readers match it: ASCII letters in upper case (the names that documents' readers
-// look up are ASCII).
-std::string folded_path(std::string_view path) {
-  std::string out(path);
-  for (char& c : out)
-    if (c >= 'a' && c <= 'z') c = char(c - 'a' + 'A');
-  return out;
-}
-
 // UTF-16LE directory name to UTF-8 (unpaired surrogates become U+FFFD).
 std::string utf8_name(const uint8_t* name, size_t units) {
   std::string out;
@@ -345,6 +336,13 @@ class Reader {
 };
 
 }  // namespace
+
+std::string folded_path(std::string_view path) {
+  std::string out(path);
+  for (char& c : out)
+    if (c >= 'a' && c <= 'z') c = char(c - 'a' + 'A');
+  return out;
+}
 
 CompoundFile CompoundFile::parse(ByteView bytes) {
   CompoundFile file;

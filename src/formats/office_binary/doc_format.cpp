@@ -18,10 +18,20 @@ namespace lighten {
 Outcome optimize_doc(ByteView input, Context& context) {
   (void)context;
   const cfb::CompoundFile file = office_binary::open_document(input);  // damage is reported
-  office_binary::required_stream(file, "WordDocument", "Word");
+  const Bytes word = office_binary::required_stream(file, "WordDocument", "Word");
   Outcome outcome;
   outcome.kind = Kind::kDoc;
   outcome.bytes_in = input.size();
+  // FibBase: wIdent 0xA5EC, then at byte 10 the flags whose bit 8 is fEncrypted (a password's
+  // RC4 or XOR obfuscation).
+  constexpr size_t kFlags = 10;
+  constexpr uint16_t kEncrypted = 0x0100;
+  if (word.size() >= kFlags + 2 && (word[0] | word[1] << 8) == 0xA5EC &&
+      ((word[kFlags] | word[kFlags + 1] << 8) & kEncrypted)) {
+    outcome.reason = Reason::kEncrypted;
+    outcome.message = "the Word 97-2003 document is encrypted (its FIB says fEncrypted)";
+    return outcome;
+  }
   outcome.reason = Reason::kUnsupportedVariant;
   outcome.message =
       "Word 97-2003 (.doc) files are left alone: their pictures are located by "

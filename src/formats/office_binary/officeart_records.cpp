@@ -229,6 +229,15 @@ FbseEntry read_fbse(ByteView bytes, size_t offset, size_t end) {
   const size_t record_end = offset + e.header.total_size();
   if (fixed_end > record_end) fail(Reason::kCorrupt, offset, "an FBSE's name runs past the record");
   if (fixed_end < record_end) {
+    // What follows the fields is the BLIP itself, one record filling the rest, or readers go to
+    // the delay stream instead (an FBSE that swallowed the next one: LibreOffice showed the
+    // picture from Pictures at foDelay, which was then not moved with it).
+    const RecordHeader blip = read_header(bytes, fixed_end, record_end);
+    if (blip.type < kBlipFirst || blip.type > kBlipLast ||
+        blip.total_size() != record_end - fixed_end)
+      fail(Reason::kUnsupportedVariant, offset,
+           "an FBSE holds " + std::to_string(record_end - fixed_end) +
+               " bytes after its fields that are not one BLIP record");
     e.embedded_offset = fixed_end;
     e.embedded_size = record_end - fixed_end;
   }

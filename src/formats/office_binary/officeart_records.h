@@ -18,6 +18,8 @@ namespace lighten::officeart {
 inline constexpr uint16_t kDggContainer = 0xF000;
 inline constexpr uint16_t kBStoreContainer = 0xF001;
 inline constexpr uint16_t kFbse = 0xF007;
+// BLIP records' types ([MS-ODRAW] 2.2.23: msofbtBlip).
+inline constexpr uint16_t kBlipFirst = 0xF018, kBlipLast = 0xF117;
 inline constexpr uint16_t kBlipJpeg = 0xF01D;
 inline constexpr uint16_t kBlipPng = 0xF01E;
 inline constexpr uint16_t kBlipJpegCmyk = 0xF02A;
