@@ -597,6 +597,28 @@ TEST(AviFormat, FramesOutsideTheMoviListAreLeftAlone) {
   }
 }
 
+// ffmpeg looks for chunks at any byte after the RIFF chunk: a frame there behind one stray byte
+// was read and decoded with the rewritten frame's tables ("error count: 64"), while a walk by
+// chunk sizes missed it. Text that merely starts with digits is not a chunk of the file's
+// streams, and stays as it is.
+TEST(AviFormat, BytesAfterTheRiffChunkAreSearchedAsPlayersSearchThem) {
+  const Bytes avi = make_avi(AviRecipe{});
+  const Bytes frame = frame_chunks(avi).back();
+  Bytes shifted = avi;
+  for (const char c : std::string("X00dc")) shifted.push_back(uint8_t(c));
+  for (int i = 0; i < 4; ++i) shifted.push_back(uint8_t(frame.size() >> (8 * i)));
+  shifted.insert(shifted.end(), frame.begin(), frame.end());
+  const Outcome refused = run(shifted);
+  EXPECT_FALSE(refused.replaced());
+  EXPECT_EQ(refused.reason, Reason::kUnsupportedVariant) << refused.message;
+  EXPECT_NE(refused.message.find("after the RIFF chunk"), std::string::npos) << refused.message;
+  Bytes text = avi;
+  for (const char c : std::string("20240501 recorder log: 10 frames\n")) text.push_back(uint8_t(c));
+  const Outcome kept = run(text);
+  ASSERT_TRUE(kept.replaced()) << kept.message;
+  EXPECT_TRUE(std::equal(text.end() - 33, text.end(), kept.bytes.end() - 33));
+}
+
 // A frame whose coded data libjpeg reads without a word (a run of zeros past a block's end,
 // say) where libavcodec finds it damaged and shows another picture (ffmpeg: "error count: 64";
 // OpenCV, decord and torchvision read frames through it): written anew from libjpeg's reading,

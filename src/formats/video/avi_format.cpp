@@ -252,32 +252,41 @@ std::string describe_streams(const AviFile& avi) {
   return s;
 }
 
-// Bytes after the RIFF chunks are kept as they are. ffmpeg walks them as chunks from the end of
-// movi, reading an idx1 there (a muxer that did not count it in the RIFF size), and frames as
-// well (a RIFF size that stops short of the last frames): an index's offsets would point beside
-// the rewritten frames, and a Motion-JPEG frame that leaves its Huffman tables out is decoded
-// with those of the rewritten frame before it. Frames inside the RIFF chunk but outside movi (a
-// movi size that stops short) are kept as they are too, for the same end.
+// Bytes after the RIFF chunks are kept as they are. ffmpeg looks through them for chunks, at
+// any byte (avi_sync): it reads an idx1 there (a muxer that did not count it in the RIFF size),
+// and, where no index covers the file, frames as well (a RIFF size that stops short of the last
+// frames). An index's offsets would point beside the rewritten frames, and a Motion-JPEG frame
+// that leaves its Huffman tables out would be decoded with those of the rewritten frame before
+// it. Frames inside the RIFF chunk but outside movi (a movi size that stops short) are kept as
+// they are too, for the same end.
 void refuse_what_players_read_outside_movi(ByteView in, const AviFile& avi) {
-  const auto stream_data = [](uint32_t id) {
-    const auto digit = [](uint32_t c) { return c >= '0' && c <= '9'; };
-    return digit(id & 0xFF) && digit(id >> 8 & 0xFF);
+  // A chunk of one of the file's streams, as ffmpeg takes one: its number, a known type and a
+  // size that fits in the file.
+  const auto stream_chunk_at = [&](uint64_t pos) {
+    const uint8_t* p = in.data() + pos;
+    const auto digit = [](uint8_t c) { return c >= '0' && c <= '9'; };
+    if (!digit(p[0]) || !digit(p[1]) ||
+        size_t((p[0] - '0') * 10 + (p[1] - '0')) >= avi.streams.size())
+      return false;
+    const uint16_t type = uint16_t(p[2] | p[3] << 8);
+    bool known = false;
+    for (const char* t : {"dc", "db", "wb", "tx", "pc"})
+      known |= type == uint16_t(t[0] | t[1] << 8);
+    return known && load_le32(p + 4) <= in.size() - pos - 8;
   };
-  for (uint64_t pos = avi.tree.trailing_offset; in.size() - pos >= 8;) {
-    const uint32_t id = load_le32(in.data() + pos), size = load_le32(in.data() + pos + 4);
-    if (id == fourcc("idx1"))
+  for (uint64_t pos = avi.tree.trailing_offset; pos + 8 <= in.size(); ++pos) {
+    if (load_le32(in.data() + pos) == fourcc("idx1"))
       throw FormatError(Reason::kUnsupportedVariant, pos,
                         "an idx1 index lies after the RIFF chunk, where players still read it; "
                         "its offsets would not follow rewritten frames");
-    if (stream_data(id))
+    if (stream_chunk_at(pos))
       throw FormatError(Reason::kUnsupportedVariant, pos,
-                        "stream data (" + fourcc_text(id) +
-                            ") lies after the RIFF chunk, where players still read it, beside "
-                            "frames that would be rewritten");
-    pos += 8 + uint64_t(size) + (size & 1);
-    if (pos > in.size()) break;
+                        "a chunk of stream data (" + fourcc_text(load_le32(in.data() + pos)) +
+                            ") lies after the RIFF chunk, where players may read it (ffmpeg "
+                            "does where no index covers it), beside frames that would be "
+                            "rewritten");
   }
-  std::vector<size_t> movi_ends;  // of the movi and rec lists open around chunk i
+  std::vector<size_t> movi_ends;  // of the movi lists open around chunk i
   for (size_t i = 0; i < avi.tree.chunks.size(); ++i) {
     while (!movi_ends.empty() && i >= movi_ends.back()) movi_ends.pop_back();
     const RiffChunk& c = avi.tree.chunks[i];

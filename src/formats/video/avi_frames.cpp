@@ -211,8 +211,6 @@ bool optimize_frame(ByteView chunk, const std::vector<JpegImageSpan>& images, co
                                  site.handed_over_before, site.damaged_for_readers);
   if (gate && a.requantised)
     a = gate_frame(chunk, images, context, name, *gate, tally, start, std::move(a));
-  else if (gate && site.damaged_for_readers)
-    gate->note_written(a.bytes);
   tally.no_dht += a.no_dht;
   tally.tables_spelled_out += a.tables_spelled_out;
   for (const auto& [reason, n] : a.kept) tally.kept[reason] += n;
