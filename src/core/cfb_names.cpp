@@ -18,6 +18,13 @@ constexpr size_t kHeaderFatEntries = 109;
 
 }  // namespace
 
+std::string cfb_folded_name(std::string_view name) {
+  std::string out(name);
+  for (char& c : out)
+    if (c >= 'a' && c <= 'z') c = char(c - 'a' + 'A');
+  return out;
+}
+
 std::vector<std::string> cfb_root_names(ByteView bytes) {
   if (bytes.size() < kHeaderSize) return {};
   const uint16_t shift = uint16_t(bytes[30] | bytes[31] << 8);

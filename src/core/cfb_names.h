@@ -3,11 +3,16 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/bytes.h"
 
 namespace lighten {
+
+// A name or path as readers match it: ASCII letters in upper case (the names documents' readers
+// look up are ASCII, and [MS-CFB] compares names regardless of case).
+std::string cfb_folded_name(std::string_view name);
 
 // Names (ASCII only) of the entries directly below a compound file's root, read from its
 // directory: the header, the FAT (through the DIFAT in large files), the directory chain.

@@ -54,12 +54,9 @@ Kind sniff_cfb(ByteView bytes) {
   if (!names.empty()) {
     // Regardless of ASCII case, as readers look the streams up ("WORKBOOK" opens in LibreOffice).
     auto has = [&](std::string_view n) {
-      return std::any_of(names.begin(), names.end(), [&](const std::string& name) {
-        return std::equal(name.begin(), name.end(), n.begin(), n.end(), [](char a, char b) {
-          const auto up = [](char c) { return c >= 'a' && c <= 'z' ? char(c - 'a' + 'A') : c; };
-          return up(a) == up(b);
-        });
-      });
+      const std::string folded = cfb_folded_name(n);
+      return std::any_of(names.begin(), names.end(),
+                         [&](const std::string& name) { return cfb_folded_name(name) == folded; });
     };
     if (has("FileHeader") && (has("BodyText") || has("ViewText"))) return Kind::kHwp;
     if (has("PowerPoint Document")) return Kind::kPpt;

@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "core/cfb_names.h"
 #include "formats/cfb/cfb_layout.h"
 #include "formats/cfb/compound_file.h"
 
@@ -72,7 +73,7 @@ class Reader {
     for (size_t i = 0; i < impl.entries.size(); ++i) {
       const DirectoryEntry& e = impl.entries[i];
       if (e.type != EntryType::kStream || e.path.empty()) continue;
-      const auto [first, added] = impl.streams.emplace(folded_path(e.path), i);
+      const auto [first, added] = impl.streams.emplace(cfb_folded_name(e.path), i);
       // Readers find a stream by its name regardless of case ([MS-CFB] 2.6.4), each its own
       // way: which of two such streams a reader takes, and so which one lighten must rewrite,
       // cannot be told.
@@ -337,13 +338,6 @@ class Reader {
 
 }  // namespace
 
-std::string folded_path(std::string_view path) {
-  std::string out(path);
-  for (char& c : out)
-    if (c >= 'a' && c <= 'z') c = char(c - 'a' + 'A');
-  return out;
-}
-
 CompoundFile CompoundFile::parse(ByteView bytes) {
   CompoundFile file;
   file.impl_ = std::make_shared<Impl>();
@@ -354,17 +348,17 @@ CompoundFile CompoundFile::parse(ByteView bytes) {
 const std::vector<DirectoryEntry>& CompoundFile::entries() const { return impl_->entries; }
 
 std::optional<Bytes> CompoundFile::read_stream(std::string_view path) const {
-  const auto found = impl_->streams.find(folded_path(path));
+  const auto found = impl_->streams.find(cfb_folded_name(path));
   if (found == impl_->streams.end()) return std::nullopt;
   return impl_->contents[found->second];
 }
 
 bool CompoundFile::has_stream(std::string_view path) const {
-  return impl_->streams.contains(folded_path(path));
+  return impl_->streams.contains(cfb_folded_name(path));
 }
 
 void CompoundFile::replace_stream(std::string_view path, Bytes contents) {
-  const auto found = impl_->streams.find(folded_path(path));
+  const auto found = impl_->streams.find(cfb_folded_name(path));
   if (found == impl_->streams.end())
     throw FormatError(Reason::kCorrupt, 0, "compound file has no stream " + std::string(path));
   const size_t i = found->second;

@@ -23,10 +23,6 @@ struct DirectoryEntry {
   uint64_t size = 0;  // stream size in bytes (0 for storages)
 };
 
-// A path as readers match it: ASCII letters in upper case (the names that documents' readers
-// look up are ASCII, and [MS-CFB] compares names regardless of case).
-std::string folded_path(std::string_view path);
-
 class CompoundFile {
  public:
   // Parses the header, FAT (with DIFAT), mini FAT and directory; checks every chain against

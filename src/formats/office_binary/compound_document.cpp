@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/cfb_names.h"
 #include "core/worst_quality.h"
 #include "formats/office_binary/picture_effects.h"
 
@@ -80,9 +81,9 @@ std::string compare_storage(const cfb::CompoundFile& before, const cfb::Compound
     if (a[i].path != b[i].path || a[i].type != b[i].type)
       return "storage entry " + std::to_string(i) + " (" + a[i].path + ") changed";
     if (a[i].type != cfb::EntryType::kStream) continue;
-    const std::string folded = cfb::folded_path(a[i].path);
+    const std::string folded = cfb_folded_name(a[i].path);
     if (std::any_of(changed.begin(), changed.end(),
-                    [&](const std::string& c) { return cfb::folded_path(c) == folded; }))
+                    [&](const std::string& c) { return cfb_folded_name(c) == folded; }))
       continue;
     if (before.read_stream(a[i].path) != after.read_stream(b[i].path))
       return "stream " + a[i].path + " changed";

@@ -228,18 +228,17 @@ FbseEntry read_fbse(ByteView bytes, size_t offset, size_t end) {
   const size_t fixed_end = offset + kHeaderSize + kFbseFixedSize + name_length;
   const size_t record_end = offset + e.header.total_size();
   if (fixed_end > record_end) fail(Reason::kCorrupt, offset, "an FBSE's name runs past the record");
-  if (fixed_end < record_end) {
-    // What follows the fields is the BLIP itself, one record filling the rest, or readers go to
-    // the delay stream instead (an FBSE that swallowed the next one: LibreOffice showed the
-    // picture from Pictures at foDelay, which was then not moved with it).
-    const RecordHeader blip = read_header(bytes, fixed_end, record_end);
-    if (blip.type < kBlipFirst || blip.type > kBlipLast ||
-        blip.total_size() != record_end - fixed_end)
-      fail(Reason::kUnsupportedVariant, offset,
-           "an FBSE holds " + std::to_string(record_end - fixed_end) +
-               " bytes after its fields that are not one BLIP record");
-    e.embedded_offset = fixed_end;
-    e.embedded_size = record_end - fixed_end;
+  // Bytes after the fields hold the BLIP itself only where they start with a BLIP record that
+  // fits; otherwise readers take the picture from the delay stream at foDelay, which must then
+  // follow it (an FBSE that swallowed the next one: LibreOffice showed the picture from Pictures,
+  // which had moved without it).
+  if (record_end - fixed_end >= kHeaderSize) {
+    const uint16_t type = uint16_t(bytes[fixed_end + 2] | bytes[fixed_end + 3] << 8);
+    const uint64_t blip_end = uint64_t(fixed_end) + kHeaderSize + get_u32le(bytes, fixed_end + 4);
+    if (type >= kBlipFirst && type <= kBlipLast && blip_end <= record_end) {
+      e.embedded_offset = fixed_end;
+      e.embedded_size = record_end - fixed_end;
+    }
   }
   return e;
 }
