@@ -1,6 +1,8 @@
 // `lighten probe PATH [--compare OPTIMISED]`: where a loader's data waits, before and after.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include <iostream>
 #include <map>
 #include <memory>
@@ -22,6 +24,13 @@ struct ProbeArgs {
 
 int run_probe_command(ProbeArgs& args) {
   ProbeOptions& options = args.options;
+  // Ranges let NaN through (every comparison with it is false): the model then printed nan.
+  for (const auto& [flag, value] :
+       {std::pair{"--step-ms", options.step_ms}, std::pair{"--latency", options.latency_ms}})
+    if (!std::isfinite(value)) {
+      fmt::print(stderr, "lighten probe: {} {}: not a number of milliseconds\n", flag, value);
+      return kExitUsage;
+    }
   try {
     if (!args.bandwidth.empty()) options.bandwidth = parse_bandwidth(args.bandwidth);
     options.decoder = args.decoder == "direct" ? DecoderStyle::kDirect : DecoderStyle::kPil;

@@ -130,10 +130,11 @@ TEST_F(CliTest, WorkersTheSystemRefusesAreSaidAndTheRunFinishes) {
 }
 
 // Under ever tighter address-space limits, from where every thread starts to where the program
-// cannot load: the journal's committer and the progress ticker were the threads refused first,
-// as they start after the workers. A refused committer lost every row of the journal (closing
-// rolled back the transaction its first row had left open), and a refused ticker aborted the
-// process; with no worker left, the run failed. Now every run that loads finishes, journal whole.
+// cannot load: the journal's committer, which starts after the workers, was the thread refused
+// first, and lost every row of the journal (closing rolled back the transaction its first row
+// had left open); the progress ticker, which starts before them, aborted the process when
+// refused, and where it took the last thread the run failed for want of a worker. Now every run
+// that loads finishes, its journal whole.
 TEST_F(CliTest, EveryThreadTheSystemRefusesLeavesTheRunAndItsJournalWhole) {
 #if defined(__SANITIZE_ADDRESS__)
   GTEST_SKIP() << "the sanitizer's shadow memory does not fit under an address-space limit";

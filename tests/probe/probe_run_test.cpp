@@ -272,6 +272,9 @@ TEST(ProbeBandwidth, ParsesBitsAndBytes) {
   EXPECT_THROW(parse_bandwidth("nangbit"), OptionError);
   EXPECT_THROW(parse_bandwidth("infMB/s"), OptionError);
   EXPECT_THROW(parse_bandwidth("1e306tbit"), OptionError);
+  EXPECT_THROW(parse_bandwidth("1e-6bit"), OptionError);  // a read would sleep for days
+  EXPECT_THROW(parse_bandwidth("1e-300gbit"), OptionError);
+  EXPECT_DOUBLE_EQ(parse_bandwidth("1kbit"), 125);
   EXPECT_EQ(format_bandwidth(125e6), "1 Gbit/s");
   EXPECT_EQ(format_bandwidth(25e6), "200 Mbit/s");
 }
@@ -320,6 +323,37 @@ TEST_F(ProbeRun, CommandLinePrintsTheTableAndWritesJson) {
 
   std::tie(status, out) = run_cli("probe " + (dir_ / "missing").string());
   EXPECT_EQ(status, 2) << out;
+
+  // Ranges let NaN through; the model then printed "samples/s nan".
+  for (const char* flag : {"--step-ms", "--latency"}) {
+    std::tie(status, out) = run_cli("probe -q " + (dir_ / "orig").string() + " " + flag + " nan");
+    EXPECT_EQ(status, 2) << flag << ": " << out;
+  }
+}
+
+// Names that repeat in a period (a picture and its label, side by side in the walk): evenly
+// spaced picks lined up with the period and sampled only the pictures (100 of 600 files, all
+// JPEGs); one pick drawn within each run of the walk takes both kinds.
+TEST_F(ProbeRun, ASampleOfNamesThatRepeatInAPeriodTakesEveryKind) {
+  const fs::path pairs = dir_ / "pairs";
+  fs::create_directories(pairs);
+  const std::vector<uint8_t> jpeg = make_jpeg(JpegRecipe{.width = 16, .height = 16});
+  for (int i = 0; i < 60; ++i) {
+    std::string name = "img";
+    name.append(std::to_string(100 + i));
+    write_file(pairs / (name + ".jpg"), jpeg);
+    write_file(pairs / (name + ".txt"), {'c', 'a', 't'});
+  }
+  ProbeOptions o = options();
+  o.path = pairs.string();
+  o.sample = 20;
+  const ProbeReport report = run_probe(o);
+  EXPECT_EQ(report.original.sample_files, 20u);
+  uint64_t jpegs = 0;
+  for (const auto& [kind, figures] : report.original.decode)
+    if (kind.starts_with("jpeg")) jpegs += figures.files;
+  EXPECT_GT(jpegs, 4u);
+  EXPECT_LT(jpegs, 16u);
 }
 
 }  // namespace
