@@ -77,7 +77,7 @@ Command add_compare_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "compare",
       "Print SSIMULACRA2 (and butteraugli when built in) of DISTORTED against REFERENCE, each "
-      "read through the ICC profile it carries");
+      "read through the ICC profile it carries, as stored (EXIF orientation is not applied)");
   cmd->add_option("reference", args->reference, "The original image (JPEG or PNG)")
       ->required()
       ->check(CLI::ExistingFile);

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <jpeglib.h>
+#include <jerror.h>
 // clang-format on
 #include <png.h>
 
@@ -38,12 +39,27 @@ struct JpegErr {
   jpeg_error_mgr pub;
   jmp_buf jump;
   char message[JMSG_LENGTH_MAX] = {};
+  char warning[JMSG_LENGTH_MAX] = {};  // the first warning about damaged image data
 };
 
 extern "C" void compare_error_exit(j_common_ptr c) {
   auto* e = reinterpret_cast<JpegErr*>(c->err);
   (*c->err->format_message)(c, e->message);
   longjmp(e->jump, 1);
+}
+
+// libjpeg decodes damaged or truncated data with a warning and makes up the rest (a file cut
+// after its scan header scored -254, and 100 against itself): such data is an error here, as
+// everywhere else in lighten. Warnings about the markers alone (an odd JFIF version or Adobe
+// transform, a malformed ICC chunk, bytes between markers) are not, as the pixels are whole.
+extern "C" void compare_emit_message(j_common_ptr c, int level) {
+  if (level >= 0) return;  // trace messages
+  const int code = c->err->msg_code;
+  if (code == JWRN_JFIF_MAJOR || code == JWRN_ADOBE_XFORM || code == JWRN_BOGUS_ICC ||
+      code == JWRN_EXTRANEOUS_DATA)
+    return;
+  auto* e = reinterpret_cast<JpegErr*>(c->err);
+  if (e->warning[0] == '\0') (*c->err->format_message)(c, e->warning);
 }
 
 struct JpegDecoder {
@@ -98,6 +114,7 @@ Decoded decode_jpeg(std::span<const uint8_t> bytes) {
   auto d = std::make_unique<JpegDecoder>();
   d->info.err = jpeg_std_error(&d->err.pub);
   d->err.pub.error_exit = compare_error_exit;
+  d->err.pub.emit_message = compare_emit_message;
   Decoded out;
   const bool ok = decode_jpeg_raw(d.get(), bytes, &out.image);
   jpeg_destroy_decompress(&d->info);
@@ -106,6 +123,8 @@ Decoded decode_jpeg(std::span<const uint8_t> bytes) {
     std::free(d->icc);
   }
   if (!ok) throw std::runtime_error(std::string("JPEG: ") + d->err.message);
+  if (d->err.warning[0] != '\0')
+    throw std::runtime_error(std::string("JPEG: damaged image data (") + d->err.warning + ")");
   return out;
 }
 
@@ -292,7 +311,9 @@ ImageScores compare_images(std::span<const uint8_t> reference, std::span<const u
   if (a.width != b.width || a.height != b.height)
     throw std::runtime_error("the images differ in size (" + std::to_string(a.width) + "x" +
                              std::to_string(a.height) + " and " + std::to_string(b.width) + "x" +
-                             std::to_string(b.height) + ")");
+                             std::to_string(b.height) +
+                             " as stored; EXIF orientation is not "
+                             "applied)");
   const Ssimulacra2Options options{.reference_colour = colour_a ? &*colour_a : nullptr,
                                    .distorted_colour = colour_b ? &*colour_b : nullptr};
   if (x.alpha.empty() && y.alpha.empty())

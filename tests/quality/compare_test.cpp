@@ -128,6 +128,27 @@ TEST(Compare, RefusesOtherSizesAndNonImages) {
   }
 }
 
+// libjpeg decodes a JPEG cut short with a warning and makes up the rest: one cut after its
+// scan header scored -254 against its whole self, and 100 against itself. Damaged data is an
+// error, as it is to the optimiser; a warning about the markers alone is not.
+TEST(Compare, AJpegCutShortIsAnError) {
+  const std::vector<uint8_t> whole = testing::make_jpeg(testing::JpegRecipe{});
+  size_t scan = 0;
+  for (size_t i = 0; i + 3 < whole.size(); ++i)
+    if (whole[i] == 0xFF && whole[i + 1] == 0xDA) scan = i + 2 + (whole[i + 2] << 8 | whole[i + 3]);
+  ASSERT_GT(scan, 0u);
+  for (const size_t cut : {scan, (scan + whole.size()) / 2}) {
+    const std::vector<uint8_t> part(whole.begin(), whole.begin() + long(cut));
+    EXPECT_THROW(compare_images(whole, part, false), std::runtime_error) << cut;
+    EXPECT_THROW(compare_images(part, part, false), std::runtime_error) << cut;
+  }
+  // An odd JFIF version (a warning about the markers): the pixels are whole.
+  std::vector<uint8_t> odd_version = whole;
+  ASSERT_EQ(odd_version[6], 'J');
+  odd_version[11] = 7;  // major version 7
+  EXPECT_DOUBLE_EQ(compare_images(whole, odd_version, false).ssimulacra2.value_or(0), 100.0);
+}
+
 // Each ink's channel is what the ink lets through times what the black lets through; the
 // samples hold 255 - ink, as Adobe writes them and as PIL reads every CMYK JPEG.
 TEST(CmykRendering, EachInkTimesTheBlack) {
