@@ -106,6 +106,9 @@ struct PastEndWalk {
     seen.push_back(at);
     ByteReader r(tiff, at);
     const uint16_t count = le ? r.u16le() : r.u16be();
+    // An IFD's picture (IFD1's thumbnail: JPEGInterchangeFormat and its length, or one strip and
+    // its byte count) is named by an offset in one field and a length in another.
+    std::optional<uint32_t> picture_at, picture_length, strip_at, strip_length;
     for (uint16_t i = 0; i < count; ++i) {
       const uint16_t tag = le ? r.u16le() : r.u16be();
       const uint16_t type = le ? r.u16le() : r.u16be();
@@ -115,6 +118,15 @@ struct PastEndWalk {
       const uint32_t offset = le ? v.u32le() : v.u32be();
       const uint64_t size = field_type_size(type) * n;
       if (size > 4 && uint64_t(offset) + size > tiff.size()) return offset;
+      // A SHORT value sits in the field's first two bytes.
+      const uint32_t value =
+          type == 3 ? uint32_t(le ? raw[0] | raw[1] << 8 : raw[0] << 8 | raw[1]) : offset;
+      if (n == 1 && (type == 3 || type == 4)) {
+        if (tag == 0x0201) picture_at = value;
+        if (tag == 0x0202) picture_length = value;
+        if (tag == 0x0111) strip_at = value;
+        if (tag == 0x0117) strip_length = value;
+      }
       const bool pointer = (type == 4 || type == 13) && n == 1;
       if (pointer && (tag == 0x8769 || tag == 0x8825 || tag == 0xA005))
         if (auto past = inside(offset, depth + 1)) return past;
@@ -130,6 +142,9 @@ struct PastEndWalk {
           if (auto past = inside(offset + 12, depth + 1)) return past;
       }
     }
+    for (const auto& [start, length] :
+         {std::pair{picture_at, picture_length}, std::pair{strip_at, strip_length}})
+      if (start && length && uint64_t(*start) + *length > tiff.size()) return *start;
     if (!is_ifd0) return std::nullopt;
     const uint32_t next = le ? r.u32le() : r.u32be();
     return next != 0 ? inside(next, depth + 1) : std::nullopt;

@@ -338,6 +338,49 @@ TEST(JpegMetadata, ExifNamingDataPastItsSegmentLeavesTheFileAlone) {
       ByteView(reinterpret_cast<const uint8_t*>(inside.data()), inside.size())));
 }
 
+// IFD1 names its thumbnail by an offset (JPEGInterchangeFormat) in one field and its length in
+// another: one pointing past the segment (a thumbnail appended after the EOI) went stale once
+// the image data changed size, the file optimised without a word. So does one strip of an
+// uncompressed thumbnail.
+TEST(JpegMetadata, AThumbnailPastTheExifSegmentLeavesTheFileAlone) {
+  for (const bool little : {true, false})
+    for (const auto& [offset_tag, length_tag] : {std::pair<uint16_t, uint16_t>{0x0201, 0x0202},
+                                                 std::pair<uint16_t, uint16_t>{0x0111, 0x0117}}) {
+      // TIFF: IFD0 with no entries, then IFD1 (at 14) of the offset (LONG) and length (LONG).
+      Bytes tiff;
+      auto put16 = [&](uint32_t v) {
+        if (little)
+          tiff.push_back(uint8_t(v)), tiff.push_back(uint8_t(v >> 8));
+        else
+          tiff.push_back(uint8_t(v >> 8)), tiff.push_back(uint8_t(v));
+      };
+      auto put32 = [&](uint32_t v) {
+        if (little)
+          put16(v & 0xFFFF), put16(v >> 16);
+        else
+          put16(v >> 16), put16(v & 0xFFFF);
+      };
+      tiff = little ? Bytes{'I', 'I', 42, 0} : Bytes{'M', 'M', 0, 42};
+      put32(8);
+      put16(0), put32(14);  // IFD0: no entries, IFD1 at 14
+      put16(2);
+      put16(offset_tag), put16(4), put32(1), put32(16554);
+      put16(length_tag), put16(4), put32(1), put32(700);
+      put32(0);
+      const ByteView view(tiff);
+      EXPECT_EQ(tiff_value_past_end(view), 16554u) << little << " " << offset_tag;
+      // Inside the segment, it is followed as usual.
+      Bytes inside = tiff;
+      const size_t at = 14 + 2 + 8;  // the first entry's value
+      inside[at] = inside[at + 1] = inside[at + 2] = inside[at + 3] = 0;
+      inside[little ? at : at + 3] = 8;
+      const size_t length_at = at + 12;
+      inside[length_at] = inside[length_at + 1] = inside[length_at + 2] = inside[length_at + 3] = 0;
+      inside[little ? length_at : length_at + 3] = 4;
+      EXPECT_FALSE(tiff_value_past_end(ByteView(inside))) << little << " " << offset_tag;
+    }
+}
+
 // A JFIF segment may carry a thumbnail of its own, raw RGB: strip writes the segment's fixed
 // fields alone; a second run finds nothing more to drop.
 TEST(JpegMetadata, StripDropsTheJfifThumbnail) {
