@@ -173,6 +173,48 @@ TEST(JpegOptimize, ProgressiveScansKeepTheInputsRestartDensity) {
   EXPECT_EQ(matched_restart_interval(g.info(), only, 2), 2u);
 }
 
+// A progressive output that keeps a restarting input's density restarts at different intervals
+// scan by scan (2, 8, 2): a run with the default `--jpeg-restarts keep` refused lighten's own file
+// as "its scans restart at different intervals". And `smallest` weighed that density for
+// baseline inputs only: a progressive input with restarts came out baseline, and a second run
+// made it progressive and smaller.
+TEST(JpegOptimize, FilesThatKeepARestartDensityAreReadAgain) {
+  EncodeOptions o;
+  o.width = 160;
+  o.height = 96;
+  o.restart_interval = 2;
+  // Written progressive, a baseline input's density is kept scan by scan; a default run reads
+  // that file (it threw unsupported-variant) and finds nothing to gain.
+  Policy progressive;
+  progressive.jpeg_scans = ScanMode::kProgressive;
+  TestContext write_progressive(progressive);
+  const Outcome dense = optimize_jpeg(make_jpeg(o), write_progressive);
+  ASSERT_TRUE(dense.replaced()) << dense.message;
+  EXPECT_NE(dense.detail.find("restart density of the input"), std::string::npos) << dense.detail;
+  std::vector<unsigned> intervals;
+  for (const Segment& s : parse_layout(dense.bytes).segments)
+    if (s.marker == kDri) intervals.push_back(unsigned(s.payload[0] << 8 | s.payload[1]));
+  EXPECT_GT(intervals.size(), 1u);
+  for (const Policy& policy : {Policy{}, progressive}) {
+    TestContext again(policy);
+    const Outcome o2 = optimize_jpeg(dense.bytes, again);  // throws when refused
+    EXPECT_FALSE(o2.replaced() && o2.bytes.size() < dense.bytes.size()) << o2.detail;
+  }
+  // `smallest`, from a baseline and from a progressive input: a second run gains nothing.
+  for (const bool progressive_input : {false, true}) {
+    o.progressive = progressive_input;
+    Policy smallest;
+    smallest.jpeg_scans = ScanMode::kSmallest;
+    TestContext first(smallest);
+    const Outcome once = optimize_jpeg(make_jpeg(o), first);
+    ASSERT_TRUE(once.replaced()) << once.message;
+    TestContext again(smallest);
+    const Outcome twice = optimize_jpeg(once.bytes, again);
+    EXPECT_FALSE(twice.replaced() && twice.bytes.size() < once.bytes.size())
+        << progressive_input << ": " << once.detail << ", then " << twice.detail;
+  }
+}
+
 TEST(JpegOptimize, LimitsAndDamage) {
   Bytes in = make_jpeg({});
   Policy p;

@@ -148,22 +148,21 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
   // Lossless outputs are checked against this, so the verifier need not decode the input again.
   if (policy.mode == Mode::kLossless && policy.verify == VerifyLevel::kCoefficients)
     context.note_fingerprint(input, fingerprint_coefficients(image));
-  // One interval is written for every scan: an input whose scans restart at different intervals
-  // (cjpeg -restart N writes one per scan, DRI 0 may end restarts before a scan) would have them
-  // changed, so `keep` leaves it as it is.
+  // One interval is written for every scan, or the intervals that keep one density (restarts.h):
+  // an input whose scans restart otherwise (cjpeg -restart N writes one per scan, DRI 0 may end
+  // restarts before a scan) would have them changed, so `keep` leaves it as it is.
   const std::vector<unsigned> intervals = scan_restart_intervals(layout);
   const bool restarts_in_input =
       std::any_of(intervals.begin(), intervals.end(), [](unsigned n) { return n != 0; });
-  if (policy.jpeg_restarts == RestartPolicy::kKeep &&
-      std::adjacent_find(intervals.begin(), intervals.end(), std::not_equal_to<>()) !=
-          intervals.end())
+  const std::optional<unsigned> input_interval = input_restart_interval(layout, image.info());
+  if (policy.jpeg_restarts == RestartPolicy::kKeep && !input_interval)
     throw FormatError(Reason::kUnsupportedVariant, 0,
                       fmt::format("its scans restart at different intervals ({} MCUs), where "
                                   "lighten writes one for all: --jpeg-restarts keep leaves it as "
                                   "it is (drop writes it without restarts)",
                                   fmt::join(intervals, ", ")));
   const unsigned restart =
-      policy.jpeg_restarts == RestartPolicy::kKeep ? image.info().restart_interval : 0;
+      policy.jpeg_restarts == RestartPolicy::kKeep ? input_interval.value_or(0) : 0;
   // Previews, stereo views and gain maps after the primary image, each through the engine;
   // kept as they are where the XMP written records their lengths (strip drops it: a second run
   // then finds none, and must find the images as the first left them).

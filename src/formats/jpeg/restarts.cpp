@@ -1,6 +1,7 @@
 #include "formats/jpeg/restarts.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include "core/errors.h"
@@ -92,6 +93,42 @@ unsigned matched_restart_interval(const jpeg_decompress_struct& info, const jpeg
   const jpeg_component_info& c = info.comp_info[scan.component_index[0]];
   const unsigned blocks = unsigned(c.h_samp_factor * c.v_samp_factor);
   return std::min(input_interval * blocks, 65535u);
+}
+
+std::optional<unsigned> input_restart_interval(const Layout& layout,
+                                               const jpeg_decompress_struct& info) {
+  const std::vector<unsigned> intervals = scan_restart_intervals(layout);
+  if (intervals.empty()) return 0u;
+  if (std::adjacent_find(intervals.begin(), intervals.end(), std::not_equal_to<>()) ==
+      intervals.end())
+    return intervals.front();
+  // Each scan's components, as the SOS names them: Ns, then a selector and tables for each.
+  std::vector<jpeg_scan_info> scans;
+  for (const Segment& s : layout.segments) {
+    if (s.marker != kSos) continue;
+    if (s.payload.empty() || s.payload[0] < 1 || s.payload[0] > MAX_COMPS_IN_SCAN ||
+        s.payload.size() < 1 + 2 * size_t(s.payload[0]))
+      return std::nullopt;
+    jpeg_scan_info scan{};
+    scan.comps_in_scan = s.payload[0];
+    for (int k = 0; k < scan.comps_in_scan; ++k) {
+      int index = -1;
+      for (int ci = 0; ci < info.num_components; ++ci)
+        if (info.comp_info[ci].component_id == s.payload[1 + 2 * size_t(k)]) index = ci;
+      if (index < 0) return std::nullopt;
+      scan.component_index[k] = index;
+    }
+    scans.push_back(scan);
+  }
+  if (scans.size() != intervals.size()) return std::nullopt;
+  for (const unsigned n : intervals) {
+    if (n == 0) continue;
+    bool follows = true;
+    for (size_t i = 0; i < scans.size() && follows; ++i)
+      follows = matched_restart_interval(info, scans[i], n) == intervals[i];
+    if (follows) return n;
+  }
+  return std::nullopt;
 }
 
 std::optional<Bytes> write_with_matched_restarts(CoefficientImage& image,

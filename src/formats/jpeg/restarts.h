@@ -1,4 +1,4 @@
-// Restart intervals for progressive outputs of baseline inputs.
+// Restart intervals for progressive outputs of inputs that restart every N MCUs.
 #pragma once
 
 #include <optional>
@@ -23,6 +23,13 @@ std::vector<unsigned> scan_restart_intervals(const Layout& layout);
 
 unsigned matched_restart_interval(const jpeg_decompress_struct& info, const jpeg_scan_info& scan,
                                   unsigned input_interval);
+
+// The interval N an input restarts at: the one interval of all its scans, or the N whose
+// matched intervals its scans follow (a progressive file lighten wrote keeping a baseline
+// input's density); nullopt where its scans follow neither (cjpeg -restart N in rows, a DRI 0
+// that ends restarts before a scan). `info`: the input's, read.
+std::optional<unsigned> input_restart_interval(const Layout& layout,
+                                               const jpeg_decompress_struct& info);
 
 // Writes `script` with each scan's matched interval: the image is written once per distinct
 // interval (`written_with_input_interval` is the writing with N throughout, reused) and each scan

@@ -297,7 +297,7 @@ void estimated_search(CoefficientImage& image, size_t plan_count, bool partition
     return;
   }
   std::optional<Bytes> matched;
-  if (restart > 0 && !info.progressive_mode && !out_of_time(context)) {
+  if (restart > 0 && !out_of_time(context)) {
     try {
       matched = write_with_matched_restarts(image, b.scans, restart, written);
     } catch (const FormatError&) {
