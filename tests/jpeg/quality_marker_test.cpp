@@ -147,40 +147,5 @@ TEST(QualityMarker, AnOutputStaysKnownWhenItsWrittenMarkerIsStripped) {
   EXPECT_GT(lossless, 0);  // the q90 sources in high: the tables stay mostly the source's
 }
 
-// A source already coarser than where the mode's search starts (a q85 page in
-// visually-lossless, q75 in high) keeps many of its own entries: such tables are merely coarse,
-// which a re-run under `omit` takes as done but one under the default `write` does not, so they
-// were written and, once the marker was stripped, requantised again (85.05, then 81.72 against
-// the original). Only tables of lighten's shape may stand for the marker.
-TEST(QualityMarker, AnOutputWhoseTablesAreOnlyCoarseIsNotWrittenUnderWrite) {
-  int kept_for_tables = 0;
-  for (const int components : {1, 3})
-    for (const auto& [mode, quality] :
-         {std::pair{Mode::kVisuallyLossless, 85}, std::pair{Mode::kVisuallyLossless, 82},
-          std::pair{Mode::kHigh, 75}, std::pair{Mode::kHigh, 72}}) {
-      const std::string name =
-          fmt::format("q{} mode {} components {}", quality, int(mode), components);
-      const auto jpeg = testing::make_jpeg(
-          {.width = 320, .height = 240, .components = components, .quality = quality});
-      Policy p;
-      p.mode = mode;
-      const Outcome first = optimize(jpeg, p);
-      ASSERT_TRUE(first.replaced()) << name << ": " << first.message;
-      if (first.quality.pixels_identical) {
-        kept_for_tables += first.detail.find("would stay mostly the source's") != std::string::npos;
-        continue;
-      }
-      Bytes stripped = first.bytes;
-      const Layout layout = parse_layout(first.bytes);
-      for (const Segment& s : layout.segments)
-        if (is_quality_marker(s))
-          stripped.erase(stripped.begin() + long(s.offset), stripped.begin() + long(s.end()));
-      const Outcome again = optimize(stripped, p);
-      EXPECT_FALSE(again.replaced() && !again.quality.pixels_identical)
-          << name << ": " << again.detail;
-    }
-  EXPECT_GT(kept_for_tables, 0);
-}
-
 }  // namespace
 }  // namespace lighten::jpeg

@@ -253,7 +253,7 @@ Outcome optimize_jpeg(ByteView input, Context& context) {
   // may be gone even where it was written (a tool that strips metadata: `jpegtran -copy none`
   // took a text image from 85.1 to 83.3 and then 79.7 in visually-lossless), so such an output
   // is not written under any marker policy.
-  const bool unproven = perceptual.requantized && !tables_prove_requantised(*written_image);
+  const bool unproven = perceptual.requantized && !tables_prove_requantised(*written_image, policy);
   // New tables and the marker can outweigh what coarser coefficients save (a 1x1 image came out
   // 37 bytes larger than losslessly, a 24 kB one 30 bytes): such an image is also written from
   // the input's own coefficients, and the requantised output kept only if it is clearly smaller.

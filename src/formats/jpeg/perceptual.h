@@ -10,10 +10,9 @@
 // as already at its target and gets lossless treatment only; so is one whose luma table is such
 // a table and whose other tables lie nowhere finer than it (chroma the source kept coarser). A
 // camera file whose tables happened to match would be left lossless too (the safe side). A
-// source coarser than the mode's search range stays lossless. An output whose tables a re-run
-// under `write` would not know once its marker is stripped (not lighten's shape: mostly the
-// source's, as for a q90 photo in `high`) is not written under either policy; the file gets
-// lossless treatment instead (tables_prove_requantised).
+// source coarser than the mode's search range stays lossless. An output whose tables no re-run
+// would know (mostly the source's: a q90 photo in `high`) is not written under omit; the file
+// gets lossless treatment instead (tables_prove_requantised).
 #pragma once
 
 #include <functional>
@@ -52,9 +51,9 @@ struct PerceptualResult {
   std::string detail;                // what was chosen, or why the file stays lossless
 };
 
-// Whether a re-run without the quality marker, under either marker policy, would take `image`
-// as requantised (its output tables) for lighten's output and leave it lossless.
-bool tables_prove_requantised(const CoefficientImage& image);
+// Whether a re-run without the quality marker would take `image`, as a search under `policy`
+// requantised it (its output tables), for lighten's output and leave it lossless.
+bool tables_prove_requantised(const CoefficientImage& image, const Policy& policy);
 
 // Searches and applies the requantisation into `image`. Leaves `image` as read (lossless) when
 // the file is marked, already coarse, in a colour space the metric cannot read (two components,
