@@ -259,6 +259,48 @@ bool tables_lighten_wrote(const std::vector<QuantTable>& tables, const Coefficie
   return false;
 }
 
+// Whether `table` is, entry by entry, the larger of a plain encoder's table at some quality and
+// one of lighten's targets (the luma's level, or a 4:4:4 chroma's), the target above it in at
+// least `min_raised` entries: what lighten writes for a plain encoder's file where its search
+// ends near the source's quality, so that most entries stay the source's. A plain table alone
+// (no entry raised) has min_raised 0 to pass.
+bool raised_plain_table(const QuantTable& table, int min_raised) {
+  for (int q = 1; q <= 100; ++q)
+    for (const QuantTable& plain : plain_encoder_tables(q)) {
+      int raised = 0;
+      bool under = true;
+      for (int k = 0; k < 64 && under; ++k) {
+        under = plain[size_t(k)] <= table[size_t(k)];
+        raised += plain[size_t(k)] < table[size_t(k)];
+      }
+      if (!under || raised < min_raised) continue;
+      for (int l = kLevelsPerQuality * kCoarsestQuality; l <= kLevelsPerQuality * kFinestQuality;
+           ++l)
+        for (const double scale : {1.0, kFullResolutionChromaScale}) {
+          const QuantTable target = target_table(int(std::lround(permille_of(l) * scale)));
+          bool same = true;
+          for (int k = 0; k < 64 && same; ++k)
+            same = table[size_t(k)] == std::max(plain[size_t(k)], target[size_t(k)]);
+          if (same) return true;
+        }
+    }
+  return false;
+}
+
+// Tables lighten wrote from a plain encoder's where its search ended near the source's quality
+// (raised_plain_table): the luma's raised in at least 8 entries, every other table so raised or
+// left plain. Merely coarse tables are taken as done only under `omit`; without this, an output
+// whose marker a tool stripped was requantised again by a run under `write` (a q85 gray page in
+// visually-lossless: 85.05, then 81.72 against the original).
+bool tables_raised_from_plain(const std::vector<QuantTable>& tables,
+                              const CoefficientImage& image) {
+  constexpr int kMinRaised = 8;
+  const QuantTable& luma = tables[size_t(image.info().comp_info[0].quant_tbl_no)];
+  return raised_plain_table(luma, kMinRaised) &&
+         every_used_table(tables, image,
+                          [](const QuantTable& t) { return raised_plain_table(t, 0); });
+}
+
 // Without a marker, the proof from the tables that the file is already at the mode's target
 // (requantising it would only lose more): every used table is, entry by entry, at least as
 // coarse as the one lighten writes at quality `ceiling`, or is one lighten wrote.
@@ -473,7 +515,8 @@ FloorSearch::FloorSearch(CoefficientImage& image, ByteView input, const Layout& 
   Requantizer rq(image, finest_tables);
   const int q_src = int(std::lround(rq.source_quality()));
   // Whatever the marker policy: the marker may be gone from a file lighten requantised.
-  if (tables_lighten_wrote(rq.finest_tables(), image)) {
+  if (tables_lighten_wrote(rq.finest_tables(), image) ||
+      tables_raised_from_plain(rq.finest_tables(), image)) {
     early_.detail = "lossless only (already requantised by lighten: its tables are lighten's)";
     return;
   }

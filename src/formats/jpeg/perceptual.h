@@ -9,7 +9,9 @@
 // Robidoux-shaped table at some level in at least 48 of 64 entries and nowhere finer), is taken
 // as already at its target and gets lossless treatment only; so is one whose luma table is such
 // a table and whose other tables lie nowhere finer than it (chroma the source kept coarser). A
-// camera file whose tables happened to match would be left lossless too (the safe side). A
+// camera file whose tables happened to match would be left lossless too (the safe side). Under
+// either policy, so are tables that are entry by entry the larger of a plain encoder's table and
+// one of lighten's targets (what a search that ends near a plain encoder's source writes). A
 // source coarser than the mode's search range stays lossless. An output whose tables no re-run
 // would know (mostly the source's: a q90 photo in `high`) is not written under omit; the file
 // gets lossless treatment instead (tables_prove_requantised).

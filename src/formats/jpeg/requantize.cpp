@@ -99,6 +99,17 @@ bool is_plain_encoder_table(const QuantTable& table) {
   return false;
 }
 
+std::array<QuantTable, 3> plain_encoder_tables(int quality) {
+  quality = std::clamp(quality, 1, 100);
+  const int scale = quality < 50 ? 5000 / quality : 200 - 2 * quality;
+  std::array<QuantTable, 3> out{};
+  const uint16_t* bases[3] = {kLuma, kChroma, kRobidoux};
+  for (size_t b = 0; b < 3; ++b)
+    for (int k = 0; k < 64; ++k)
+      out[b][size_t(k)] = uint16_t(std::clamp((bases[b][k] * scale + 50) / 100, 1, 255));
+  return out;
+}
+
 QuantTable target_table(int permille) {
   permille = std::clamp(permille, 1, 50000);
   QuantTable t{};
