@@ -160,8 +160,11 @@ TEST(QualityMarker, TablesRaisedFromAPlainEncodersTellWithoutTheMarker) {
           std::pair{Mode::kHigh, 75}, std::pair{Mode::kHigh, 72}}) {
       const std::string name =
           fmt::format("q{} mode {} components {}", quality, int(mode), components);
-      const auto jpeg = testing::make_jpeg(
-          {.width = 320, .height = 240, .components = components, .quality = quality});
+      const auto jpeg = testing::make_jpeg({.width = 320,
+                                            .height = 240,
+                                            .components = components,
+                                            .quality = quality,
+                                            .markers = {}});
       Policy p;
       p.mode = mode;
       const Outcome first = optimize(jpeg, p);
@@ -183,7 +186,7 @@ TEST(QualityMarker, TablesRaisedFromAPlainEncodersTellWithoutTheMarker) {
   Policy vl;
   vl.mode = Mode::kVisuallyLossless;
   const Outcome plain =
-      optimize(testing::make_jpeg({.width = 320, .height = 240, .quality = 95}), vl);
+      optimize(testing::make_jpeg({.width = 320, .height = 240, .quality = 95, .markers = {}}), vl);
   ASSERT_TRUE(plain.replaced()) << plain.message;
   EXPECT_FALSE(plain.quality.pixels_identical) << plain.detail;
 }
