@@ -222,6 +222,26 @@ bool every_used_table(const std::vector<QuantTable>& tables, const CoefficientIm
   return true;
 }
 
+// Every target the search may write, once: at each level, the luma's table and a 4:4:4 chroma's
+// (at kFullResolutionChromaScale of its permille). Every file searched checks its tables
+// against them (tables_lighten_wrote, raised_plain_table).
+struct LevelTargets {
+  QuantTable luma, full_resolution_chroma;
+};
+const std::vector<LevelTargets>& level_targets() {
+  static const std::vector<LevelTargets> kTargets = [] {
+    std::vector<LevelTargets> targets;
+    for (int l = kLevelsPerQuality * kCoarsestQuality; l <= kLevelsPerQuality * kFinestQuality;
+         ++l) {
+      const int permille = permille_of(l);
+      targets.push_back({target_table(permille),
+                         target_table(int(std::lround(permille * kFullResolutionChromaScale)))});
+    }
+    return targets;
+  }();
+  return kTargets;
+}
+
 // Whether the tables are ones lighten writes (its targets carry a dither of their own, and none
 // of them is exactly a plain encoder's table): a file lighten requantised whose
 // marker is gone (written under --quality-marker omit, or stripped by another tool since).
@@ -236,13 +256,9 @@ bool tables_lighten_wrote(const std::vector<QuantTable>& tables, const Coefficie
   // entries exactly the target's, the rest capped by a coarser source. An output of a hard image
   // that the search had to keep finer.
   if (every_used_table(tables, image, [&](const QuantTable& t) {
-        for (int l = kLevelsPerQuality * kCoarsestQuality; l <= kLevelsPerQuality * kFinestQuality;
-             ++l) {
-          const int permille = permille_of(l);
-          if (covered(t, target_table(permille), 48) ||
-              covered(t, target_table(int(std::lround(permille * kFullResolutionChromaScale))), 48))
+        for (const LevelTargets& target : level_targets())
+          if (covered(t, target.luma, 48) || covered(t, target.full_resolution_chroma, 48))
             return true;
-        }
         return false;
       }))
     return true;
@@ -250,8 +266,8 @@ bool tables_lighten_wrote(const std::vector<QuantTable>& tables, const Coefficie
   // its chroma tables keep the source's entries wherever those are coarser, so only the luma's
   // shows the level; every other table lies nowhere finer than that level's.
   const QuantTable& luma = tables[size_t(image.info().comp_info[0].quant_tbl_no)];
-  for (int l = kLevelsPerQuality * kCoarsestQuality; l <= kLevelsPerQuality * kFinestQuality; ++l) {
-    const QuantTable target = target_table(permille_of(l));
+  for (const LevelTargets& level : level_targets()) {
+    const QuantTable& target = level.luma;
     if (covered(luma, target, 48) &&
         every_used_table(tables, image, [&](const QuantTable& t) { return covered(t, target, 0); }))
       return true;
@@ -274,13 +290,11 @@ bool raised_plain_table(const QuantTable& table, int min_raised) {
         raised += plain[size_t(k)] < table[size_t(k)];
       }
       if (!under || raised < min_raised) continue;
-      for (int l = kLevelsPerQuality * kCoarsestQuality; l <= kLevelsPerQuality * kFinestQuality;
-           ++l)
-        for (const double scale : {1.0, kFullResolutionChromaScale}) {
-          const QuantTable target = target_table(int(std::lround(permille_of(l) * scale)));
+      for (const LevelTargets& level : level_targets())
+        for (const QuantTable* target : {&level.luma, &level.full_resolution_chroma}) {
           bool same = true;
           for (int k = 0; k < 64 && same; ++k)
-            same = table[size_t(k)] == std::max(plain[size_t(k)], target[size_t(k)]);
+            same = table[size_t(k)] == std::max(plain[size_t(k)], (*target)[size_t(k)]);
           if (same) return true;
         }
     }

@@ -85,28 +85,23 @@ QuantTable ijg_table_scaled(int scale, bool chroma) {
 }
 
 bool is_plain_encoder_table(const QuantTable& table) {
-  // Each base table scaled as jpeg_set_quality does, capped at 255 for baseline files or at
-  // 32767 for 16-bit tables (cjpeg without -baseline keeps Robidoux's 311 and 418 at quality 50).
-  for (const uint16_t* base : {kLuma, kChroma, kRobidoux})
-    for (const int cap : {255, 32767})
-      for (int q = 1; q <= 100; ++q) {
-        const int scale = q < 50 ? 5000 / q : 200 - 2 * q;
-        bool same = true;
-        for (int k = 0; k < 64 && same; ++k)
-          same = table[k] == std::clamp((base[k] * scale + 50) / 100, 1, cap);
-        if (same) return true;
-      }
+  // Capped at 255 for baseline files or at 32767 for 16-bit tables (cjpeg without -baseline
+  // keeps Robidoux's 311 and 418 at quality 50).
+  for (const int cap : {255, 32767})
+    for (int q = 1; q <= 100; ++q)
+      for (const QuantTable& plain : plain_encoder_tables(q, cap))
+        if (plain == table) return true;
   return false;
 }
 
-std::array<QuantTable, 3> plain_encoder_tables(int quality) {
+std::array<QuantTable, 3> plain_encoder_tables(int quality, int cap) {
   quality = std::clamp(quality, 1, 100);
   const int scale = quality < 50 ? 5000 / quality : 200 - 2 * quality;
   std::array<QuantTable, 3> out{};
   const uint16_t* bases[3] = {kLuma, kChroma, kRobidoux};
   for (size_t b = 0; b < 3; ++b)
     for (int k = 0; k < 64; ++k)
-      out[b][size_t(k)] = uint16_t(std::clamp((bases[b][k] * scale + 50) / 100, 1, 255));
+      out[b][size_t(k)] = uint16_t(std::clamp((bases[b][k] * scale + 50) / 100, 1, cap));
   return out;
 }
 

@@ -21,8 +21,9 @@ QuantTable ijg_table_scaled(int scale, bool chroma);
 // (libjpeg, most cameras) luma or chroma, or Robidoux's scaled the same way (mozjpeg's default,
 // ImageMagick's). lighten's own tables are told apart from these by their dither.
 bool is_plain_encoder_table(const QuantTable& table);
-// Those tables at `quality` 1..100 for a baseline file: IJG's luma and chroma, Robidoux's.
-std::array<QuantTable, 3> plain_encoder_tables(int quality);
+// Those tables at `quality` 1..100, as jpeg_set_quality scales them, entries capped at `cap`
+// (255 in a baseline file): IJG's luma and chroma, Robidoux's.
+std::array<QuantTable, 3> plain_encoder_tables(int quality, int cap = 255);
 // The table requantisation writes: N. Robidoux's (mozjpeg's default, luma and chroma alike) at
 // `permille` of its values (1000 = quality 50, 2000 - 20q for q >= 50), 1..255, with a finer DC
 // (half the scaled entry, at most 8) and the five lowest AC entries at 0.8 of it. At the same
