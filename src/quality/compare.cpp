@@ -5,7 +5,6 @@
 #include <cstddef>
 #include <cstdio>
 #include <jpeglib.h>
-#include <jerror.h>
 // clang-format on
 #include <png.h>
 
@@ -22,6 +21,7 @@
 #include <vector>
 
 #include "codecs/deflate.h"
+#include "codecs/libjpeg_warnings.h"
 #include "quality/butteraugli.h"
 #include "quality/colour_profile.h"
 #include "quality/floor_score.h"
@@ -55,9 +55,7 @@ extern "C" void compare_error_exit(j_common_ptr c) {
 extern "C" void compare_emit_message(j_common_ptr c, int level) {
   if (level >= 0) return;  // trace messages
   const int code = c->err->msg_code;
-  if (code == JWRN_JFIF_MAJOR || code == JWRN_ADOBE_XFORM || code == JWRN_BOGUS_ICC ||
-      code == JWRN_EXTRANEOUS_DATA)
-    return;
+  if (libjpeg_marker_warning(code) || code == JWRN_EXTRANEOUS_DATA) return;
   auto* e = reinterpret_cast<JpegErr*>(c->err);
   if (e->warning[0] == '\0') (*c->err->format_message)(c, e->warning);
 }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <string>
 
+#include "codecs/libjpeg_warnings.h"
 #include "core/errors.h"
 
 namespace lighten::jpeg {
@@ -56,7 +57,7 @@ bool tolerated(j_common_ptr c, const ErrorMgr* e) {
   const int code = c->err->msg_code;
   if (code == JWRN_EXTRANEOUS_DATA)
     return !e->in_scans || padding_before_marker(c, e, c->err->msg_parm.i[0]);
-  return code == JWRN_JFIF_MAJOR || code == JWRN_ADOBE_XFORM || code == JWRN_BOGUS_ICC;
+  return libjpeg_marker_warning(code);
 }
 
 extern "C" void on_emit_message(j_common_ptr c, int level) {
