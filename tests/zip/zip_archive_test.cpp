@@ -42,6 +42,27 @@ TEST(ZipArchive, DataDescriptorsAreNotWrittenBack) {
                          archive.entries[0].data.begin(), archive.entries[0].data.end()));
 }
 
+// Streaming readers take the CRC and sizes from the local header: one that disagrees with the
+// directory is damage, not something a rewrite from the directory should quietly settle.
+TEST(ZipArchive, ALocalHeaderGivingAnotherCrcOrSizeIsRefused) {
+  const auto zip = make_zip({{.name = "a.xml", .content = text_bytes(std::string(200, 'a'))}});
+  for (const size_t field : {14u, 18u, 22u}) {  // CRC, compressed size, uncompressed size
+    auto damaged = zip;
+    damaged[field] ^= 0x01;
+    try {
+      read_zip(damaged);
+      ADD_FAILURE() << "local field at " << field << " was not compared";
+    } catch (const FormatError& e) {
+      EXPECT_EQ(e.reason(), Reason::kCorrupt);
+      EXPECT_NE(std::string(e.what()).find("local header of a.xml"), std::string::npos) << e.what();
+    }
+  }
+  // With a data descriptor the local fields are zero, and the directory's count.
+  const auto described = make_zip(
+      {{.name = "a.xml", .content = text_bytes(std::string(200, 'a')), .data_descriptor = true}});
+  EXPECT_EQ(read_zip(described).entries.size(), 1u);
+}
+
 TEST(ZipArchive, BytesAfterTheEndRecordAreKept) {
   auto zip = make_zip({{.name = "a.xml", .content = text_bytes("<a/>")}});
   zip.push_back(0x0A);  // seen in the wild: a newline appended by a web server

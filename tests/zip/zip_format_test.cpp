@@ -577,6 +577,36 @@ TEST(ZipFormat, BrokenCrcIsLeftAloneWithAReason) {
   EXPECT_NE(o.message.find("CRC"), std::string::npos) << o.message;
 }
 
+// The leading mimetype is written back byte for byte, but its CRC is checked like any part's:
+// a damaged one was carried into the output, CRC error and all.
+TEST(ZipFormat, ADamagedMimetypeLeavesTheDocumentAlone) {
+  auto hwpx = make_zip(
+      {{.name = "mimetype", .content = text_bytes("application/hwp+zip"), .deflate = false},
+       {.name = "Contents/section0.xml", .content = text_bytes(xml_body(300))}});
+  ASSERT_EQ(sniff(hwpx), Kind::kHwpx);
+  const ZipArchive archive = read_zip(hwpx);
+  const size_t central = archive.entries.back().span_end;
+  hwpx[14] ^= 0x01;            // the local header's CRC
+  hwpx[central + 16] ^= 0x01;  // and the directory's, so that the two agree
+  const Outcome o = optimize(hwpx, Policy{});
+  EXPECT_EQ(o.action, Action::kKept);
+  EXPECT_EQ(o.reason, Reason::kCorrupt) << o.message;
+  EXPECT_NE(o.message.find("CRC of mimetype"), std::string::npos) << o.message;
+}
+
+// `lighten info` printed a deflated mimetype's compressed bytes.
+TEST(ZipFormat, InfoReadsADeflatedMimetype) {
+  const auto package =
+      make_zip({{.name = "mimetype", .content = text_bytes("application/hwp+zip"), .deflate = true},
+                {.name = "Contents/section0.xml", .content = text_bytes(xml_body(30))}});
+  FileInfo info;
+  describe_zip(package, info);
+  std::string mimetype;
+  for (const auto& [key, value] : info.properties)
+    if (key == "mimetype") mimetype = value;
+  EXPECT_EQ(mimetype, "application/hwp+zip");
+}
+
 TEST(ZipFormat, ATruncatedDocumentIsKnownByItsLocalHeadersAndSaysTruncated) {
   const auto docx = make_zip(docx_items(testing::make_jpeg({.width = 200, .height = 150})));
   const Bytes cut(docx.begin(), docx.begin() + long(docx.size() / 2));

@@ -156,13 +156,31 @@ void read_local_header(ByteView bytes, ZipEntry& e, uint64_t cd_offset) {
   const uint16_t method = r.u16le();
   e.local_mod_time = r.u16le();
   e.local_mod_date = r.u16le();
-  r.skip(12);  // crc and sizes: zero with a data descriptor; the central directory's are used
+  const uint32_t crc = r.u32le();
+  uint64_t csize = r.u32le(), usize = r.u32le();
   const uint16_t name_len = r.u16le(), extra_len = r.u16le();
   ByteView name = r.take(name_len);
   SplitExtra extra = split_extra(r.take(extra_len));
   e.local_extra = std::move(extra.others);
   if (method != e.method || std::string(name.begin(), name.end()) != e.name)
     corrupt(e.local_offset, "local header of " + e.name + " disagrees with the central directory");
+  // Streaming readers (Java's ZipInputStream, unzip's checks) go by the local header's CRC and
+  // sizes; where it gives them (no data descriptor), they must be the directory's, or the
+  // archive reads two ways and a rewrite from the directory would quietly pick one.
+  if (!((e.flags | e.local_flags) & kZipFlagDataDescriptor)) {
+    size_t next = 0;
+    bool known = true;  // a saturated size without its ZIP64 value is not compared
+    for (uint64_t* field : {&usize, &csize}) {
+      if (*field != k32) continue;
+      if (next < extra.zip64.size())
+        *field = extra.zip64[next++];
+      else
+        known = false;
+    }
+    if (crc != e.crc32 || (known && (csize != e.compressed_size || usize != e.uncompressed_size)))
+      corrupt(e.local_offset, "the local header of " + e.name +
+                                  " gives another CRC or size than the central directory");
+  }
   const uint64_t start = r.offset();
   if (e.compressed_size > cd_offset || start > cd_offset - e.compressed_size)
     corrupt(start, "data of " + e.name + " runs past the central directory");

@@ -150,6 +150,20 @@ Bytes entry_content(const ZipEntry& e) {
   return content;
 }
 
+// What a leading mimetype entry says, read as its readers read it (a deflated one inflated).
+std::string mimetype_text(const ZipEntry& e) {
+  constexpr uint64_t kLongest = 256;  // media types are short; a longer entry is not shown
+  if (e.method != kZipMethodStored && e.method != kZipMethodDeflate)
+    return "compressed with method " + std::to_string(e.method);
+  if (e.uncompressed_size > kLongest) return std::to_string(e.uncompressed_size) + " bytes";
+  try {
+    const Bytes content = entry_content(e);
+    return std::string(content.begin(), content.end());
+  } catch (const FormatError& error) {
+    return std::string("unreadable: ") + error.what();
+  }
+}
+
 // Counts what working on a part holds beside the archive: `copies` times the size it inflates
 // to (capped by what its bytes can inflate to, since the header may lie). A stored part is
 // copied out of the archive too.
@@ -301,12 +315,12 @@ Outcome optimize_zip(ByteView input, Context& context) {
     ZipEntry& e = out.entries[i];
     if (context.out_of_time())
       throw FormatError(Reason::kLimitExceeded, e.local_offset, "the time budget ran out");
-    if (is_first_mimetype(archive, i)) continue;  // must stay first, stored and byte-identical
     if (e.method != kZipMethodStored && e.method != kZipMethodDeflate) continue;
     // The part, its deflated copy and the optimised item's bytes (the item's own work is
     // counted by the engine).
     const MemoryHold hold = hold_for_part(context, e, 2);
-    Bytes content = entry_content(e);
+    Bytes content = entry_content(e);  // checks the CRC: a damaged part is a damaged document
+    if (is_first_mimetype(archive, i)) continue;  // must stay first, stored and byte-identical
     const Kind item_kind = sniff(content);
     bool changed = false;
     std::vector<std::string> warnings;  // the item's, told only where its entry is rewritten
@@ -449,8 +463,7 @@ void describe_zip(ByteView input, FileInfo& info) {
   info.properties.emplace_back("expanded size", std::to_string(expanded) + " bytes");
   for (size_t i = 0; i < archive.entries.size(); ++i)
     if (is_first_mimetype(archive, i))
-      info.properties.emplace_back(
-          "mimetype", std::string(archive.entries[i].data.begin(), archive.entries[i].data.end()));
+      info.properties.emplace_back("mimetype", mimetype_text(archive.entries[i]));
   try {
     refuse_protected(archive);
   } catch (const FormatError& e) {
