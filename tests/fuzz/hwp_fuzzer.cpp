@@ -18,7 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   try {
     auto inflated = lighten::hwp::inflate_stream(bytes, 16u << 20);
-    if (inflated && inflated->trailer != lighten::hwp::Trailer::kUnknown) {
+    if (inflated && lighten::hwp::writable(inflated->trailer)) {
       const lighten::Bytes again =
           lighten::hwp::deflate_stream(inflated->content, inflated->trailer, 1);
       const auto back = lighten::hwp::inflate_stream(again, inflated->content.size() + 1);

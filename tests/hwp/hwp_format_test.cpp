@@ -229,6 +229,30 @@ TEST(HwpFormat, MalformedDocumentsAreCorrupt) {
   }
 }
 
+// A trailer whose CRC or length alone is wrong was told as a stream that "does not inflate" or as
+// "bytes of unknown meaning"; it is a damaged trailer, and the reason says so.
+TEST(HwpFormat, ADamagedTrailerIsToldAsSuch) {
+  const Bytes good = make_hwp(picture_document());
+  for (const char* path : {"DocInfo", "BinData/BIN0001.jpg"}) {
+    for (const size_t from_end : {size_t(6), size_t(2)}) {  // in the CRC, in the length
+      auto file = cfb::CompoundFile::parse(good);
+      Bytes damaged = *file.read_stream(path);
+      damaged[damaged.size() - from_end] ^= 1;
+      file.replace_stream(path, std::move(damaged));
+      DirectContext context;
+      try {
+        optimize_hwp(file.serialize(), context);
+        ADD_FAILURE() << path << " " << from_end;
+      } catch (const FormatError& e) {
+        EXPECT_EQ(e.reason(), Reason::kCorrupt) << path << " " << from_end;
+        EXPECT_NE(std::string(e.what()).find("CRC-32 or length after " + std::string(path)),
+                  std::string::npos)
+            << e.what();
+      }
+    }
+  }
+}
+
 TEST(HwpFormat, UndeclaredStreamsThatAreNotDeflatedStayAsTheyAre) {
   HwpRecipe r = picture_document();
   r.items.push_back({7, "jpg", testing::make_jpeg({.quality = 97}), 2, false});

@@ -102,23 +102,27 @@ std::optional<Inflated> inflate_stream(ByteView stream, size_t limit) {
   }
   const ByteView tail = stream.subspan(consumed);
   if (tail.empty()) return out;
-  if (tail.size() != kTrailerSize || le32(tail.data() + 4) != uint32_t(out.content.size())) {
+  if (tail.size() != kTrailerSize) {
     out.trailer = Trailer::kUnknown;
     return out;
   }
   const uint32_t crc = le32(tail.data());
-  if (crc == crc32_of(out.content))
+  const bool crc_fits = crc == crc32_of(out.content);
+  const bool size_fits = le32(tail.data() + 4) == uint32_t(out.content.size());
+  if (crc_fits && size_fits)
     out.trailer = Trailer::kCrcAndSize;
-  else if (crc == 0)
+  else if (crc == 0 && size_fits)
     out.trailer = Trailer::kZeroAndSize;
+  else if (crc_fits || size_fits)
+    out.trailer = Trailer::kDamaged;
   else
-    return std::nullopt;
+    out.trailer = Trailer::kUnknown;
   return out;
 }
 
 Bytes deflate_stream(ByteView content, Trailer trailer, int effort, const OutOfTime& out_of_time) {
-  if (trailer == Trailer::kUnknown)
-    throw FormatError(Reason::kInternalError, 0, "cannot write bytes of unknown meaning");
+  if (!writable(trailer))
+    throw FormatError(Reason::kInternalError, 0, "cannot write a trailer of unknown meaning");
   Bytes out = deflate_bytes(content, effort, DeflateWrapper::kRaw, out_of_time);
   if (trailer != Trailer::kNone) {
     const uint32_t crc = trailer == Trailer::kCrcAndSize ? crc32_of(content) : 0;

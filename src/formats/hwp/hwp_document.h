@@ -32,18 +32,20 @@ void refuse_protected(const FileHeader& header, const cfb::CompoundFile& file);
 // A stream as Hangul deflates it: raw deflate, then (from Hangul itself; other writers leave
 // it out) 8 bytes like gzip's trailer: the CRC-32 and the length of the inflated content.
 // Older Hangul versions (5.0.2.x) write 0 for the CRC. Other bytes after the deflate stream are
-// of unknown meaning: such a stream can be read but not written back.
-enum class Trailer : uint8_t { kNone, kCrcAndSize, kZeroAndSize, kUnknown };
+// of unknown meaning, and 8 bytes of which only one of the two fields fits are a damaged trailer:
+// such streams can be read but not written back.
+enum class Trailer : uint8_t { kNone, kCrcAndSize, kZeroAndSize, kUnknown, kDamaged };
+inline bool writable(Trailer t) { return t != Trailer::kUnknown && t != Trailer::kDamaged; }
 
 struct Inflated {
   Bytes content;
   Trailer trailer = Trailer::kNone;
 };
 
-// Inflates `stream`; nullopt when it is not a complete raw deflate stream, or when Hangul's
-// trailer follows with a wrong CRC. Throws kLimitExceeded past `limit` bytes.
+// Inflates `stream`; nullopt when it is not a complete raw deflate stream. Throws
+// kLimitExceeded past `limit` bytes.
 std::optional<Inflated> inflate_stream(ByteView stream, size_t limit);
-// The inverse, with the deflate back-end `effort` chooses (never for Trailer::kUnknown).
+// The inverse, with the deflate back-end `effort` chooses (only for a writable trailer).
 Bytes deflate_stream(ByteView content, Trailer trailer, int effort,
                      const OutOfTime& out_of_time = {});
 

@@ -101,7 +101,11 @@ std::optional<Bytes> optimise_stream(const StreamPlan& plan, ByteView raw, Conte
   if (plan.deflated) {
     std::optional<hwp::Inflated> inflated = inflate_planned(plan, raw, budget);
     if (!inflated) return std::nullopt;  // not deflated after all: carried as it is
-    if (inflated->trailer == hwp::Trailer::kUnknown) {
+    if (!hwp::writable(inflated->trailer)) {
+      if (plan.must_inflate && inflated->trailer == hwp::Trailer::kDamaged)
+        throw FormatError(Reason::kCorrupt, 0,
+                          "the CRC-32 or length after " + plan.path +
+                              "'s deflate data does not match what it inflates to");
       if (plan.must_inflate)
         throw FormatError(Reason::kUnsupportedVariant, 0,
                           plan.path + " ends in bytes of unknown meaning after its deflate data");
@@ -284,7 +288,7 @@ Verdict verify_hwp(ByteView input, ByteView output, Context& context) {
     if (plan.deflated) {
       // zlib inflates what libdeflate or zopfli wrote.
       const std::optional<hwp::Inflated> ix = hwp::inflate_stream(before, budget.remaining());
-      if (!ix || ix->trailer == hwp::Trailer::kUnknown)
+      if (!ix || !hwp::writable(ix->trailer))
         return {false, plan.path + " could not be rewritten yet changed", {}};
       budget.spend(ix->content.size());
       hold = context.hold_memory(2 * uint64_t(ix->content.size()));
