@@ -185,6 +185,12 @@ TEST(PngMetadata, SignedAndPalettelessFilesAreLeftAloneWithTheirReason) {
   const Outcome twice = optimized(testing::with_chunk_after_header(suggested, "PLTE", colours),
                                   MetadataPolicy::kKeep);
   EXPECT_EQ(twice.reason, Reason::kCorrupt) << twice.message;
+  // An empty PLTE libpng refuses in any colour type too (it was a verification failure).
+  const Outcome empty =
+      optimized(testing::with_chunk_after_header(testing::make_png({.text = ""}), "PLTE", Bytes{}),
+                MetadataPolicy::kKeep);
+  EXPECT_EQ(empty.reason, Reason::kCorrupt) << empty.message;
+  EXPECT_NE(empty.message.find("empty PLTE"), std::string::npos) << empty.message;
 }
 
 // Apple's iDOT gives where each part of the image data starts, as offsets into the file: any new

@@ -175,18 +175,19 @@ TEST(PngReduce, APaletteThatCostsMoreThanItSavesIsNotTaken) {
   EXPECT_LE(reduced.bytes.size(), plain.bytes.size()) << reduced.detail;
 }
 
-// A palette that lists one colour twice cannot keep its order; its colours are ordered by use
-// as any other input's, so that a second run on the output meets the same palette and stops.
-TEST(PngReduce, APaletteWithARepeatedEntryIsReducedOnceAndForAll) {
+// A palette that lists one colour twice cannot become another palette: rows are written by
+// colour and could not say which of the two entries a pixel named. It keeps its form (it was
+// renumbered by use, which changed the indices a loader reads).
+TEST(PngReduce, APaletteWithARepeatedEntryKeepsItsNumbers) {
   PngPicture p = picture(160, 120, PNG_COLOR_TYPE_PALETTE, 8);
-  p.palette = {{100, 100, 100}, {100, 100, 100}, {37, 37, 37}, {201, 201, 201}};
+  p.palette = {{100, 0, 0}, {100, 0, 0}, {37, 0, 5}, {201, 9, 9}};
   p.samples = pixels(160, 120, 1, [](uint32_t x, uint32_t y, int) { return (x / 7 + y / 5) % 4; });
   const Bytes input = testing::write_picture(p);
+  EXPECT_EQ(layout_with_type(layouts_of(input), 3), nullptr);
   const Outcome first = optimize(input, reducing());
   ASSERT_TRUE(first.replaced()) << first.message;
-  EXPECT_EQ(testing::decode_rgba16(first.bytes), testing::decode_rgba16(input));
-  const Outcome second = optimize(first.bytes, reducing());
-  EXPECT_FALSE(second.replaced()) << first.detail << " then " << second.detail;
+  EXPECT_EQ(unfiltered_rows(read_png_chunks(first.bytes)), unfiltered_rows(read_png_chunks(input)));
+  EXPECT_FALSE(optimize(first.bytes, reducing()).replaced());
 }
 
 TEST(PngReduce, GreyRgbBecomesGrey) {
@@ -331,11 +332,34 @@ TEST(PngReduce, ATransparencyReadersDisagreeOnReducesNothing) {
       else if (type == "tRNS")
         data = {0, 255, 128};
   });
-  for (const auto& [name, input] :
-       std::vector<std::pair<const char*, Bytes>>{{"key past the depth", past_depth},
-                                                  {"tRNS before PLTE", before_palette},
-                                                  {"tRNS after IDAT", after_data},
-                                                  {"palette past the depth", long_palette}}) {
+  // Two tRNS chunks: libpng takes the first valid one, Pillow the last.
+  PngPicture keyed = picture(32, 32, PNG_COLOR_TYPE_RGB, 8);
+  keyed.samples = pixels(32, 32, 3, [](uint32_t x, uint32_t y, int) { return (x + y) % 2 * 255; });
+  keyed.colour_key = {0, 0, 0};
+  const Bytes two_keys = with_chunks_edited(testing::write_picture(keyed), [](auto& chunks) {
+    const auto trns =
+        std::find_if(chunks.begin(), chunks.end(), [](const auto& c) { return c.first == "tRNS"; });
+    chunks.insert(trns + 1, {"tRNS", Bytes{0, 255, 0, 255, 0, 255}});
+  });
+  const Bytes short_then_valid = with_chunks_edited(testing::write_picture(grey), [](auto& c) {
+    const auto trns =
+        std::find_if(c.begin(), c.end(), [](const auto& chunk) { return chunk.first == "tRNS"; });
+    c.insert(trns, {"tRNS", Bytes{0x55}});
+  });
+  // A 16-bit colour key: Pillow matches it against the samples' high bytes, libpng against
+  // whole values.
+  PngPicture deep = picture(32, 32, PNG_COLOR_TYPE_RGB, 16);
+  deep.samples = pixels(32, 32, 3, [](uint32_t x, uint32_t y, int c) { return x * 1000 + y + c; });
+  deep.colour_key = {5, 6, 7};
+  const Bytes key_16 = testing::write_picture(deep);
+  for (const auto& [name, input] : std::vector<std::pair<const char*, Bytes>>{
+           {"key past the depth", past_depth},
+           {"tRNS before PLTE", before_palette},
+           {"tRNS after IDAT", after_data},
+           {"palette past the depth", long_palette},
+           {"two tRNS", two_keys},
+           {"a short tRNS, then a valid one", short_then_valid},
+           {"a 16-bit key", key_16}}) {
     SCOPED_TRACE(name);
     const Outcome o = optimize(input, reducing());
     EXPECT_NE(o.reason, Reason::kVerifyFailed) << o.message;
@@ -344,6 +368,22 @@ TEST(PngReduce, ATransparencyReadersDisagreeOnReducesNothing) {
       EXPECT_EQ(read_png_chunks(o.bytes).header.color_type,
                 read_png_chunks(input).header.color_type);
     }
+  }
+}
+
+// An alpha channel with one fully transparent colour became a colour key whatever the depth:
+// at 16 bits Pillow then found no pixel transparent.
+TEST(PngReduce, SixteenBitSamplesKeepTheirAlphaRatherThanGainAKey) {
+  PngPicture p = picture(40, 30, PNG_COLOR_TYPE_RGBA, 16);
+  p.samples = pixels(40, 30, 4, [](uint32_t x, uint32_t y, int c) -> uint16_t {
+    const bool hole = x < 4 && y < 4;
+    if (c == 3) return hole ? 0 : 65535;
+    return hole ? 5 + c : 1000 + x * 300 + y * 7 + c;  // not multiples of 257
+  });
+  const Bytes input = testing::write_picture(p);
+  for (const PngLayout& l : layouts_of(input)) {
+    EXPECT_FALSE(chunk_data(file_of(l), "tRNS").has_value()) << l.description;
+    EXPECT_NE(l.header.color_type, 2) << l.description;
   }
 }
 
@@ -449,7 +489,10 @@ TEST(PngReduce, FewColoursBecomeAPaletteWithItsAlpha) {
   EXPECT_EQ(testing::decode_rgba16(o.bytes), testing::decode_rgba16(input));
 }
 
-TEST(PngReduce, UnusedPaletteEntriesGoAndTheDepthFollows) {
+// Loaders read a palette image's indices (segmentation masks are such images): entries keep
+// their places, and only those after the last used (or the background's) go. Dropping unused
+// entries in between renumbered the pixels.
+TEST(PngReduce, PaletteEntriesKeepTheirNumbersAndOnlyTrailingUnusedOnesGo) {
   PngPicture p = picture(33, 17, PNG_COLOR_TYPE_PALETTE, 8);
   for (int i = 0; i < 200; ++i) p.palette.push_back({png_byte(i), png_byte(255 - i), 7});
   p.palette_alpha = {255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 40};
@@ -459,13 +502,32 @@ TEST(PngReduce, UnusedPaletteEntriesGoAndTheDepthFollows) {
   const auto palette_layouts = layouts_of(input);
   const PngLayout* palette = layout_with_type(palette_layouts, 3);
   ASSERT_NE(palette, nullptr);
-  EXPECT_EQ(palette->header.bit_depth, 2);
+  EXPECT_EQ(palette->header.bit_depth, 8);
   expect_same_pixels(input, *palette);
   const Bytes output = file_of(*palette);
-  // Entries 3, 10 and 150 (the background) in their order; 10 keeps its alpha.
-  EXPECT_EQ(chunk_data(output, "PLTE"), (Bytes{3, 252, 7, 10, 245, 7, 150, 105, 7}));
-  EXPECT_EQ(chunk_data(output, "tRNS"), (Bytes{255, 40}));
-  EXPECT_EQ(chunk_data(output, "bKGD"), (Bytes{2}));
+  EXPECT_EQ(chunk_data(output, "PLTE")->size(), 151u * 3);
+  EXPECT_EQ(chunk_data(output, "tRNS"), chunk_data(input, "tRNS"));
+  EXPECT_EQ(chunk_data(output, "bKGD"), (Bytes{150}));
+  EXPECT_EQ(unfiltered_rows(read_png_chunks(output)), unfiltered_rows(read_png_chunks(input)));
+
+  // Indices 0 to 3 used: four entries, two bits, the same numbers.
+  p.background.clear();
+  p.samples = pixels(33, 17, 1, [](uint32_t x, uint32_t y, int) { return (x + 2 * y) % 4; });
+  const Bytes small = testing::write_picture(p);
+  const auto small_layouts = layouts_of(small);
+  const PngLayout* two_bits = layout_with_type(small_layouts, 3);
+  ASSERT_NE(two_bits, nullptr);
+  EXPECT_EQ(two_bits->header.bit_depth, 2);
+  expect_same_pixels(small, *two_bits);
+  EXPECT_EQ(chunk_data(file_of(*two_bits), "PLTE"),
+            (Bytes{0, 255, 7, 1, 254, 7, 2, 253, 7, 3, 252, 7}));
+  const PngFile reduced = read_png_chunks(file_of(*two_bits));
+  const Bytes rows = unfiltered_rows(reduced);
+  for (uint32_t y = 0; y < 17; ++y)
+    for (uint32_t x = 0; x < 33; ++x) {
+      const uint8_t byte = rows[y * (reduced.header.row_bytes(33) + 1) + 1 + x / 4];
+      ASSERT_EQ((byte >> (6 - 2 * (x % 4))) & 3, (x + 2 * y) % 4) << x << "," << y;
+    }
 }
 
 TEST(PngReduce, RefusedWhenAChunkCannotFollow) {

@@ -94,6 +94,9 @@ PngFile read_png_chunks(ByteView bytes) {
     // 1 to 256 colours before its image data (other colour types' suggested palettes libpng
     // may pass over).
     if (c.is("PLTE") && ++palettes > 1) throw FormatError(Reason::kCorrupt, start, "a second PLTE");
+    // An empty one libpng refuses in any colour type too.
+    if (c.is("PLTE") && c.data.empty())
+      throw FormatError(Reason::kCorrupt, start, "an empty PLTE (a palette of no colours)");
     if (c.is("PLTE") && png.header.color_type == 3) {
       if (seen_idat) throw FormatError(Reason::kCorrupt, start, "PLTE after the image data");
       if (c.data.empty() || c.data.size() % 3 != 0 || c.data.size() > 3 * 256)

@@ -62,6 +62,12 @@ std::optional<std::vector<Rgba16>> expand_pixels(const PngFile& png, const Bytes
       std::any_of(colour_key->begin(), colour_key->end(), [&](uint32_t v) { return v > mask; }))
     return std::nullopt;
   if (trns && plte && trns < plte) return std::nullopt;
+  // Pillow matches a 16-bit key against the samples' high bytes, libpng against whole values.
+  if (colour_key && depth == 16) return std::nullopt;
+  // Two tRNS chunks: libpng takes the first valid one, Pillow the last.
+  if (std::count_if(png.chunks.begin(), png.chunks.end(),
+                    [](const PngChunk& c) { return c.is("tRNS"); }) > 1)
+    return std::nullopt;
   // A tRNS after the image data libpng ignores; others read it.
   if (trns && trns > find_png_chunk(png, "IDAT")) return std::nullopt;
   std::vector<Rgba16> palette;
@@ -464,7 +470,8 @@ std::vector<PngLayout> reduced_png_layouts(const PngFile& png, const Bytes& raw)
   if (in.color_type != 3 || grey_allowed) {
     Target t;
     t.header = in;
-    const bool alpha_channel = !facts.opaque && !facts.colour_key;
+    // A key for 16-bit samples would reach Pillow as no key at all (see expand_pixels).
+    const bool alpha_channel = !facts.opaque && !(facts.colour_key && facts.fits_8_bits);
     t.colour_key = alpha_channel ? std::nullopt : facts.colour_key;
     // A background colour that is not grey keeps the image RGB (grey bKGD cannot hold it).
     bool grey = grey_allowed && (!background || background->grey());
@@ -480,7 +487,8 @@ std::vector<PngLayout> reduced_png_layouts(const PngFile& png, const Bytes& raw)
     }
     t.header.color_type = uint8_t((grey ? 0 : 2) | (alpha_channel ? 4 : 0));
     t.header.bit_depth = uint8_t(depth);
-    if (t.header.color_type != in.color_type || t.header.bit_depth != in.bit_depth) {
+    const bool key_16 = t.colour_key && depth == 16;  // a background's bits can raise the depth
+    if (!key_16 && (t.header.color_type != in.color_type || t.header.bit_depth != in.bit_depth)) {
       t.description = std::string(grey ? "grey" : "RGB") + (alpha_channel ? "+alpha " : " ") +
                       std::to_string(t.header.bit_depth) + "-bit";
       targets.push_back(std::move(t));
@@ -496,7 +504,9 @@ std::vector<PngLayout> reduced_png_layouts(const PngFile& png, const Bytes& raw)
     std::vector<std::pair<Rgba16, size_t>> colours = facts.colours;
     bool duplicate_entries = false;
     if (in.color_type == 3) {
-      // The input's own order, unused entries dropped (the background's entry stays).
+      // The input's own numbers: a loader reads a palette image's indices (segmentation masks
+      // are such images), so entries keep their places and only those after the last one used
+      // (or the background's) are dropped.
       const PngChunk* plte = find_png_chunk(png, "PLTE");
       const PngChunk* trns = find_png_chunk(png, "tRNS");
       const PngChunk* bkgd = find_png_chunk(png, "bKGD");
@@ -513,21 +523,21 @@ std::vector<PngLayout> reduced_png_layouts(const PngFile& png, const Bytes& raw)
           }
       }
       if (bkgd) used[bkgd->data[0]] = true;
-      for (size_t i = 0; i < used.size(); ++i) {
-        if (!used[i]) continue;
+      const size_t kept = size_t(std::find(used.rbegin(), used.rend(), true).base() - used.begin());
+      for (size_t i = 0; i < kept; ++i) {
         Rgba16 p{uint16_t(plte->data[3 * i] * 257), uint16_t(plte->data[3 * i + 1] * 257),
                  uint16_t(plte->data[3 * i + 2] * 257), kOpaque};
         if (trns && i < trns->data.size()) p.a = uint16_t(trns->data[i] * 257);
-        // Two entries of one colour cannot both stay: the rows are written by colour.
         if (std::any_of(t.palette.begin(), t.palette.end(),
                         [&](const Rgba16& q) { return q.key() == p.key(); }))
           duplicate_entries = true;
         t.palette.push_back(p);
       }
     }
-    // Other inputs, and a palette that lists one colour twice (its own order cannot stay), get
-    // their colours by use: a second run on the output then meets the same palette again.
-    const bool own_order = in.color_type == 3 && !duplicate_entries;
+    // Other inputs get their colours by use: a second run on the output then meets the same
+    // palette again. A palette that lists one colour twice keeps its form: the rows are written
+    // by colour, and could not say which of the two entries each pixel named.
+    const bool own_order = in.color_type == 3;
     if (!own_order) {
       t.palette.clear();
       if (background && std::none_of(colours.begin(), colours.end(), [&](const auto& c) {
@@ -543,8 +553,9 @@ std::vector<PngLayout> reduced_png_layouts(const PngFile& png, const Bytes& raw)
       for (const auto& c : colours) t.palette.push_back(c.first);
     }
     const PngChunk* old_plte = find_png_chunk(png, "PLTE");
-    if (t.palette.size() <= 256 && (!own_order || t.palette.size() * 3 != old_plte->data.size() ||
-                                    palette_depth(t.palette.size()) < in.bit_depth)) {
+    if (t.palette.size() <= 256 && !duplicate_entries &&
+        (!own_order || t.palette.size() * 3 != old_plte->data.size() ||
+         palette_depth(t.palette.size()) < in.bit_depth)) {
       t.header.bit_depth = uint8_t(palette_depth(t.palette.size()));
       t.description = "palette " + std::to_string(t.palette.size()) + " colours, " +
                       std::to_string(t.header.bit_depth) + "-bit";
