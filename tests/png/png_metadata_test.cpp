@@ -2,6 +2,8 @@
 // keeps only what changes how the image shows (and an EXIF orientation); pixels never change.
 #include <gtest/gtest.h>
 
+#include <zlib.h>
+
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -142,6 +144,54 @@ TEST(PngMetadata, OnlyTheFirstExifGivesTheOrientation) {
   const Outcome strip = optimized(input, MetadataPolicy::kStrip);
   ASSERT_TRUE(strip.replaced()) << strip.message;
   EXPECT_TRUE(exif_of(strip.bytes).empty());
+}
+
+// Pillow turns a PNG by XMP's tiff:Orientation or ImageMagick's raw EXIF profile where no eXIf
+// gives an orientation; strip dropped such text, turning the image back. Text saying 1 still
+// goes.
+TEST(PngMetadata, TextThatTurnsTheImageStaysUnderStrip) {
+  auto zlib = [](const std::string& text) {
+    uLongf size = compressBound(uLong(text.size()));
+    Bytes out(size);
+    compress(out.data(), &size, reinterpret_cast<const Bytef*>(text.data()), uLong(text.size()));
+    out.resize(size);
+    return out;
+  };
+  auto itxt = [&](const std::string& text, bool compressed) {
+    Bytes data = text_data("XML:com.adobe.xmp", "");  // the keyword and its NUL
+    // Compression flag and method, empty language and translated keyword.
+    data.insert(data.end(), {uint8_t(compressed), 0, 0, 0});
+    const Bytes body = compressed ? zlib(text) : Bytes(text.begin(), text.end());
+    data.insert(data.end(), body.begin(), body.end());
+    return data;
+  };
+  std::string hex = "\nexif\n      40\n";
+  const std::string exif_text = std::string("Exif\0\0", 6);
+  Bytes exif(exif_text.begin(), exif_text.end());
+  const Bytes tiff = camera_exif();
+  exif.insert(exif.end(), tiff.begin(), tiff.end());
+  for (const uint8_t b : exif) hex += "0123456789abcdef"[b >> 4], hex += "0123456789abcdef"[b & 15];
+  Bytes raw_profile = text_data("Raw profile type exif", "");
+  raw_profile.push_back(0);  // the method
+  const Bytes deflated = zlib(hex + "\n");
+  raw_profile.insert(raw_profile.end(), deflated.begin(), deflated.end());
+  const std::vector<std::pair<std::string, Bytes>> turning = {
+      {"iTXt", itxt("<x:xmpmeta tiff:Orientation=\"6\"/>", false)},
+      {"iTXt", itxt("<tiff:Orientation>8</tiff:Orientation>", true)},
+      {"zTXt", raw_profile}};
+  for (const auto& [type, data] : turning) {
+    Bytes input =
+        testing::with_chunk_after_header(testing::make_png({.text = ""}), type.c_str(), data);
+    input = testing::with_chunk_after_header(input, "tEXt", text_data("Author", "someone"));
+    const Outcome strip = optimized(input, MetadataPolicy::kStrip);
+    ASSERT_TRUE(strip.replaced()) << strip.message;
+    EXPECT_EQ(described_chunks(strip.bytes), (std::vector<std::string>{"IHDR", type, "IEND"}));
+  }
+  const Bytes upright = testing::with_chunk_after_header(
+      testing::make_png({.text = ""}), "iTXt", itxt("<x:xmpmeta tiff:Orientation=\"1\"/>", false));
+  const Outcome strip = optimized(upright, MetadataPolicy::kStrip);
+  ASSERT_TRUE(strip.replaced()) << strip.message;
+  EXPECT_EQ(described_chunks(strip.bytes), (std::vector<std::string>{"IHDR", "IEND"}));
 }
 
 // Strip keeps what changes how the image shows or what its values mean: HDR mastering and light

@@ -13,7 +13,8 @@ namespace lighten {
 // the comments and editor records (tIME, and tEXt, zTXt or iTXt keyed "Comment"); under strip,
 // the critical chunks and those that change how the image shows (tRNS, gAMA, cHRM, sRGB, iCCP,
 // cICP, mDCV, cLLI, sBIT, bKGD, pHYs), an eXIf reduced to its orientation where that is not 1,
-// and nothing else (text, XMP, tIME, EXIF, private chunks). A made eXIf is kept in `storage`,
+// XMP or raw EXIF profile text whose orientation is not 1 (Pillow turns the image by it), and
+// nothing else (other text and XMP, tIME, EXIF, private chunks). A made eXIf is kept in `storage`,
 // which must outlive the result. `dropped` counts the chunks the policy left out; Apple's iDOT
 // is left out under every policy and not counted (is_image_data_index).
 PngFile png_chunks_kept(const PngFile& png, MetadataPolicy policy, Bytes& storage, size_t& dropped);
