@@ -7,6 +7,7 @@ extern "C" {
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/context.h"
@@ -50,6 +51,22 @@ void check(int rc, const std::string& what) {
   if (rc >= 0) return;
   throw FormatError(rc == AVERROR_INVALIDDATA ? Reason::kCorrupt : Reason::kUnsupportedVariant, 0,
                     what + ": " + av_error_text(rc));
+}
+
+// x264's AVX-512 code reads memory it has not written (with B-frames and macroblock-tree rate
+// control, Debian 12's x264 0.164): the same input then encodes to other bytes from run to run,
+// and the quality search goes other ways. Below AVX-512 it encodes alike every time (checked
+// under glibc's MALLOC_PERTURB_), so on CPUs with it x264 is held to AVX2 and what comes with
+// it, plus the 64-byte cache line x264 would have detected there.
+const char* x264_cpu_flags() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") &&
+      __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi") &&
+      __builtin_cpu_supports("bmi2"))
+    return "AVX2,Cache64";
+#endif
+  return nullptr;
 }
 
 // x264's name for an H.264 profile the input was coded in; nullptr for one it has no name for
@@ -232,6 +249,9 @@ Bytes reencode_video(ByteView input, const EncoderChoice& choice, const Context*
       av_dict_set(&options, "profile", profile, 0);
     if (p->level > 0) enc->level = p->level;
   }
+  if (choice.encoder == "libx264")
+    if (const char* flags = x264_cpu_flags())
+      av_dict_set(&options, "x264-params", (std::string("asm=") + flags).c_str(), 0);
   if (choice.knob == "qscale") {
     enc->flags |= AV_CODEC_FLAG_QSCALE;
     enc->global_quality = choice.value * FF_QP2LAMBDA;
