@@ -11,9 +11,11 @@
 #include <filesystem>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/errors.h"
+#include "formats/media/av_io.h"
 #include "formats/media/av_reencode.h"
 #include "formats/media/frame_gate.h"
 #include "formats/media/mp4_metadata.h"
@@ -247,6 +249,28 @@ TEST_F(Reencode, QscaleSetsTheSize) {
   const Bytes fine = reencode_video(input, *same_codec_encoder("mpeg4", 2));
   const Bytes coarse = reencode_video(input, *same_codec_encoder("mpeg4", 10));
   EXPECT_LT(double(coarse.size()), 0.6 * double(fine.size()));
+}
+
+// libav's return codes say little where a muxer fails (a bare -1 reads "Operation not
+// permitted"); what a muxer logs as an error is kept, per thread, for the reason. Other
+// components' messages are not: they would explain another failure.
+TEST(ReencodeInput, AMuxersLoggedErrorIsKeptForTheReason) {
+  silence_libav_log();
+  AVFormatContext* muxer = nullptr;
+  ASSERT_GE(avformat_alloc_output_context2(&muxer, nullptr, "mp4", nullptr), 0);
+  AVCodecContext* decoder = avcodec_alloc_context3(avcodec_find_decoder(AV_CODEC_ID_H264));
+  ASSERT_NE(decoder, nullptr);
+  last_muxer_error().clear();
+  av_log(decoder, AV_LOG_ERROR, "a decoder's complaint\n");
+  EXPECT_EQ(last_muxer_error(), "");
+  av_log(muxer, AV_LOG_WARNING, "a warning\n");
+  EXPECT_EQ(last_muxer_error(), "");
+  av_log(muxer, AV_LOG_ERROR, "fatal error, input is not a single packet\n");
+  EXPECT_EQ(last_muxer_error(), "fatal error, input is not a single packet");
+  std::thread([] { EXPECT_EQ(last_muxer_error(), ""); }).join();
+  avcodec_free_context(&decoder);
+  avformat_free_context(muxer);
+  last_muxer_error().clear();
 }
 
 TEST(ReencodeInput, OnlyKnownCodecsHaveAnEncoder) {

@@ -442,6 +442,27 @@ TEST_F(MediaFormat, DamagedVideoIsNotReencoded) {
   EXPECT_EQ(o.reason, Reason::kCorrupt) << o.message;
 }
 
+// A damaged sequence parameter set left no picture format: the encoder then failed to open and
+// the file was told as an unsupported variant, and `lighten info` found nothing wrong.
+TEST_F(MediaFormat, ParametersThatDoNotDecodeAreDamage) {
+  Bytes in = phone_clip("phone.mp4");
+  ASSERT_FALSE(in.empty());
+  const auto avcc = std::search(in.begin(), in.end(), std::begin("avcC"), std::end("avcC") - 1);
+  ASSERT_NE(avcc, in.end());
+  // Configuration version, profile, compatibility, level, lengths, SPS count, then the first
+  // SPS's 2-byte length and bytes: all but its first four become 0xFF.
+  const size_t sps = size_t(avcc - in.begin()) + 4 + 8;
+  const size_t length = size_t(in[sps - 2]) << 8 | in[sps - 1];
+  ASSERT_GT(length, 4u);
+  std::fill(in.begin() + long(sps + 4), in.begin() + long(sps + length), uint8_t{0xFF});
+  const Outcome o = optimize(in, mode(Mode::kCompact));
+  EXPECT_FALSE(o.replaced()) << o.detail;
+  EXPECT_EQ(o.reason, Reason::kCorrupt) << o.message;
+  EXPECT_NE(o.message.find("do not decode to a picture format"), std::string::npos) << o.message;
+  const FileInfo info = describe(in);
+  EXPECT_NE(info.problem.find("picture format"), std::string::npos) << info.problem;
+}
+
 TEST(MediaFormatInput, BrokenAndCutFilesAreLeftAloneWithAReason) {
   const auto files = testing::corpus_files("video");
   LIGHTEN_REQUIRE_CORPUS(files, "video");
@@ -489,6 +510,11 @@ TEST(MediaFormatCorpus, CompactModeOnTheCorpus) {
     }
     if (file.filename() == "gps.mp4") {
       EXPECT_TRUE(o.replaced()) << o.message;
+    }
+    // Several AMR frames to a packet, which the 3GP muxer refuses with a bare -1 ("Operation
+    // not permitted"): the reason gives what the muxer logged instead.
+    if (file.filename() == "sample.3gp") {
+      EXPECT_NE(o.message.find("not a single packet"), std::string::npos) << o.message;
     }
     // Its Apple timed metadata tracks ('mebx') would come out with empty sample descriptions.
     if (file.filename() == "gps.mov") {

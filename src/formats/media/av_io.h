@@ -11,6 +11,7 @@ extern "C" {
 }
 
 #include <algorithm>
+#include <cstdarg>
 #include <cstring>
 #include <mutex>
 #include <new>
@@ -21,11 +22,34 @@ extern "C" {
 
 namespace lighten::media {
 
+// The last error a muxer logged on this thread: libav's return codes say little there (the MP4
+// muxer returns a bare -1, which reads "Operation not permitted", for several AMR frames in one
+// packet), its log says what went wrong.
+inline std::string& last_muxer_error() {
+  thread_local std::string message;
+  return message;
+}
+
+inline void keep_muxer_errors(void* object, int level, const char* format, va_list args) {
+  if (level > AV_LOG_ERROR || !object) return;
+  const AVClass* c = *static_cast<AVClass**>(object);
+  if (!c) return;
+  const AVClassCategory category = c->get_category ? c->get_category(object) : c->category;
+  if (category != AV_CLASS_CATEGORY_MUXER) return;
+  char line[512];
+  int prefix = 0;
+  av_log_format_line2(nullptr, level, format, args, line, sizeof line, &prefix);
+  std::string& kept = last_muxer_error();
+  kept = line;
+  while (!kept.empty() && (kept.back() == '\n' || kept.back() == ' ')) kept.pop_back();
+}
+
 // libav writes its messages (and libx264 its statistics) to stderr by default; lighten reports
-// through Outcomes, so they are silenced once for the process (libav's log level is global).
+// through Outcomes, so they are silenced once for the process (libav's log is global), all but
+// muxers' errors, kept for the reasons they explain.
 inline void silence_libav_log() {
   static std::once_flag once;
-  std::call_once(once, [] { av_log_set_level(AV_LOG_QUIET); });
+  std::call_once(once, [] { av_log_set_callback(keep_muxer_errors); });
 }
 
 inline std::string av_error_text(int code) {

@@ -8,6 +8,7 @@ extern "C" {
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/context.h"
@@ -49,8 +50,10 @@ struct MemoryOutput {
 // combination lighten does not handle.
 void check(int rc, const std::string& what) {
   if (rc >= 0) return;
+  std::string why = std::exchange(last_muxer_error(), {});
+  if (why.empty()) why = av_error_text(rc);
   throw FormatError(rc == AVERROR_INVALIDDATA ? Reason::kCorrupt : Reason::kUnsupportedVariant, 0,
-                    what + ": " + av_error_text(rc));
+                    what + " (libav: " + why + ")");
 }
 
 // x264's AVX-512 code reads memory it has not written (with B-frames and macroblock-tree rate
@@ -191,6 +194,7 @@ std::optional<EncoderChoice> encoder_for(std::string_view codec, bool to_h264, i
 
 Bytes reencode_video(ByteView input, const EncoderChoice& choice, const Context* context) {
   Demuxer demuxer(input);
+  last_muxer_error().clear();  // an earlier file's on this thread explains nothing here
   AVFormatContext* in = demuxer.format();
   if (in->nb_chapters > 0)
     throw FormatError(Reason::kUnsupportedVariant, 0, "chapters are not carried over yet");

@@ -131,6 +131,16 @@ std::string not_reencoded(const VideoFrames& probe) {
   return probe.codec + " video is not re-encoded (" + known + ")";
 }
 
+// A codec lighten re-encodes always gives its picture format once its parameters decode; none
+// means they are damaged (an H.264 sequence parameter set with a wrong byte), where the
+// encoder would fail later with a message about itself.
+void refuse_undecodable(const VideoFrames& probe) {
+  const bool known = same_codec_encoder(probe.codec, 0) || converts_to_h264(probe.codec);
+  if (known && probe.pixel_format == "unknown")
+    throw FormatError(Reason::kCorrupt, 0,
+                      probe.codec + " video whose parameters do not decode to a picture format");
+}
+
 VideoFrames checked_probe(ByteView input, const Policy& policy,
                           const std::optional<Mp4Layout>& layout) {
   if (layout && !has_video_track(input, *layout))
@@ -154,6 +164,7 @@ VideoFrames checked_probe(ByteView input, const Policy& policy,
                           "): a second re-encode would lose quality again");
   if (!encoder_for(probe.codec, to_h264(policy), 0))
     throw FormatError(Reason::kUnsupportedVariant, 0, not_reencoded(probe));
+  refuse_undecodable(probe);
   if (!probe.uncarried.empty())
     throw FormatError(Reason::kUnsupportedVariant, 0,
                       "the file holds " + probe.uncarried +
@@ -344,6 +355,7 @@ Verdict verify_media(ByteView input, ByteView output, Context& context) {
 void describe_media(ByteView input, FileInfo& info) {
   if (!is_avi(input)) check_sample_tables(input);
   const VideoFrames v = probe_video(input);
+  refuse_undecodable(v);
   for (size_t i = 0; i < v.streams.size(); ++i)
     info.properties.emplace_back("stream " + std::to_string(i), v.streams[i]);
   info.properties.emplace_back("duration", fmt::format("{:.3f} s", v.duration_s));
