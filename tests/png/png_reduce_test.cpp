@@ -521,7 +521,8 @@ TEST(PngReduce, PaletteEntriesKeepTheirNumbersAndOnlyTrailingUnusedOnesGo) {
   expect_same_pixels(small, *two_bits);
   EXPECT_EQ(chunk_data(file_of(*two_bits), "PLTE"),
             (Bytes{0, 255, 7, 1, 254, 7, 2, 253, 7, 3, 252, 7}));
-  const PngFile reduced = read_png_chunks(file_of(*two_bits));
+  const Bytes two_bit_file = file_of(*two_bits);
+  const PngFile reduced = read_png_chunks(two_bit_file);  // views into two_bit_file
   const Bytes rows = unfiltered_rows(reduced);
   for (uint32_t y = 0; y < 17; ++y)
     for (uint32_t x = 0; x < 33; ++x) {
