@@ -163,6 +163,10 @@ class Collector {
   BatchSummary& summary_;
 };
 
+// Where an in-place run keeps its journal when neither XDG_STATE_HOME nor HOME is set (cron,
+// system services): a folder of the user's own in /tmp, which make_private_dir vets.
+std::string shared_state_dir() { return "/tmp/lighten-" + std::to_string(::getuid()); }
+
 }  // namespace
 
 std::string default_journal_path(const BatchOptions& options) {
@@ -175,7 +179,7 @@ std::string default_journal_path(const BatchOptions& options) {
   else if (const char* home = std::getenv("HOME"); home && *home)
     state = std::string(home) + "/.local/state/lighten";
   else
-    state = "/tmp/lighten-" + std::to_string(::getuid());
+    state = shared_state_dir();
   // Named after the inputs: the same tree finds its journal again from any working directory.
   // "d/" (as tab completion writes it) and "." inside d name the same tree as "d".
   std::vector<std::string> keys;
@@ -237,9 +241,16 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
     summary.journal_path =
         options.journal_path.empty() ? default_journal_path(options) : options.journal_path;
     auto dir = std::filesystem::path(summary.journal_path).parent_path().string();
-    if (auto s = store->make_dirs(dir); !s.ok())
+    if (options.journal_path.empty() && dir == shared_state_dir()) {
+      if (auto s = batch::make_private_dir(dir); !s.ok())
+        throw std::runtime_error(
+            "the journal's folder " + dir +
+            " must be this user's alone (not a link, not writable by others): " + s.message +
+            "; set HOME or XDG_STATE_HOME, or pass --journal FILE or --no-journal");
+    } else if (auto s = store->make_dirs(dir); !s.ok()) {
       throw std::runtime_error("cannot create the journal's directory: " + s.message +
                                "; pass --journal FILE in a writable place, or --no-journal");
+    }
     journal = std::make_unique<batch::Journal>(summary.journal_path);
     journal->begin_run(summary.run_id, text);
   }
@@ -249,6 +260,7 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
   // A mirror run writes nothing in its inputs: a temp file there is an in-place run's, killed or
   // live, and that run's to remove.
   walk_options.clean_temps = !options.dry_run && !mirror;
+  walk_options.temps_beside_their_file = true;
   walk_options.owns_temp = [&](const std::string& relative) {
     // One whose file cannot be told is any shard's: only a run of the whole tree removes it.
     return relative.empty() ? options.shard.count <= 1 : batch::in_shard(relative, options.shard);
@@ -270,7 +282,8 @@ BatchSummary run_batch(const BatchOptions& options, ProgressSink& progress) {
     out_options.follow_symlinks = false;  // the mirror's links lead out of it
     out_options.collect_links = false;
     out_options.clean_temps = true;
-    out_options.clean_temp_links = true;  // make_link's, where only lighten writes
+    out_options.clean_temp_links = true;          // make_link's, where only lighten writes
+    out_options.temps_beside_their_file = false;  // a killed run's first copy has no file yet
     summary.cleaned_temps += batch::walk(*store, {options.output_dir}, out_options).cleaned_temps;
   }
 

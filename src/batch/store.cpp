@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -559,16 +560,34 @@ std::string temp_prefix(std::string_view base_name) {
 bool is_temp_name(std::string_view name) {
   if (name.size() < 1 + kTempMarker.size() + kTempSuffixLength || name[0] != '.') return false;
   auto at = name.size() - kTempSuffixLength - kTempMarker.size();
-  return name.substr(at, kTempMarker.size()) == kTempMarker;
+  const std::string_view suffix = name.substr(name.size() - kTempSuffixLength);
+  return name.substr(at, kTempMarker.size()) == kTempMarker &&
+         std::all_of(suffix.begin(), suffix.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)); });
+}
+
+std::string temp_cut_target(std::string_view temp_name) {
+  if (!is_temp_name(temp_name)) return {};
+  return std::string(
+      temp_name.substr(1, temp_name.size() - 1 - kTempMarker.size() - kTempSuffixLength));
 }
 
 std::string temp_target(std::string_view temp_name) {
-  if (!is_temp_name(temp_name)) return {};
-  auto base = temp_name.substr(1, temp_name.size() - 1 - kTempMarker.size() - kTempSuffixLength);
+  std::string base = temp_cut_target(temp_name);
   if (base.size() >= kMaxBaseInTempName) return {};
-  return std::string(base);
+  return base;
 }
 
 std::unique_ptr<Store> make_local_store() { return std::make_unique<LocalStore>(); }
+
+IoStatus make_private_dir(const std::string& dir) {
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+    return IoStatus::fail("create directory", dir, errno);
+  struct stat s;
+  if (::lstat(dir.c_str(), &s) != 0) return IoStatus::fail("look at", dir, errno);
+  if (!S_ISDIR(s.st_mode) || s.st_uid != ::geteuid() || (s.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+    return IoStatus::fail("use", dir, EPERM);
+  return {};
+}
 
 }  // namespace lighten::batch

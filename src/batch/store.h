@@ -100,11 +100,20 @@ class Store {
 
 std::unique_ptr<Store> make_local_store();
 
+// Makes `dir` (its parent must exist) as a folder only this user may write (0700), or checks the
+// one already there: not a link, this user's, and writable by no one else. In a shared folder such
+// as /tmp another user could have made it first, with a link in it to where the journal's writes
+// would then go.
+IoStatus make_private_dir(const std::string& dir);
+
 // The temp file name write_atomic uses for `target`'s base name, before the random suffix.
 std::string temp_prefix(std::string_view base_name);
-// True for a name write_atomic would use for its temp files (strays of killed runs).
+// True for a name write_atomic would use for its temp files (strays of killed runs): the
+// marker, then mkstemp's six letters and digits.
 bool is_temp_name(std::string_view name);
 // The base name a temp file was made for; empty when it was cut to fit.
 std::string temp_target(std::string_view temp_name);
+// What a temp name holds of the base name, whole or cut; empty for other names.
+std::string temp_cut_target(std::string_view temp_name);
 
 }  // namespace lighten::batch

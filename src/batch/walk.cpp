@@ -114,7 +114,8 @@ class Walker {
       std::string child_relative = join(relative, e.name);
       if (options_.skip_journals && is_journal_name(e.name) && e.type == EntryType::kFile) continue;
       // Temp names are never walked; links under one are removed only where make_link wrote.
-      if (is_temp_name(e.name) && (e.type == EntryType::kFile || e.type == EntryType::kSymlink)) {
+      if (is_temp_name(e.name) && (e.type == EntryType::kFile || e.type == EntryType::kSymlink) &&
+          (!options_.temps_beside_their_file || made_for_a_neighbour(e.name, entries))) {
         const bool removable = e.type == EntryType::kFile || options_.clean_temp_links;
         if (removable && options_.clean_temps && owns_temp(relative, e.name) &&
             store_.remove(child).ok())
@@ -164,6 +165,18 @@ class Walker {
       }
     }
     visiting_.erase({st.dev, st.ino});
+  }
+
+  // Whether the file a temp name was made for is among `entries` (where the name was cut to fit,
+  // a file whose name begins with what is left).
+  static bool made_for_a_neighbour(const std::string& temp_name,
+                                   const std::vector<DirEntry>& entries) {
+    const std::string target = temp_target(temp_name);
+    const std::string cut = temp_cut_target(temp_name);
+    return std::any_of(entries.begin(), entries.end(), [&](const DirEntry& other) {
+      if (is_temp_name(other.name)) return false;
+      return target.empty() ? other.name.starts_with(cut) : other.name == target;
+    });
   }
 
   bool owns_temp(const std::string& relative, const std::string& temp_name) const {

@@ -22,6 +22,11 @@ struct WalkOptions {
   // Also remove symbolic links with temp names (make_link's strays): only in a mirror's output,
   // where lighten alone writes; an input tree's links are its owner's.
   bool clean_temp_links = false;
+  // Take a temp name for one only beside the file it was made for, as an in-place run's always
+  // is (its original stays until the rename): in an input tree, a file of the user's that merely
+  // looks like one is walked as any other. A mirror's output holds temp files of files not yet
+  // written, and only lighten writes there: off.
+  bool temps_beside_their_file = false;
   // Whether this run owns the file a stray temp file was written for (its relative path; "" where
   // the temp name, cut for a long file name, no longer tells it): parallel shards over one tree
   // must not remove each other's live temp files.

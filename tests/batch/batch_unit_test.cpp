@@ -59,6 +59,29 @@ TEST(DestinationFull, OnlyWritesThatFindNoSpaceCount) {
   EXPECT_EQ(full.message(), batch::IoStatus::fail("write", "/out/b.bin", EDQUOT).message);
 }
 
+// An in-place run's temp file lies beside the original it replaces until the rename: in an input
+// tree, a file named like one beside no such file is the user's, walked and never removed (any
+// six characters after the marker were taken for mkstemp's, and the file deleted).
+TEST(Walk, OnlyATempBesideItsFileIsAStray) {
+  TempDir dir;
+  auto root = dir / "in";
+  touch(root / "b.jpg");
+  touch(root / ".b.jpg.lighten-tmp-Ab12Cd");
+  touch(root / ".notes.lighten-tmp-backup");
+  const std::string long_name(230, 'n');
+  touch(root / (long_name + ".jpg"));
+  touch(root / (batch::temp_prefix(long_name + ".jpg") + "Zz9Yy8"));  // cut: the file is found
+  auto store = batch::make_local_store();
+  batch::WalkOptions options;
+  options.temps_beside_their_file = true;
+  const auto r = batch::walk(*store, {root.string()}, options);
+  EXPECT_EQ(paths_of(r),
+            (std::vector<std::string>{".notes.lighten-tmp-backup", "b.jpg", long_name + ".jpg"}));
+  EXPECT_EQ(r.cleaned_temps, 2u);
+  EXPECT_TRUE(fs::exists(root / ".notes.lighten-tmp-backup"));
+  EXPECT_FALSE(fs::exists(root / ".b.jpg.lighten-tmp-Ab12Cd"));
+}
+
 TEST(Walk, SortedRecursiveSkipsTempsJournalAndSymlinks) {
   TempDir dir;
   auto root = dir / "in";
@@ -653,7 +676,26 @@ TEST(Store, TempNames) {
   EXPECT_EQ(batch::temp_target(batch::temp_prefix("a.jpg") + "XyZ123"), "a.jpg");
   EXPECT_FALSE(batch::is_temp_name("a.jpg"));
   EXPECT_FALSE(batch::is_temp_name(".lighten-tmp-"));
+  EXPECT_FALSE(batch::is_temp_name(".a.jpg.lighten-tmp-ab_12!"));  // not mkstemp's letters
   EXPECT_TRUE(batch::temp_target(batch::temp_prefix(std::string(250, 'n')) + "abcdef").empty());
+}
+
+// The journal's folder of last resort lies in /tmp, where another user could have made it first
+// with a link in it: it must be this user's and writable by no one else.
+TEST(Store, APrivateFolderIsMadeOrRefused) {
+  TempDir dir;
+  const fs::path made = dir / "mine";
+  ASSERT_TRUE(batch::make_private_dir(made.string()).ok());
+  EXPECT_EQ(fs::status(made).permissions() & fs::perms::all, fs::perms::owner_all);
+  EXPECT_TRUE(batch::make_private_dir(made.string()).ok());  // found again
+  const fs::path open = dir / "open";
+  fs::create_directory(open);
+  fs::permissions(open, fs::perms::all);
+  EXPECT_FALSE(batch::make_private_dir(open.string()).ok());
+  fs::create_directory_symlink(made, dir / "link");
+  EXPECT_FALSE(batch::make_private_dir((dir / "link").string()).ok());
+  touch(dir / "file");
+  EXPECT_FALSE(batch::make_private_dir((dir / "file").string()).ok());
 }
 
 TEST(Scheduler, RespectsTheMemoryBudget) {

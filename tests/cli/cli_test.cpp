@@ -253,7 +253,8 @@ TEST_F(CliTest, AnUnwritableReportPathIsRefusedBeforeTheRun) {
 }
 
 // A report never replaces what the run keeps or reads: its journal (the next run could not
-// resume), the other report, or a photo among its inputs. A report inside the inputs is fine.
+// resume), the other report, a photo among its inputs, or the mirror's copy of one. A report
+// inside the inputs is fine.
 TEST_F(CliTest, AReportThatWouldReplaceTheJournalAnInputOrTheOtherReportIsRefused) {
   const std::vector<uint8_t> photo = testing::make_jpeg({.width = 64, .height = 64});
   testing::write_file(dir_ / "in" / "a.jpg", photo);
@@ -267,6 +268,8 @@ TEST_F(CliTest, AReportThatWouldReplaceTheJournalAnInputOrTheOtherReportIsRefuse
            {"-o " + out + " --report-html " + out + "/.lighten-journal.sqlite",
             "the run's journal"},
            {"-o " + out + " --report " + in + "/a.jpg", "a jpeg file of the run's inputs"},
+           // The mirror writes a.jpg there (the report took its place, and the run said ok).
+           {"-o " + out + " --report " + out + "/a.jpg", "where the mirror writes"},
            {"-n --report " + out + ".x --report-html " + (dir_ / "." / "out.x").string(),
             "both name"}}) {
     SCOPED_TRACE(c.flags);
