@@ -602,6 +602,14 @@ TEST(PdfFormat, SignedDocumentsAreLeftAlone) {
       "/Filter /Adobe.PPKLite /ByteRange [0 100 200 300] /Contents <0011223344> >> >>] >>] >>");
   const Outcome d = optimize(as_bytes(make_pdf(direct)), Policy{});
   EXPECT_EQ(d.reason, Reason::kSigned) << reason_name(d.reason) << ": " << d.message;
+  // A signed widget written directly into the page's /Annots and missing from /Fields (the file
+  // was rewritten, the signature broken).
+  auto annotated = Sample{}.objects();
+  annotated[2].insert(annotated[2].rfind(">>"),
+                      "/Annots [<< /Type /Annot /Subtype /Widget /FT /Sig /Rect [0 0 0 0] /V << "
+                      "/Type /Sig /ByteRange [0 100 200 300] /Contents <0011223344> >> >>] ");
+  const Outcome a = optimize(as_bytes(make_pdf(annotated)), Policy{});
+  EXPECT_EQ(a.reason, Reason::kSigned) << reason_name(a.reason) << ": " << a.message;
 }
 
 // Certificate security: qpdf has no key to open it with, and the file is encrypted, not damaged.

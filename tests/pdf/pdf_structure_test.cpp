@@ -411,6 +411,13 @@ TEST(PdfStructure, ObjectsNestedAsDeepAsQpdfReadsAreVerified) {
   objects[0] = "<< /Type /Catalog /Pages 2 0 R /Extra " + deep + " >>";
   const Outcome o = optimize(as_bytes(make_pdf(objects)), Policy{});
   EXPECT_TRUE(o.replaced()) << reason_name(o.reason) << ": " << o.message;
+  // Identical streams to merge beside it: the merge walked only 256 deep and called the file
+  // corrupt.
+  auto same = two_pages(true);
+  same[0] = objects[0];
+  const Outcome merged = optimize(as_bytes(make_pdf(same)), Policy{});
+  EXPECT_NE(merged.reason, Reason::kCorrupt) << merged.message;
+  EXPECT_TRUE(merged.replaced()) << reason_name(merged.reason) << ": " << merged.message;
 }
 
 // A file whose header says 1.4 but which holds object streams (readers take them): written
@@ -459,6 +466,19 @@ TEST(PdfStructure, OnlyXrefSectionsReadersStartFromCountAsUpdates) {
   const Outcome refused = optimize(as_bytes(updated), Policy{});
   EXPECT_EQ(refused.reason, Reason::kUnsupportedVariant) << refused.message;
   EXPECT_NE(refused.message.find("incremental updates"), std::string::npos) << refused.message;
+  // Readers never read the first revision's startxref: a stale one (here one byte off) is
+  // harmless to them, and the trailer's /Prev still tells the update (it was merged, the first
+  // revision lost).
+  {
+    std::string stale = updated;
+    const size_t keyword = stale.find("startxref");
+    ASSERT_NE(keyword, std::string::npos);
+    const size_t digit = stale.find_first_of("0123456789", keyword) + 1;
+    stale[digit] = stale[digit] == '9' ? '8' : char(stale[digit] + 1);
+    const Outcome o = optimize(as_bytes(stale), Policy{});
+    EXPECT_EQ(o.reason, Reason::kUnsupportedVariant) << o.message;
+    EXPECT_NE(o.message.find("/Prev"), std::string::npos) << o.message;
+  }
   // The word in a comment is no linearised file: the update is still one (it was merged, the
   // first revision lost). Only a first object that is a linearisation dictionary stating the
   // length of a revision counts.

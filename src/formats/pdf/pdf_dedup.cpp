@@ -16,8 +16,6 @@ namespace {
 
 // Merging rounds: each can only make streams equal whose dictionaries named merged streams.
 constexpr int kMaxRounds = 8;
-// Direct objects nest; deeper than this is not a document anyone made.
-constexpr int kMaxDepth = 256;
 
 // Candidates group by dictionary text and a digest of the bytes; equality is checked on bytes.
 using StreamKey = std::tuple<std::string, size_t, uint64_t>;
@@ -57,7 +55,7 @@ class ReferenceRewriter {
   // Rewrites the references held directly by `h` (a dictionary, array or stream dictionary) and
   // by the direct objects inside it; indirect objects are visited on their own.
   void rewrite(QPDFObjectHandle h, int depth) {
-    if (depth > kMaxDepth)
+    if (depth > kMaxDirectDepth)  // never for what qpdf reads
       throw FormatError(Reason::kCorrupt, 0, "objects nest too deeply to merge streams");
     if (h.isStream()) return rewrite(h.getDict(), depth + 1);
     if (h.isDictionary()) {

@@ -229,6 +229,25 @@ bool signed_field_below(QPDFObjectHandle field, std::set<QPDFObjGen>& seen, int 
   return false;
 }
 
+// Whether `h` or a direct object inside it is a signature or a signed field: a widget written
+// directly into a page's /Annots and left out of /Fields still signs the file.
+bool holds_signature(QPDFObjectHandle h, int depth) {
+  if (depth > kMaxDirectDepth) return false;  // never for what qpdf reads
+  if (h.isDictionary()) {
+    if (is_signature_value(h) ||
+        (h.getKey("/FT").isNameAndEquals("/Sig") && is_signature_value(h.getKey("/V"))))
+      return true;
+    for (const std::string& key : h.getKeys()) {
+      QPDFObjectHandle v = h.getKey(key);
+      if (!v.isIndirect() && holds_signature(v, depth + 1)) return true;
+    }
+  } else if (h.isArray()) {
+    for (QPDFObjectHandle v : h.aitems())
+      if (!v.isIndirect() && holds_signature(v, depth + 1)) return true;
+  }
+  return false;
+}
+
 void read_signatures(QPDF& pdf, PdfFacts& facts) {
   QPDFObjectHandle root = pdf.getRoot();
   if (root.hasKey("/Perms")) {
@@ -247,11 +266,7 @@ void read_signatures(QPDF& pdf, PdfFacts& facts) {
         return;
       }
   for (QPDFObjectHandle obj : pdf.getAllObjects()) {
-    QPDFObjectHandle dict = obj.isStream() ? obj.getDict() : obj;
-    if (!dict.isDictionary()) continue;
-    const bool sig_field =
-        dict.getKey("/FT").isNameAndEquals("/Sig") && is_signature_value(dict.getKey("/V"));
-    if (sig_field || is_signature_value(dict)) {
+    if (holds_signature(obj.isStream() ? obj.getDict() : obj, 0)) {
       facts.signed_ = true;
       facts.signature_reason =
           "signature with /ByteRange in object " + obj.getObjGen().unparse(' ');
@@ -350,7 +365,14 @@ PdfFacts inspect(QPDF& pdf, ByteView bytes) {
   const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   facts.linearized = pdf.isLinearized() || declares_linearization(text);
   facts.xref_sections = int(count_xref_sections(text));
-  facts.incremental = facts.xref_sections > (facts.linearized ? 2 : 1);
+  // An earlier revision's startxref qpdf never reads may be stale or missing, so the sections
+  // it counts can fall short; the trailer's /Prev (a linearised file's first-page trailer has
+  // one of its own) says there is an earlier one.
+  if (facts.xref_sections > (facts.linearized ? 2 : 1))
+    facts.incremental_sign = std::to_string(facts.xref_sections) + " xref sections";
+  else if (!facts.linearized && pdf.getTrailer().hasKey("/Prev"))
+    facts.incremental_sign = "the trailer's /Prev names an earlier revision";
+  facts.incremental = !facts.incremental_sign.empty();
   read_pdfa(pdf, facts);
   facts.pdfx = claims_pdfx(pdf);
   read_signatures(pdf, facts);

@@ -16,6 +16,10 @@
 
 namespace lighten::pdf {
 
+// How deep direct objects are followed: qpdf reads them up to 500 deep, so every document it
+// reads is walked whole.
+inline constexpr int kMaxDirectDepth = 600;
+
 // Parses `bytes` (which must outlive the result). Without `repair`, no xref reconstruction: a
 // file qpdf could only read by repairing it is not ours to rewrite unless the policy says so.
 std::unique_ptr<QPDF> open_pdf(ByteView bytes, const std::string& description, bool repair = false);
@@ -41,6 +45,7 @@ struct PdfFacts {
   bool pdfx = false;             // claims PDF/X (its version is part of the claim)
   int xref_sections = 1;  // startxref keywords with an offset: >1 (beyond linearisation) = updates
   bool incremental = false;
+  std::string incremental_sign;  // what shows it: "3 xref sections", or the trailer's /Prev
 };
 
 // Looks at the whole file: signatures, PDF/A metadata, encryption, incremental updates.

@@ -15,9 +15,6 @@
 namespace lighten::pdf {
 namespace {
 
-// Direct objects nest; qpdf reads them up to 500 deep, so every document it reads is walked
-// whole (a mask named deeper would have been missed).
-constexpr int kMaxDepth = 600;
 // Distinct output intent profiles read at most: a document has one, perhaps one per standard it
 // claims, and PDF 2.0 pages may add their own; past this many, every device space counts as
 // redefined.
@@ -49,7 +46,7 @@ class Walk {
 
  private:
   void visit(QPDFObjectHandle h, int depth) {
-    if (depth > kMaxDepth) return;
+    if (depth > kMaxDirectDepth) return;  // never for what qpdf reads
     if (h.isStream()) return visit(h.getDict(), depth + 1);
     if (h.isArray()) {
       for (int i = 0; i < h.getArrayNItems(); ++i) follow(h.getArrayItem(i), depth + 1);

@@ -47,8 +47,8 @@ void refuse_protected(const PdfFacts& facts) {
                       "signed PDF (" + facts.signature_reason + "); rewriting would break it");
   if (facts.incremental)
     throw FormatError(Reason::kUnsupportedVariant, 0,
-                      "has incremental updates (" + std::to_string(facts.xref_sections) +
-                          " xref sections); rewriting would merge its revisions");
+                      "has incremental updates (" + facts.incremental_sign +
+                          "); rewriting would merge its revisions");
 }
 
 // Encrypted files are not raised: their encryption parameters were chosen for their version.

@@ -22,9 +22,6 @@
 namespace lighten {
 namespace {
 
-// Direct objects nest; qpdf reads them up to 500 deep, so every document it reads is compared.
-constexpr int kMaxDirectDepth = 600;
-
 class GraphCompare {
  public:
   explicit GraphCompare(Context& context) : context_(context) {}
@@ -79,7 +76,7 @@ class GraphCompare {
   }
 
   bool same_content(QPDFObjectHandle x, QPDFObjectHandle y, int depth) {
-    if (depth > kMaxDirectDepth) return fail(x, "objects nest too deeply to compare");
+    if (depth > pdf::kMaxDirectDepth) return fail(x, "objects nest too deeply to compare");
     switch (x.getTypeCode()) {
       case ::ot_null:
         return true;
@@ -265,9 +262,7 @@ void describe_pdf(ByteView input, FileInfo& info) {
     add("linearised", yes_no(facts.linearized));
     add("signed", facts.signed_ ? "yes: " + facts.signature_reason : "no");
     add("PDF/A", facts.pdfa_part ? std::to_string(facts.pdfa_part) + facts.pdfa_conformance : "no");
-    add("incremental updates",
-        facts.incremental ? "yes (" + std::to_string(facts.xref_sections) + " xref sections)"
-                          : "no");
+    add("incremental updates", facts.incremental ? "yes (" + facts.incremental_sign + ")" : "no");
     const std::vector<QPDFObjectHandle> objects = pdf.getAllObjects();
     add("objects", std::to_string(objects.size()));
     std::map<std::string, int> images;
