@@ -1,5 +1,6 @@
 // PNG: re-filtered and re-deflated, every other chunk identical, pixels identical by libpng.
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <ostream>
 
@@ -124,6 +125,17 @@ TEST(PngMalformed, BadCrcApngAndTruncation) {
   append_png_chunk(signed_png, "caBX", jumbf);
   signed_png.insert(signed_png.end(), input.begin() + 33, input.end());
   EXPECT_EQ(optimize(signed_png, Policy{}).reason, Reason::kSigned);
+
+  // A header declaring more rows than the image data holds: the reason says it is the image
+  // data that falls short of the header (it spoke of a "recorded size" of the stream).
+  Bytes taller = input;
+  taller[8 + 8 + 4 + 2] += 1;  // height + 256 rows
+  const uLong crc = crc32(0, taller.data() + 12, 17);
+  for (int i = 0; i < 4; ++i) taller[29 + size_t(i)] = uint8_t(crc >> (24 - 8 * i));
+  const Outcome short_data = optimize(taller, Policy{});
+  EXPECT_EQ(short_data.reason, Reason::kCorrupt) << short_data.message;
+  EXPECT_NE(short_data.message.find("image data for"), std::string::npos) << short_data.message;
+  EXPECT_NE(short_data.message.find("what the rows need"), std::string::npos) << short_data.message;
 }
 
 // The verifier compares text chunks as bytes and has libpng skip them: a comment that inflates

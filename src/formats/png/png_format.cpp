@@ -1,6 +1,8 @@
 #include "formats/png/png_format.h"
 
 #include <algorithm>
+#include <string>
+#include <string_view>
 
 #include "codecs/deflate.h"
 #include "core/policy_names.h"
@@ -59,7 +61,19 @@ Outcome optimize_png(ByteView input, Context& context) {
   const Bytes idat = image_data(png);
   const uint64_t size =
       png_data_size(png.header, std::min<uint64_t>(policy.limits.max_expanded_bytes, 1ull << 34));
-  Bytes original_filtered = inflate_exact(idat, size_t(size), DeflateWrapper::kZlib);
+  Bytes original_filtered;
+  try {
+    original_filtered = inflate_exact(idat, size_t(size), DeflateWrapper::kZlib);
+  } catch (const FormatError& e) {
+    // The "recorded size" the inflater speaks of is what the header's rows need.
+    std::string what = e.what();
+    const std::string_view recorded = "its recorded size";
+    if (const size_t at = what.find(recorded); at != std::string::npos)
+      what.replace(at, recorded.size(), "what the rows need");
+    throw FormatError(e.reason(), e.offset(),
+                      "image data for " + std::to_string(png.header.width) + "x" +
+                          std::to_string(png.header.height) + " pixels: " + what);
+  }
   Bytes raw = original_filtered;
   png_unfilter(raw, png.header);
 
