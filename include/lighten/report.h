@@ -41,8 +41,9 @@ std::string printable_text(std::string_view text);
 // `journaled`: the run kept a journal, so running it again skips the files it finished.
 std::string_view reason_advice(Reason reason, bool journaled);
 
-// The SSIMULACRA2 a perceptual output reached, read from the outcome's detail text
-// ("... SSIMULACRA2 86.41 ..."); nullopt for lossless outputs.
+// The SSIMULACRA2 a perceptual output reached, read from the outcome's detail text (a JPEG's
+// "requantised ... SSIMULACRA2 86.41 ...", a document's or a video's "worst SSIMULACRA2
+// 80.06"); nullopt for lossless outputs.
 std::optional<double> ssimulacra2_from_detail(std::string_view detail);
 
 // ---- The HTML page and the CSV: aggregates of any number of files in bounded memory ----

@@ -2,6 +2,12 @@
 #pragma once
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <string_view>
 
 #include "lighten/outcome.h"
 
@@ -15,6 +21,26 @@ inline void fold_worst(QualityFigures& into, const QualityFigures& item) {
     into.ssimulacra2 = std::min(into.ssimulacra2.value_or(*item.ssimulacra2), *item.ssimulacra2);
   if (item.butteraugli)
     into.butteraugli = std::max(into.butteraugli.value_or(*item.butteraugli), *item.butteraugli);
+}
+
+// How a document's or a video's detail gives its worst score (the engine appends it), and how
+// reports find it again in a journal's detail.
+inline constexpr std::string_view kWorstScoreLabel = "worst SSIMULACRA2 ";
+
+inline std::string worst_score_text(double score) {
+  char number[32];
+  std::snprintf(number, sizeof number, "%.2f", score);
+  return std::string(kWorstScoreLabel) + number;
+}
+
+inline std::optional<double> worst_score_in(std::string_view detail) {
+  const size_t at = detail.rfind(kWorstScoreLabel);
+  if (at == std::string_view::npos) return std::nullopt;
+  const char* first = detail.data() + at + kWorstScoreLabel.size();
+  double value = 0;
+  const auto [end, error] = std::from_chars(first, detail.data() + detail.size(), value);
+  if (error != std::errc() || end == first || !std::isfinite(value)) return std::nullopt;
+  return value;
 }
 
 }  // namespace lighten

@@ -1,9 +1,11 @@
+#include <algorithm>
 #include <chrono>
 #include <new>
 #include <optional>
 #include <string>
 
 #include "core/content_key.h"
+#include "core/worst_quality.h"
 #include "engine/engine_context.h"
 #include "engine/registry.h"
 #include "lighten/lighten.h"
@@ -217,7 +219,16 @@ Outcome EngineContext::run(ByteView bytes) {
   if (!verdict.ok)
     return finish(
         keep(std::move(o), Reason::kVerifyFailed, "verification failed: " + verdict.problem));
+  // The optimiser may know a lower figure than the verifier measures (an AVI's frames as
+  // ffmpeg decodes them, beside libjpeg's view): the lower one stands.
+  const std::optional<double> claimed = o.quality.ssimulacra2;
   o.quality = verdict.quality;
+  if (claimed && o.quality.ssimulacra2)
+    o.quality.ssimulacra2 = std::min(*claimed, *o.quality.ssimulacra2);
+  // A JPEG's detail gives its score already; a document's or a video's gives it here, in the
+  // words the reports read (ssimulacra2_from_detail).
+  if (o.kind != Kind::kJpeg && o.quality.ssimulacra2 && !o.quality.pixels_identical)
+    o.detail += (o.detail.empty() ? "" : "; ") + worst_score_text(*o.quality.ssimulacra2);
   o.reason = Reason::kOptimized;
   o.message.clear();
   return finish(std::move(o));

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "core/worst_quality.h"
 #include "lighten/report.h"
 
 namespace lighten {
@@ -108,6 +109,8 @@ std::string_view reason_advice(Reason reason, bool journaled) {
 }
 
 std::optional<double> ssimulacra2_from_detail(std::string_view detail) {
+  // A document's or a video's worst picture or frame, in the engine's words.
+  if (const std::optional<double> worst = worst_score_in(detail)) return worst;
   // Only requantised outputs carry a score; "lossless only (no requantisation met
   // SSIMULACRA2 85.0 ...)" names the floor, not a score, and "lossless only (requantised image
   // data would be ...)" none.

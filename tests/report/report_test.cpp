@@ -105,6 +105,16 @@ TEST(ReportAggregator, ListsAreBoundedAndIndependentOfOrder) {
   EXPECT_EQ(forward.total.score_min, 81.0);  // odd i only: i % 10 is at least 1
 }
 
+// Documents and videos: the engine appends their worst picture's or frame's score.
+TEST(ReportAggregator, ADocumentsOrAVideosWorstScoreIsRead) {
+  EXPECT_EQ(ssimulacra2_from_detail("1 jpeg, 1 png optimised; worst SSIMULACRA2 80.06"), 80.06);
+  EXPECT_EQ(ssimulacra2_from_detail("12 of 12 MJPEG frames optimised, 12 images requantised: "
+                                    "SSIMULACRA2 min 80.6, mean 84.0; requantised frames as "
+                                    "ffmpeg decodes them: min 80.1, mean 83.2; worst "
+                                    "SSIMULACRA2 80.10"),
+            80.10);
+}
+
 TEST(ReportAggregator, ScoreComesOnlyFromRequantisedDetail) {
   EXPECT_EQ(ssimulacra2_from_detail(
                 "requantised q~92 -> q78.50 (Robidoux tables) with trellis, SSIMULACRA2 81.27 "

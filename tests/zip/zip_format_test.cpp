@@ -8,6 +8,7 @@
 #include "formats/zip/zip_archive.h"
 #include "formats/zip/zip_format.h"
 #include "lighten/lighten.h"
+#include "lighten/report.h"
 #include "support/corpus.h"
 #include "support/direct_context.h"
 #include "support/jpeg_maker.h"
@@ -203,6 +204,11 @@ TEST(ZipFormat, ADocumentReportsItsWorstPicturesScore) {
   EXPECT_FALSE(o.quality.pixels_identical);
   ASSERT_TRUE(o.quality.ssimulacra2.has_value()) << o.detail;
   EXPECT_GE(*o.quality.ssimulacra2, 80.0);
+  // The journal keeps the detail, and reports read the score from it: a document's detail
+  // named no score, so its row in the CSV and HTML report had none.
+  const std::optional<double> reported = ssimulacra2_from_detail(o.detail);
+  ASSERT_TRUE(reported.has_value()) << o.detail;
+  EXPECT_NEAR(*reported, *o.quality.ssimulacra2, 0.005) << o.detail;
 }
 
 TEST(ZipFormat, MimetypeStaysFirstStoredAndIdentical) {

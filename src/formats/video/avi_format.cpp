@@ -434,10 +434,13 @@ Outcome optimize_avi(ByteView input, Context& context) {
                     *tally.worst_score, tally.score_sum / double(tally.scored));
   if (tally.scored && tally.pixels_kept)
     outcome.detail += fmt::format(", {} images optimised losslessly only", tally.pixels_kept);
-  if (tally.reader_scored)
+  if (tally.reader_scored) {
     outcome.detail +=
         fmt::format("; requantised frames as ffmpeg decodes them: min {:.1f}, mean {:.1f}",
                     *tally.reader_worst, tally.reader_sum / double(tally.reader_scored));
+    // The engine keeps the lower of this and what its verification measures (libjpeg's view).
+    outcome.quality.ssimulacra2 = *tally.reader_worst;
+  }
   if (tally.raised)
     outcome.detail += fmt::format(", {} of them done again at a raised floor", tally.raised);
   if (tally.lossless)
