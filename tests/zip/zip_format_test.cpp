@@ -133,7 +133,11 @@ TEST(ZipFormat, PicturesShownThroughEffectsStayLossless) {
   for (const std::string effect :
        {"<a:clrChange><a:clrFrom><a:srgbClr val=\"FFFFFF\"/></a:clrFrom><a:clrTo><a:srgbClr "
         "val=\"FFFFFF\"><a:alpha val=\"0\"/></a:srgbClr></a:clrTo></a:clrChange>",
-        "<a:biLevel thresh=\"50000\"/>", "<a:lum bright=\"10000\" contrast=\"40000\"/>"}) {
+        "<a:biLevel thresh=\"50000\"/>", "<a:lum bright=\"10000\" contrast=\"40000\"/>",
+        // ODF's black and white, in either quote and with spaces around '=' (LibreOffice reads
+        // both; only the double-quoted form without spaces was found).
+        "<style:graphic-properties draw:color-mode='mono'/>",
+        "<style:graphic-properties draw:color-mode = \"mono\"/>"}) {
     SCOPED_TRACE(effect);
     const auto [o, picture] = picture_after(effect);
     EXPECT_EQ(testing::decode_jpeg_pixels(picture), testing::decode_jpeg_pixels(jpeg));

@@ -193,9 +193,11 @@ bool positive_number(std::string_view value) {
   return false;
 }
 
-// Whether attribute `name` is above zero among an element's attributes (the text after its name,
-// up to its '>'), in either quote, with spaces around '=' as XML allows.
-bool attribute_above_zero(std::string_view attributes, std::string_view name) {
+// Whether attribute `name` has a value `test` accepts among an element's attributes (the text
+// after its name, up to its '>'; or any text), in either quote, with spaces around '=' as XML
+// allows.
+template <typename Test>
+bool attribute_value(std::string_view attributes, std::string_view name, Test test) {
   constexpr std::string_view kSpace = " \t\r\n";
   for (size_t at = attributes.find(name); at != std::string_view::npos;
        at = attributes.find(name, at + 1)) {
@@ -206,9 +208,13 @@ bool attribute_above_zero(std::string_view attributes, std::string_view name) {
     if (i == std::string_view::npos || (attributes[i] != '"' && attributes[i] != '\'')) continue;
     const size_t close = attributes.find(attributes[i], i + 1);
     if (close == std::string_view::npos) return false;
-    if (positive_number(attributes.substr(i + 1, close - i - 1))) return true;
+    if (test(attributes.substr(i + 1, close - i - 1))) return true;
   }
   return false;
+}
+
+bool attribute_above_zero(std::string_view attributes, std::string_view name) {
+  return attribute_value(attributes, name, positive_number);
 }
 
 // Whether an element whose local name is `local` (any namespace prefix, or none) has attribute
@@ -276,9 +282,10 @@ bool shows_pictures_through_effects(const ZipArchive& archive, Context& context)
     const MemoryHold hold = hold_for_part(context, e, 1);
     const Bytes content = entry_content(e);
     const std::string_view text(reinterpret_cast<const char*>(content.data()), content.size());
-    for (std::string_view marker :
-         {"clrChange", "biLevel", "BLACK_WHITE", "PATTERN_8_8", "draw:color-mode=\"mono\""})
+    for (std::string_view marker : {"clrChange", "biLevel", "BLACK_WHITE", "PATTERN_8_8"})
       if (text.find(marker) != std::string_view::npos) return true;
+    if (attribute_value(text, "draw:color-mode", [](std::string_view v) { return v == "mono"; }))
+      return true;
     if (raises_contrast(text) || vml_picture_effect(text)) return true;
   }
   return false;
