@@ -178,6 +178,8 @@ TEST(PngMetadata, TextThatTurnsTheImageStaysUnderStrip) {
   const std::vector<std::pair<std::string, Bytes>> turning = {
       {"iTXt", itxt("<x:xmpmeta tiff:Orientation=\"6\"/>", false)},
       {"iTXt", itxt("<tiff:Orientation>8</tiff:Orientation>", true)},
+      // Pillow takes the first tag followed by a digit.
+      {"iTXt", itxt("<a tiff:Orientation=\"x\"/><tiff:Orientation>6</tiff:Orientation>", false)},
       {"zTXt", raw_profile}};
   for (const auto& [type, data] : turning) {
     Bytes input =
@@ -192,6 +194,22 @@ TEST(PngMetadata, TextThatTurnsTheImageStaysUnderStrip) {
   const Outcome strip = optimized(upright, MetadataPolicy::kStrip);
   ASSERT_TRUE(strip.replaced()) << strip.message;
   EXPECT_EQ(described_chunks(strip.bytes), (std::vector<std::string>{"IHDR", "IEND"}));
+  // Pillow reads XMP only where the EXIF (an eXIf, or without one the raw profile) gives no
+  // orientation: beside an upright one the XMP's 6 turns nothing, and kept alone it would.
+  const Bytes xmp_6 = itxt("<x:xmpmeta tiff:Orientation=\"6\"/>", false);
+  std::string upright_hex = "\nexif\n      24\n";
+  for (const uint8_t b : orientation_only_tiff(1))
+    upright_hex += "0123456789abcdef"[b >> 4], upright_hex += "0123456789abcdef"[b & 15];
+  for (const auto& [type, data] : std::vector<std::pair<std::string, Bytes>>{
+           {"eXIf", orientation_only_tiff(1)},
+           {"tEXt", text_data("Raw profile type exif", upright_hex + "\n")}}) {
+    SCOPED_TRACE(type);
+    Bytes input = testing::with_chunk_after_header(testing::make_png({.text = ""}), "iTXt", xmp_6);
+    input = testing::with_chunk_after_header(input, type.c_str(), data);
+    const Outcome o = optimized(input, MetadataPolicy::kStrip);
+    ASSERT_TRUE(o.replaced()) << o.message;
+    EXPECT_EQ(described_chunks(o.bytes), (std::vector<std::string>{"IHDR", "IEND"}));
+  }
 }
 
 // Strip keeps what changes how the image shows or what its values mean: HDR mastering and light
@@ -235,7 +253,14 @@ TEST(PngMetadata, SignedAndPalettelessFilesAreLeftAloneWithTheirReason) {
   const Outcome twice = optimized(testing::with_chunk_after_header(suggested, "PLTE", colours),
                                   MetadataPolicy::kKeep);
   EXPECT_EQ(twice.reason, Reason::kCorrupt) << twice.message;
-  // An empty PLTE libpng refuses in any colour type too (it was a verification failure).
+  // An empty PLTE libpng refuses in colour images too (it was a verification failure); in a grey
+  // one it passes it over.
+  const Outcome grey = optimized(
+      testing::with_chunk_after_header(
+          testing::make_png({.color_type = PNG_COLOR_TYPE_GRAY, .text = ""}), "PLTE", Bytes{}),
+      MetadataPolicy::kKeep);
+  EXPECT_NE(grey.reason, Reason::kCorrupt) << grey.message;
+  EXPECT_NE(grey.reason, Reason::kVerifyFailed) << grey.message;
   const Outcome empty =
       optimized(testing::with_chunk_after_header(testing::make_png({.text = ""}), "PLTE", Bytes{}),
                 MetadataPolicy::kKeep);

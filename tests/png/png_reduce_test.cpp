@@ -190,6 +190,25 @@ TEST(PngReduce, APaletteWithARepeatedEntryKeepsItsNumbers) {
   EXPECT_FALSE(optimize(first.bytes, reducing()).replaced());
 }
 
+// A palette of greys became grey too, its levels read where the indices were: [white, black]
+// became 1-bit grey with every pixel inverted, four greys read 0/85/170/255 for 0-3. Only a
+// palette whose every grey is its own index may become grey.
+TEST(PngReduce, AGreyPaletteBecomesGreyOnlyWhereItsGreysAreItsIndices) {
+  PngPicture p = picture(40, 8, PNG_COLOR_TYPE_PALETTE, 8);
+  p.samples = pixels(40, 8, 1, [](uint32_t x, uint32_t, int) { return x % 2; });
+  p.palette = {{255, 255, 255}, {0, 0, 0}};
+  EXPECT_EQ(layout_with_type(layouts_of(testing::write_picture(p)), 0), nullptr);
+  p.palette = {{0, 0, 0}, {85, 85, 85}, {170, 170, 170}, {255, 255, 255}};
+  EXPECT_EQ(layout_with_type(layouts_of(testing::write_picture(p)), 0), nullptr);
+  p.palette = {{0, 0, 0}, {1, 1, 1}};
+  const Bytes identity = testing::write_picture(p);
+  const auto layouts = layouts_of(identity);
+  const PngLayout* grey = layout_with_type(layouts, 0);
+  ASSERT_NE(grey, nullptr);
+  expect_same_pixels(identity, *grey);
+  EXPECT_EQ(unfiltered_rows(read_png_chunks(identity)), grey->raw);  // the same numbers
+}
+
 TEST(PngReduce, GreyRgbBecomesGrey) {
   PngPicture p = picture(64, 20, PNG_COLOR_TYPE_RGB, 8);
   p.samples = pixels(64, 20, 3, [](uint32_t x, uint32_t y, int) { return (x * 3 + y) % 256; });

@@ -94,8 +94,8 @@ PngFile read_png_chunks(ByteView bytes) {
     // 1 to 256 colours before its image data (other colour types' suggested palettes libpng
     // may pass over).
     if (c.is("PLTE") && ++palettes > 1) throw FormatError(Reason::kCorrupt, start, "a second PLTE");
-    // An empty one libpng refuses in any colour type too.
-    if (c.is("PLTE") && c.data.empty())
+    // An empty one libpng refuses in colour images too (grey ones' PLTE it ignores).
+    if (c.is("PLTE") && c.data.empty() && (png.header.color_type & 2) != 0)
       throw FormatError(Reason::kCorrupt, start, "an empty PLTE (a palette of no colours)");
     if (c.is("PLTE") && png.header.color_type == 3) {
       if (seen_idat) throw FormatError(Reason::kCorrupt, start, "PLTE after the image data");

@@ -48,34 +48,30 @@ std::optional<std::string> text_of(const PngChunk& c) {
   }
 }
 
-// Pillow turns a PNG by text too, where no eXIf gives an orientation: XMP's tiff:Orientation
-// and ImageMagick's "Raw profile type exif" (EXIF in hexadecimal after three lines).
-std::optional<int> text_orientation(const PngChunk& c) {
-  if (!is_text(c)) return std::nullopt;
-  const std::string_view key = keyword(c);
-  if (key != "XML:com.adobe.xmp" && key != "Raw profile type exif") return std::nullopt;
-  const std::optional<std::string> text = text_of(c);
-  if (!text) return std::nullopt;
-  if (key == "XML:com.adobe.xmp") {
-    for (const std::string_view tag : {"tiff:Orientation=\"", "tiff:Orientation>"}) {
-      const size_t at = text->find(tag);
-      if (at != std::string::npos && at + tag.size() < text->size()) {
-        const char digit = (*text)[at + tag.size()];
-        if (digit >= '0' && digit <= '9') return digit - '0';
-      }
-    }
-    return std::nullopt;
+// XMP's tiff:Orientation as Pillow finds it: the first "tiff:Orientation" followed by '="' or
+// '>' and a digit.
+std::optional<int> xmp_orientation(std::string_view text) {
+  constexpr std::string_view kTag = "tiff:Orientation";
+  for (size_t at = text.find(kTag); at != std::string_view::npos; at = text.find(kTag, at + 1)) {
+    const std::string_view rest = text.substr(at + kTag.size());
+    const size_t digit = rest.starts_with("=\"") ? 2 : rest.starts_with(">") ? 1 : 0;
+    if (digit && digit < rest.size() && rest[digit] >= '0' && rest[digit] <= '9')
+      return rest[digit] - '0';
   }
+  return std::nullopt;
+}
+
+// ImageMagick's "Raw profile type exif": EXIF in hexadecimal after three lines.
+std::optional<int> raw_profile_orientation(std::string_view text) {
   size_t at = 0;
   for (int line = 0; line < 3; ++line) {
-    const size_t end = text->find('\n', at);
-    if (end == std::string::npos) return std::nullopt;
+    const size_t end = text.find('\n', at);
+    if (end == std::string_view::npos) return std::nullopt;
     at = end + 1;
   }
   Bytes exif;
   int high = -1;
-  for (size_t i = at; i < text->size(); ++i) {
-    const char ch = (*text)[i];
+  for (const char ch : text.substr(at)) {
     const int v = ch >= '0' && ch <= '9'   ? ch - '0'
                   : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
                   : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
@@ -91,6 +87,32 @@ std::optional<int> text_orientation(const PngChunk& c) {
   ByteView tiff(exif);
   if (starts_with(tiff, std::string_view("Exif\0\0", 6))) tiff = tiff.subspan(6);
   return tiff_orientation(tiff);
+}
+
+// The text chunk Pillow turns the image by, where that turns it (orientation other than 1);
+// nullptr otherwise. Pillow takes the last eXIf, or without one the last raw EXIF profile, and
+// only where that gives no orientation the last XMP's.
+const PngChunk* turning_text(const PngFile& png) {
+  const PngChunk *exif = nullptr, *raw = nullptr, *xmp = nullptr;
+  for (const PngChunk& c : png.chunks) {
+    if (c.is("eXIf")) exif = &c;
+    if (is_text(c) && keyword(c) == "Raw profile type exif") raw = &c;
+    if (is_text(c) && keyword(c) == "XML:com.adobe.xmp") xmp = &c;
+  }
+  auto text_gives = [](const PngChunk* c, auto orientation_in) -> std::optional<int> {
+    if (!c) return std::nullopt;
+    const std::optional<std::string> text = text_of(*c);
+    return text ? orientation_in(*text) : std::nullopt;
+  };
+  const PngChunk* source = nullptr;
+  std::optional<int> orientation;
+  if (exif) {
+    orientation = tiff_orientation(exif->data);
+  } else if ((orientation = text_gives(raw, raw_profile_orientation))) {
+    source = raw;
+  }
+  if (!orientation && (orientation = text_gives(xmp, xmp_orientation))) source = xmp;
+  return source && orientation != 1 ? source : nullptr;
 }
 
 bool kept_in_safe(const PngChunk& c) {
@@ -117,16 +139,17 @@ PngFile png_chunks_kept(const PngFile& png, MetadataPolicy policy, Bytes& storag
   dropped = 0;
   PngFile out{png.header, {}, png.trailing};
   bool exif_seen = false;  // readers (libpng) take the first eXIf and ignore any other
+  // Text that turns the image in Pillow stays whole: an eXIf made from it would turn it in every
+  // other reader too.
+  const PngChunk* turning = policy == MetadataPolicy::kStrip ? turning_text(png) : nullptr;
   for (const PngChunk& c : png.chunks) {
     if (is_image_data_index(c)) continue;
     if (policy == MetadataPolicy::kKeep) {
       out.chunks.push_back(c);
       continue;
     }
-    // Text that turns the image in Pillow stays whole: an eXIf made from it would turn it in
-    // every other reader too.
-    const bool turns = policy == MetadataPolicy::kStrip && text_orientation(c).value_or(1) != 1;
-    const bool kept = policy == MetadataPolicy::kSafe ? kept_in_safe(c) : kept_in_strip(c) || turns;
+    const bool kept =
+        policy == MetadataPolicy::kSafe ? kept_in_safe(c) : kept_in_strip(c) || &c == turning;
     if (kept) {
       out.chunks.push_back(c);
       continue;

@@ -419,6 +419,15 @@ Bytes pack_pixels(const std::vector<Rgba16>& pixels, const Target& t) {
   return raw;
 }
 
+bool palette_greys_are_indices(const PngFile& png) {
+  const PngChunk* plte = find_png_chunk(png, "PLTE");
+  if (!plte) return false;
+  for (size_t i = 0; i + 3 <= plte->data.size(); i += 3)
+    for (size_t c = 0; c < 3; ++c)
+      if (plte->data[i + c] != i / 3) return false;
+  return true;
+}
+
 unsigned palette_depth(size_t entries) {
   return entries <= 2 ? 1 : entries <= 4 ? 2 : entries <= 16 ? 4 : 8;
 }
@@ -466,7 +475,10 @@ std::vector<PngLayout> reduced_png_layouts(const PngFile& png, const Bytes& raw)
 
   std::vector<Target> targets;
   // Grey or truecolour with as few channels and bits as the pixels allow.
-  const bool grey_allowed = facts.grey && (in_grey || !colour_family_fixed) && !suggested_palette;
+  // A palette image becomes grey only where each entry's grey is its own index: a loader reads
+  // a palette image's indices (masks), and grey ones' levels in their place.
+  const bool grey_allowed = facts.grey && (in_grey || !colour_family_fixed) && !suggested_palette &&
+                            (in.color_type != 3 || palette_greys_are_indices(png));
   if (in.color_type != 3 || grey_allowed) {
     Target t;
     t.header = in;
