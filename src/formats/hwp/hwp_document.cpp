@@ -91,6 +91,11 @@ void refuse_protected(const FileHeader& header, const cfb::CompoundFile& file) {
                         "DRM-protected HWP document (" + std::string(name) + ")");
 }
 
+std::string damaged_trailer_text(const std::string& stream) {
+  return "the CRC-32 or length after " + stream +
+         "'s deflate data does not match what it inflates to";
+}
+
 std::optional<Inflated> inflate_stream(ByteView stream, size_t limit) {
   Inflated out;
   size_t consumed = 0;
@@ -113,7 +118,7 @@ std::optional<Inflated> inflate_stream(ByteView stream, size_t limit) {
     out.trailer = Trailer::kCrcAndSize;
   else if (crc == 0 && size_fits)
     out.trailer = Trailer::kZeroAndSize;
-  else if (crc_fits || size_fits)
+  else if (crc_fits || size_fits || crc == 0)  // one of the two fields fits its form
     out.trailer = Trailer::kDamaged;
   else
     out.trailer = Trailer::kUnknown;
@@ -179,6 +184,8 @@ Bytes doc_info_records(const cfb::CompoundFile& file, const FileHeader& header, 
   if (!header.compressed()) return std::move(*raw);
   std::optional<Inflated> inflated = inflate_stream(*raw, limit);
   if (!inflated) throw FormatError(Reason::kCorrupt, 0, "the DocInfo stream does not inflate");
+  if (inflated->trailer == Trailer::kDamaged)
+    throw FormatError(Reason::kCorrupt, 0, damaged_trailer_text("DocInfo"));
   return std::move(inflated->content);
 }
 

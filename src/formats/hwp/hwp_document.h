@@ -42,6 +42,9 @@ struct Inflated {
   Trailer trailer = Trailer::kNone;
 };
 
+// Why a stream whose trailer is Trailer::kDamaged is corrupt.
+std::string damaged_trailer_text(const std::string& stream);
+
 // Inflates `stream`; nullopt when it is not a complete raw deflate stream. Throws
 // kLimitExceeded past `limit` bytes.
 std::optional<Inflated> inflate_stream(ByteView stream, size_t limit);

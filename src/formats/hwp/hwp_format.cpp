@@ -103,9 +103,7 @@ std::optional<Bytes> optimise_stream(const StreamPlan& plan, ByteView raw, Conte
     if (!inflated) return std::nullopt;  // not deflated after all: carried as it is
     if (!hwp::writable(inflated->trailer)) {
       if (plan.must_inflate && inflated->trailer == hwp::Trailer::kDamaged)
-        throw FormatError(Reason::kCorrupt, 0,
-                          "the CRC-32 or length after " + plan.path +
-                              "'s deflate data does not match what it inflates to");
+        throw FormatError(Reason::kCorrupt, 0, hwp::damaged_trailer_text(plan.path));
       if (plan.must_inflate)
         throw FormatError(Reason::kUnsupportedVariant, 0,
                           plan.path + " ends in bytes of unknown meaning after its deflate data");
