@@ -232,11 +232,13 @@ TEST_F(Reencode, AnH264ReencodeIsTheSameWhateverTheHeapHeld) {
             0);
   const Bytes input = testing::read_file(in);
   std::vector<Bytes> outputs;
+  struct Unperturb {
+    ~Unperturb() { mallopt(M_PERTURB, 0); }
+  } unperturb;
   for (const int perturb : {0x55, 0xAA, 0x0F}) {
     mallopt(M_PERTURB, perturb);
     outputs.push_back(reencode_video(input, *same_codec_encoder("h264", 32)));
   }
-  mallopt(M_PERTURB, 0);
   EXPECT_EQ(outputs[1], outputs[0]);
   EXPECT_EQ(outputs[2], outputs[0]);
 }

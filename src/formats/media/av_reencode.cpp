@@ -48,12 +48,18 @@ struct MemoryOutput {
 
 // libav's errors as reasons: data it cannot read is damage; anything else is a variant or a
 // combination lighten does not handle.
-void check(int rc, const std::string& what) {
+void check(int rc, const std::string& what, const std::string& logged = {}) {
   if (rc >= 0) return;
-  std::string why = std::exchange(last_muxer_error(), {});
-  if (why.empty()) why = av_error_text(rc);
   throw FormatError(rc == AVERROR_INVALIDDATA ? Reason::kCorrupt : Reason::kUnsupportedVariant, 0,
-                    what + " (libav: " + why + ")");
+                    what + " (libav: " + (logged.empty() ? av_error_text(rc) : logged) + ")");
+}
+
+// A muxer call's result, checked with what the muxer logged during that call.
+template <typename Call>
+void check_muxer(Call call, const std::string& what) {
+  last_muxer_error().clear();
+  const int rc = call();
+  check(rc, what, std::exchange(last_muxer_error(), {}));
 }
 
 // x264's AVX-512 code reads memory it has not written (with B-frames and macroblock-tree rate
@@ -194,7 +200,6 @@ std::optional<EncoderChoice> encoder_for(std::string_view codec, bool to_h264, i
 
 Bytes reencode_video(ByteView input, const EncoderChoice& choice, const Context* context) {
   Demuxer demuxer(input);
-  last_muxer_error().clear();  // an earlier file's on this thread explains nothing here
   AVFormatContext* in = demuxer.format();
   if (in->nb_chapters > 0)
     throw FormatError(Reason::kUnsupportedVariant, 0, "chapters are not carried over yet");
@@ -307,6 +312,7 @@ Bytes reencode_video(ByteView input, const EncoderChoice& choice, const Context*
   if (const AVDictionaryEntry* brand = av_dict_get(in->metadata, "major_brand", nullptr, 0);
       brand && !avi)
     av_dict_set(&mux_options, "brand", brand->value, 0);
+  last_muxer_error().clear();
   int header = avformat_init_output(out, &mux_options);
   if (header >= 0) {
     // libavformat names itself the file's encoder: the file keeps the tag it had, or none.
@@ -322,7 +328,7 @@ Bytes reencode_video(ByteView input, const EncoderChoice& choice, const Context*
     header = avformat_write_header(out, &mux_options);
   }
   av_dict_free(&mux_options);
-  check(header, "writing the container header");
+  check(header, "writing the container header", std::exchange(last_muxer_error(), {}));
 
   std::unique_ptr<AVPacket, PacketDeleter> packet(av_packet_alloc());
   std::unique_ptr<AVPacket, PacketDeleter> encoded(av_packet_alloc());
@@ -345,8 +351,8 @@ Bytes reencode_video(ByteView input, const EncoderChoice& choice, const Context*
       if (encoded->dts != AV_NOPTS_VALUE)
         frame_durations.erase(frame_durations.begin(), frame_durations.lower_bound(encoded->dts));
       av_packet_rescale_ts(encoded.get(), enc->time_base, out->streams[v]->time_base);
-      check(av_interleaved_write_frame(out, encoded.get()),
-            std::string("the ") + out->oformat->name + " muxer refused a packet");
+      check_muxer([&] { return av_interleaved_write_frame(out, encoded.get()); },
+                  std::string("the ") + out->oformat->name + " muxer refused a packet");
     }
     if (rc != AVERROR(EAGAIN) && rc != AVERROR_EOF) check(rc, "encoding a frame");
   };
@@ -384,15 +390,15 @@ Bytes reencode_video(ByteView input, const EncoderChoice& choice, const Context*
     } else {
       av_packet_rescale_ts(packet.get(), in->streams[s]->time_base, out->streams[s]->time_base);
       packet->pos = -1;
-      check(av_interleaved_write_frame(out, packet.get()),
-            std::string("the ") + out->oformat->name + " muxer refused a packet");
+      check_muxer([&] { return av_interleaved_write_frame(out, packet.get()); },
+                  std::string("the ") + out->oformat->name + " muxer refused a packet");
     }
     av_packet_unref(packet.get());
   }
   if (rc != AVERROR_EOF) check(rc, "reading the input");
   decode_and_encode(nullptr);
   write_encoded(nullptr);
-  check(av_write_trailer(out), "finishing the container");
+  check_muxer([&] { return av_write_trailer(out); }, "finishing the container");
   if (!choice.marker.empty() && !avi) return with_marker_box(std::move(sink.bytes), choice.marker);
   return std::move(sink.bytes);
 }

@@ -136,7 +136,7 @@ std::string not_reencoded(const VideoFrames& probe) {
 // encoder would fail later with a message about itself.
 void refuse_undecodable(const VideoFrames& probe) {
   const bool known = same_codec_encoder(probe.codec, 0) || converts_to_h264(probe.codec);
-  if (known && probe.pixel_format == "unknown")
+  if (known && probe.packets > 0 && probe.pixel_format == "unknown")
     throw FormatError(Reason::kCorrupt, 0,
                       probe.codec + " video whose parameters do not decode to a picture format");
 }
