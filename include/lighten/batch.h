@@ -48,6 +48,10 @@ struct BatchOptionError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Whether a mirror run of `options` writes one of its files at `path`: it lies in the output
+// directory where the copy of an existing input goes (a report must not take its place).
+bool mirror_writes_at(const BatchOptions& options, const std::string& path);
+
 // Where the journal lives when none is given: OUT/.lighten-journal.sqlite in mirror mode,
 // $XDG_STATE_HOME/lighten/ (or ~/.local/state/lighten/) named after the inputs otherwise.
 std::string default_journal_path(const BatchOptions& options);

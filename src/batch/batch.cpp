@@ -83,9 +83,11 @@ std::filesystem::path without_trailing_separator(std::filesystem::path p) {
 }
 
 std::filesystem::path absolute_path(const std::string& path) {
+  // Absolute first: weakly_canonical leaves a path relative when none of it exists yet.
   std::error_code ec;
-  const std::filesystem::path p = std::filesystem::weakly_canonical(path, ec);
-  return without_trailing_separator((ec ? std::filesystem::absolute(path) : p).lexically_normal());
+  const std::filesystem::path whole = std::filesystem::absolute(path, ec);
+  const std::filesystem::path p = std::filesystem::weakly_canonical(whole, ec);
+  return without_trailing_separator((ec ? whole : p).lexically_normal());
 }
 
 // Where `path` itself sits: its folder resolved, its own name not (a link stays where it is).
@@ -165,9 +167,33 @@ class Collector {
 
 // Where an in-place run keeps its journal when neither XDG_STATE_HOME nor HOME is set (cron,
 // system services): a folder of the user's own in /tmp, which make_private_dir vets.
-std::string shared_state_dir() { return "/tmp/lighten-" + std::to_string(::getuid()); }
+std::string shared_state_dir() { return "/tmp/lighten-" + std::to_string(::geteuid()); }
 
 }  // namespace
+
+bool mirror_writes_at(const BatchOptions& options, const std::string& path) {
+  namespace fs = std::filesystem;
+  if (options.in_place || options.output_dir.empty()) return false;
+  const fs::path root = absolute_path(options.output_dir), file = location_path(path);
+  const auto [in_root, in_file] = std::mismatch(root.begin(), root.end(), file.begin(), file.end());
+  if (in_root != root.end() || in_file == file.end()) return false;
+  fs::path relative;
+  for (auto part = in_file; part != file.end(); ++part) relative /= *part;
+  const auto exists = [](const fs::path& p) {
+    std::error_code ec;
+    return fs::exists(fs::symlink_status(p, ec));
+  };
+  std::error_code ec;
+  // One folder alone is mirrored as OUT itself, other inputs each under batch::input_name.
+  if (options.inputs.size() == 1 && fs::is_directory(options.inputs[0], ec))
+    return exists(fs::path(options.inputs[0]) / relative);
+  const std::string first = relative.begin()->string();
+  const fs::path rest = relative.lexically_relative(first);
+  return std::any_of(options.inputs.begin(), options.inputs.end(), [&](const std::string& input) {
+    if (batch::input_name(input) != first) return false;
+    return rest == "." ? exists(input) : exists(fs::path(input) / rest);
+  });
+}
 
 std::string default_journal_path(const BatchOptions& options) {
   if (!options.in_place && !options.output_dir.empty())

@@ -155,34 +155,6 @@ Kind input_kind_at(const std::string& path, const std::vector<std::string>& inpu
   return sniff(head);
 }
 
-// Whether the mirror would write one of its files at `path`: it lies in `out`, and the input it
-// would be made from exists. One folder as the only input is mirrored as `out` itself, other
-// inputs each under their own name (batch::input_name: "dir/" is "dir").
-bool mirror_output_at(const std::string& path, const std::string& out,
-                      const std::vector<std::string>& inputs) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (out.empty()) return false;
-  const fs::path file = fs::weakly_canonical(path, ec), root = fs::weakly_canonical(out, ec);
-  const auto [in_root, in_file] = std::mismatch(root.begin(), root.end(), file.begin(), file.end());
-  if (in_root != root.end() || in_file == file.end()) return false;
-  fs::path relative;
-  for (auto part = in_file; part != file.end(); ++part) relative /= *part;
-  auto exists = [](const fs::path& p) {
-    std::error_code error;
-    return fs::exists(fs::symlink_status(p, error));
-  };
-  if (inputs.size() == 1 && fs::is_directory(inputs[0], ec)) return exists(inputs[0] / relative);
-  const std::string first = relative.begin()->string();
-  const fs::path rest = relative.lexically_relative(first);
-  return std::any_of(inputs.begin(), inputs.end(), [&](const std::string& input) {
-    fs::path p = fs::path(input).lexically_normal();
-    if (p.filename().empty()) p = p.parent_path();
-    if (p.filename() != first) return false;
-    return rest == "." ? exists(p) : exists(p / rest);
-  });
-}
-
 // The HTML page of this run, built from what the run saw (also without a journal).
 void write_run_report(const OptimizeArgs& args, const BatchSummary& summary,
                       const ReportAggregator& aggregator, const std::string& started) {
@@ -270,7 +242,7 @@ int run_optimize(OptimizeArgs& args) {
       if (same_path(*path, journal)) why = "the run's journal";
     if (const Kind kind = input_kind_at(*path, batch.inputs); kind != Kind::kUnknown)
       why = fmt::format("a {} file of the run's inputs", kind_name(kind));
-    if (!batch.dry_run && mirror_output_at(*path, batch.output_dir, batch.inputs))
+    if (!batch.dry_run && mirror_writes_at(batch, *path))
       why = "where the mirror writes the copy of an input";
     if (!why.empty()) {
       fmt::print(stderr, "lighten optimize: {} {} is {}; choose another file\n", flag, *path, why);

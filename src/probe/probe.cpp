@@ -62,7 +62,8 @@ batch::WalkResult walk_tree(const std::string& path, const ProbeOptions& options
   batch::WalkOptions walk_options;
   if (!exclude.empty()) walk_options.exclude_paths = {exclude};
   walk_options.follow_symlinks = options.follow_symlinks;
-  walk_options.clean_temps = false;   // the probe only looks
+  walk_options.clean_temps = false;             // the probe only looks
+  walk_options.temps_beside_their_file = true;  // as optimize's walk: a user's look-alike counts
   walk_options.skip_journals = true;  // a mirror's journal is lighten's, not the data set's
   batch::WalkResult result = batch::walk(*store, {path}, walk_options);
   if (result.files.empty())

@@ -270,6 +270,7 @@ TEST_F(CliTest, AReportThatWouldReplaceTheJournalAnInputOrTheOtherReportIsRefuse
            {"-o " + out + " --report " + in + "/a.jpg", "a jpeg file of the run's inputs"},
            // The mirror writes a.jpg there (the report took its place, and the run said ok).
            {"-o " + out + " --report " + out + "/a.jpg", "where the mirror writes"},
+           {"-o " + out + "/ --report " + out + "/a.jpg", "where the mirror writes"},
            {"-n --report " + out + ".x --report-html " + (dir_ / "." / "out.x").string(),
             "both name"}}) {
     SCOPED_TRACE(c.flags);
