@@ -33,14 +33,20 @@ inline std::string worst_score_text(double score) {
   return std::string(kWorstScoreLabel) + number;
 }
 
+// The finite number that `text` spells from `at` on, if it spells one there.
+inline std::optional<double> number_at(std::string_view text, size_t at) {
+  if (at > text.size()) return std::nullopt;
+  double value = 0;
+  const char* first = text.data() + at;
+  const auto [end, error] = std::from_chars(first, text.data() + text.size(), value);
+  if (error != std::errc() || end == first || !std::isfinite(value)) return std::nullopt;
+  return value;
+}
+
 inline std::optional<double> worst_score_in(std::string_view detail) {
   const size_t at = detail.rfind(kWorstScoreLabel);
   if (at == std::string_view::npos) return std::nullopt;
-  const char* first = detail.data() + at + kWorstScoreLabel.size();
-  double value = 0;
-  const auto [end, error] = std::from_chars(first, detail.data() + detail.size(), value);
-  if (error != std::errc() || end == first || !std::isfinite(value)) return std::nullopt;
-  return value;
+  return number_at(detail, at + kWorstScoreLabel.size());
 }
 
 }  // namespace lighten

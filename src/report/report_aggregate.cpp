@@ -4,8 +4,6 @@
 #include <xxhash.h>
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
 
 #include "core/worst_quality.h"
 #include "lighten/report.h"
@@ -120,11 +118,7 @@ std::optional<double> ssimulacra2_from_detail(std::string_view detail) {
   constexpr std::string_view kLabel = "SSIMULACRA2 ";
   const size_t at = detail.find(kLabel, requantised);
   if (at == std::string_view::npos) return std::nullopt;
-  const char* first = detail.data() + at + kLabel.size();
-  double value = 0;
-  const auto [end, error] = std::from_chars(first, detail.data() + detail.size(), value);
-  if (error != std::errc() || end == first || !std::isfinite(value)) return std::nullopt;
-  return value;
+  return number_at(detail, at + kLabel.size());
 }
 
 ReportAggregator::ReportAggregator(ReportLimits limits) : limits_(limits) {}
