@@ -329,6 +329,32 @@ TEST(Perceptual, TwoSourcesRaceOnTheirRowSamples) {
   }
 }
 
+// A zero quantisation entry (outside the standard; libjpeg reads it) bounded the 4:2:0
+// re-encoding's tables below the one step its writer stores, and the requantiser took that for
+// its own bug ("internal-error ... please report it").
+TEST(Perceptual, AZeroTableEntryIsOneStep) {
+  Bytes jpeg = testing::make_jpeg({.width = 640,
+                                   .height = 480,
+                                   .quality = 97,
+                                   .markers = {},
+                                   .luma_sampling = 2,
+                                   .luma_v_sampling = 1,
+                                   .smooth_chroma = true});
+  size_t last_dqt = 0;
+  for (size_t i = 2; i + 4 < jpeg.size() && !(jpeg[i] == 0xFF && jpeg[i + 1] == 0xDA); ++i)
+    if (jpeg[i] == 0xFF && jpeg[i + 1] == 0xDB) last_dqt = i;
+  ASSERT_NE(last_dqt, 0u);
+  const size_t length = size_t(jpeg[last_dqt + 2]) << 8 | jpeg[last_dqt + 3];
+  jpeg[last_dqt + 2 + length - 1] = 0;  // the last entry of the last table (8-bit entries)
+  Policy p;
+  p.mode = Mode::kCompact;
+  const Outcome o = optimize(jpeg, p);
+  EXPECT_NE(o.reason, Reason::kInternalError) << o.message;
+  EXPECT_NE(o.reason, Reason::kVerifyFailed) << o.message;
+  ASSERT_TRUE(o.replaced()) << o.message;
+  EXPECT_NE(o.detail.find("re-encoded from pixels as 4:2:0"), std::string::npos) << o.detail;
+}
+
 TEST(Perceptual, SubsamplingPlanFollowsTheHeadroom) {
   EXPECT_EQ(plan_subsampling(84.0, 85.0), SubsamplingPlan::kFullOnly);
   EXPECT_EQ(plan_subsampling(85.0 + kSubsampledHeadroom, 85.0), SubsamplingPlan::kBoth);

@@ -32,7 +32,11 @@ ReencodingTables reencoding_tables(const CoefficientImage& source) {
   ReencodingTables t;
   const bool rgb = info.jpeg_color_space == JCS_RGB;
   for (int k = 0; k < 64; ++k) {
-    const auto entry = [&](int ci) { return info.comp_info[ci].quant_table->quantval[k]; };
+    // A zero entry (outside the standard, read as one step by the requantiser and by libjpeg's
+    // table writer) counts as one.
+    const auto entry = [&](int ci) {
+      return std::max<UINT16>(info.comp_info[ci].quant_table->quantval[k], 1);
+    };
     t.luma[size_t(k)] = rgb ? std::min({entry(0), entry(1), entry(2)}) : entry(0);
     // Cb and Cr share one table in the re-encoding: never finer than either's own.
     t.chroma[size_t(k)] = rgb ? t.luma[size_t(k)] : std::max(entry(1), entry(2));
