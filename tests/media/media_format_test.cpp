@@ -463,6 +463,24 @@ TEST_F(MediaFormat, ParametersThatDoNotDecodeAreDamage) {
   EXPECT_NE(info.problem.find("picture format"), std::string::npos) << info.problem;
 }
 
+// A movie header stating another length than its longest track's (a damaged duration field):
+// the whole re-encode ran, then its verification found the length "changed" and asked for a
+// report.
+TEST_F(MediaFormat, AMovieHeaderDurationItsTracksDoNotHaveIsDamage) {
+  Bytes in = phone_clip("phone.mp4");
+  ASSERT_FALSE(in.empty());
+  const auto mvhd = std::search(in.begin(), in.end(), std::begin("mvhd"), std::end("mvhd") - 1);
+  ASSERT_NE(mvhd, in.end());
+  const size_t body = size_t(mvhd - in.begin()) + 4;
+  ASSERT_EQ(in[body], 0);  // version 0: 32-bit times, timescale, duration
+  const size_t duration = body + 4 + 8 + 4;
+  in[duration] = 0x7F;  // the top byte: years, not one second
+  const Outcome o = optimize(in, mode(Mode::kCompact));
+  EXPECT_EQ(o.reason, Reason::kCorrupt) << o.message;
+  EXPECT_NE(o.message.find("the movie header says"), std::string::npos) << o.message;
+  EXPECT_NE(describe(in).problem.find("longest track"), std::string::npos);
+}
+
 TEST(MediaFormatInput, BrokenAndCutFilesAreLeftAloneWithAReason) {
   const auto files = testing::corpus_files("video");
   LIGHTEN_REQUIRE_CORPUS(files, "video");

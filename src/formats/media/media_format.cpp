@@ -154,6 +154,8 @@ VideoFrames checked_probe(ByteView input, const Policy& policy,
     if (std::optional<std::string> why = remux_obstacle(input, *layout))
       throw FormatError(Reason::kUnsupportedVariant, 0, *why + " by the remux");
     check_sample_tables(input);
+    if (std::optional<std::string> why = movie_duration_damage(input))
+      throw FormatError(Reason::kCorrupt, 0, *why);
   }
   VideoFrames probe = probe_video(input);
   if (probe.encrypted)
@@ -353,7 +355,11 @@ Verdict verify_media(ByteView input, ByteView output, Context& context) {
 }
 
 void describe_media(ByteView input, FileInfo& info) {
-  if (!is_avi(input)) check_sample_tables(input);
+  if (!is_avi(input)) {
+    check_sample_tables(input);
+    if (std::optional<std::string> why = movie_duration_damage(input))
+      throw FormatError(Reason::kCorrupt, 0, *why);
+  }
   const VideoFrames v = probe_video(input);
   refuse_undecodable(v);
   for (size_t i = 0; i < v.streams.size(); ++i)

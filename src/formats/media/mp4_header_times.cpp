@@ -1,5 +1,8 @@
 #include "formats/media/mp4_header_times.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <vector>
 
 #include "core/errors.h"
@@ -46,7 +49,46 @@ std::optional<Times> times_of(ByteView file, const std::optional<Mp4Box>& box) {
   return Times{field == 8, read(box->body + 4), read(box->body + 4 + field)};
 }
 
+// A version 0 or 1 header's field `offset` bytes after its times (32 bits, or 64 in version 1
+// when `wide_in_v1`); nullopt when the box is too short.
+std::optional<uint64_t> field_after_times(ByteView file, const std::optional<Mp4Box>& box,
+                                          size_t offset, bool wide_in_v1) {
+  if (!box || box->end - box->body < 4) return std::nullopt;
+  const uint8_t version = file[box->body];
+  if (version > 1) return std::nullopt;
+  const size_t at = box->body + 4 + (version == 1 ? 16 : 8) + offset;
+  const size_t size = version == 1 && wide_in_v1 ? 8 : 4;
+  if (at + size > box->end) return std::nullopt;
+  return size == 8 ? uint64_t(be32(file, at)) << 32 | be32(file, at + 4) : uint64_t(be32(file, at));
+}
+
 }  // namespace
+
+std::optional<std::string> movie_duration_damage(ByteView file) {
+  std::optional<Mp4Box> mvhd;
+  for (const Mp4Box& top : read_mp4_layout(file).boxes)
+    if (top.type == "moov") mvhd = box_below(file, top, {"mvhd"});
+  const std::optional<uint64_t> scale = field_after_times(file, mvhd, 0, false);
+  const std::optional<uint64_t> movie = field_after_times(file, mvhd, 4, true);
+  if (!scale || *scale == 0 || !movie) return std::nullopt;
+  uint64_t longest = 0;
+  for (const Mp4Box& trak : tracks_of(file)) {
+    // After track_ID and a reserved word; all ones: not stated.
+    const std::optional<uint64_t> d =
+        field_after_times(file, box_below(file, trak, {"tkhd"}), 8, true);
+    if (!d || *d == UINT32_MAX || *d == UINT64_MAX) return std::nullopt;
+    longest = std::max(longest, *d);
+  }
+  if (longest == 0) return std::nullopt;
+  const double movie_s = double(*movie) / double(*scale),
+               longest_s = double(longest) / double(*scale);
+  // Writers round; a second (or a hundredth of the length) apart is no damage.
+  if (std::abs(movie_s - longest_s) <= std::max(1.0, 0.01 * longest_s)) return std::nullopt;
+  char text[160];
+  std::snprintf(text, sizeof text, "the movie header says %.1f s, its longest track %.1f s",
+                movie_s, longest_s);
+  return std::string(text);
+}
 
 Bytes with_header_times_of(ByteView input, Bytes output) {
   const std::vector<TimedHeader> from = timed_headers(input), to = timed_headers(output);
