@@ -70,7 +70,10 @@ std::optional<std::string> movie_duration_damage(ByteView file) {
     if (top.type == "moov") mvhd = box_below(file, top, {"mvhd"});
   const std::optional<uint64_t> scale = field_after_times(file, mvhd, 0, false);
   const std::optional<uint64_t> movie = field_after_times(file, mvhd, 4, true);
-  if (!scale || *scale == 0 || !movie) return std::nullopt;
+  // A duration of 0 (or all ones) states none, as fragmented files write it.
+  if (!scale || *scale == 0 || !movie || *movie == 0 || *movie == UINT32_MAX ||
+      *movie == UINT64_MAX)
+    return std::nullopt;
   uint64_t longest = 0;
   for (const Mp4Box& trak : tracks_of(file)) {
     // After track_ID and a reserved word; all ones: not stated.

@@ -22,7 +22,7 @@ std::optional<std::string> header_times_changed(ByteView input, ByteView output)
 // Why the movie header's duration is damage, if it is: the movie lasts as long as its longest
 // track (ISO/IEC 14496-12), and a re-encode's muxer would write that, so a duration far from it
 // ("the movie header says 4294967.3 s, its longest track 0.2 s") makes the file corrupt. Files
-// whose tracks state no duration (fragmented files) say nothing.
+// whose movie or tracks state no duration (fragmented files) say nothing.
 std::optional<std::string> movie_duration_damage(ByteView file);
 
 }  // namespace lighten::media
