@@ -200,8 +200,13 @@ TEST(PngMetadata, TextThatTurnsTheImageStaysUnderStrip) {
   std::string upright_hex = "\nexif\n      24\n";
   for (const uint8_t b : orientation_only_tiff(1))
     upright_hex += "0123456789abcdef"[b >> 4], upright_hex += "0123456789abcdef"[b & 15];
+  // An eXIf without an orientation: Pillow then reads XMP after the image data only where its
+  // caller loaded the pixels first. No text is kept beside an eXIf.
+  const Bytes no_orientation = {'I',  'I',  42, 0, 8, 0, 0, 0, 1,   0,  // one entry
+                                0x0F, 0x01, 2,  0, 4, 0, 0, 0, 'C', 'a', 'm', 0, 0, 0, 0, 0};
   for (const auto& [type, data] : std::vector<std::pair<std::string, Bytes>>{
            {"eXIf", orientation_only_tiff(1)},
+           {"eXIf", no_orientation},
            {"tEXt", text_data("Raw profile type exif", upright_hex + "\n")}}) {
     SCOPED_TRACE(type);
     Bytes input = testing::with_chunk_after_header(testing::make_png({.text = ""}), "iTXt", xmp_6);

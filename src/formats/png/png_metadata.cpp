@@ -90,8 +90,10 @@ std::optional<int> raw_profile_orientation(std::string_view text) {
 }
 
 // The text chunk Pillow turns the image by, where that turns it (orientation other than 1);
-// nullptr otherwise. Pillow takes the last eXIf, or without one the last raw EXIF profile, and
-// only where that gives no orientation the last XMP's.
+// nullptr otherwise. In a file without eXIf, Pillow takes the last raw EXIF profile's
+// orientation, or where that gives none the last XMP's. Beside an eXIf none is kept: whether
+// Pillow reads text after the image data then depends on whether its caller loaded the pixels
+// first, and the eXIf is what every other reader goes by.
 const PngChunk* turning_text(const PngFile& png) {
   const PngChunk *exif = nullptr, *raw = nullptr, *xmp = nullptr;
   for (const PngChunk& c : png.chunks) {
@@ -104,13 +106,10 @@ const PngChunk* turning_text(const PngFile& png) {
     const std::optional<std::string> text = text_of(*c);
     return text ? orientation_in(*text) : std::nullopt;
   };
+  if (exif) return nullptr;
   const PngChunk* source = nullptr;
-  std::optional<int> orientation;
-  if (exif) {
-    orientation = tiff_orientation(exif->data);
-  } else if ((orientation = text_gives(raw, raw_profile_orientation))) {
-    source = raw;
-  }
+  std::optional<int> orientation = text_gives(raw, raw_profile_orientation);
+  if (orientation) source = raw;
   if (!orientation && (orientation = text_gives(xmp, xmp_orientation))) source = xmp;
   return source && orientation != 1 ? source : nullptr;
 }
