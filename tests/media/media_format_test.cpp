@@ -474,11 +474,26 @@ TEST_F(MediaFormat, AMovieHeaderDurationItsTracksDoNotHaveIsDamage) {
   const size_t body = size_t(mvhd - in.begin()) + 4;
   ASSERT_EQ(in[body], 0);  // version 0: 32-bit times, timescale, duration
   const size_t duration = body + 4 + 8 + 4;
-  in[duration] = 0x7F;  // the top byte: years, not one second
-  const Outcome o = optimize(in, mode(Mode::kCompact));
+  auto be32_at = [&](size_t at) {
+    return uint32_t(in[at]) << 24 | uint32_t(in[at + 1]) << 16 | uint32_t(in[at + 2]) << 8 |
+           in[at + 3];
+  };
+  const uint32_t scale = be32_at(body + 4 + 8), stated = be32_at(duration);
+  Bytes damaged = in;
+  damaged[duration] = 0x7F;  // the top byte: years, not one second
+  const Outcome o = optimize(damaged, mode(Mode::kCompact));
   EXPECT_EQ(o.reason, Reason::kCorrupt) << o.message;
   EXPECT_NE(o.message.find("the movie header says"), std::string::npos) << o.message;
-  EXPECT_NE(describe(in).problem.find("longest track"), std::string::npos);
+  EXPECT_NE(describe(damaged).problem.find("longest track"), std::string::npos);
+  // Half a second more: no damage to tell, but more than the verifier lets the length move
+  // (it refused the output after the whole re-encode, asking for a report).
+  Bytes longer = in;
+  const uint32_t half_more = stated + scale / 2;
+  for (int i = 0; i < 4; ++i) longer[duration + size_t(i)] = uint8_t(half_more >> (24 - 8 * i));
+  const Outcome l = optimize(longer, mode(Mode::kCompact));
+  EXPECT_EQ(l.reason, Reason::kUnsupportedVariant) << l.message;
+  EXPECT_NE(l.message.find("would state the track's length"), std::string::npos) << l.message;
+  EXPECT_TRUE(describe(longer).problem.empty()) << describe(longer).problem;
 }
 
 TEST(MediaFormatInput, BrokenAndCutFilesAreLeftAloneWithAReason) {

@@ -141,6 +141,25 @@ void refuse_undecodable(const VideoFrames& probe) {
                       probe.codec + " video whose parameters do not decode to a picture format");
 }
 
+// A movie header whose duration is not its longest track's: the remux would state the track's.
+// Far from it (over a second, or 1 % of the length) that is damage; apart by more than the
+// verifier lets the length move (a frame), the output would be refused after the whole
+// re-encode. `probe` (the input's) gives the frame; without it only damage is looked for.
+void check_movie_duration(ByteView input, const VideoFrames* probe) {
+  const std::optional<MovieDurations> d = movie_durations(input);
+  if (!d) return;
+  const double apart = std::abs(d->movie_s - d->longest_track_s);
+  const std::string says = fmt::format("the movie header says {:.3f} s, its longest track {:.3f} s",
+                                       d->movie_s, d->longest_track_s);
+  if (apart > std::max(1.0, 0.01 * d->longest_track_s))
+    throw FormatError(Reason::kCorrupt, 0, says);
+  if (!probe) return;
+  const double frame_s = probe->packets > 0 ? probe->duration_s / double(probe->packets) : 0.0;
+  if (apart > std::max(frame_s, kDurationTolerance_s))
+    throw FormatError(Reason::kUnsupportedVariant, 0,
+                      says + ", and a re-encode would state the track's length");
+}
+
 VideoFrames checked_probe(ByteView input, const Policy& policy,
                           const std::optional<Mp4Layout>& layout) {
   if (layout && !has_video_track(input, *layout))
@@ -154,8 +173,7 @@ VideoFrames checked_probe(ByteView input, const Policy& policy,
     if (std::optional<std::string> why = remux_obstacle(input, *layout))
       throw FormatError(Reason::kUnsupportedVariant, 0, *why + " by the remux");
     check_sample_tables(input);
-    if (std::optional<std::string> why = movie_duration_damage(input))
-      throw FormatError(Reason::kCorrupt, 0, *why);
+    check_movie_duration(input, nullptr);
   }
   VideoFrames probe = probe_video(input);
   if (probe.encrypted)
@@ -167,6 +185,7 @@ VideoFrames checked_probe(ByteView input, const Policy& policy,
   if (!encoder_for(probe.codec, to_h264(policy), 0))
     throw FormatError(Reason::kUnsupportedVariant, 0, not_reencoded(probe));
   refuse_undecodable(probe);
+  if (layout) check_movie_duration(input, &probe);
   if (!probe.uncarried.empty())
     throw FormatError(Reason::kUnsupportedVariant, 0,
                       "the file holds " + probe.uncarried +
@@ -357,8 +376,7 @@ Verdict verify_media(ByteView input, ByteView output, Context& context) {
 void describe_media(ByteView input, FileInfo& info) {
   if (!is_avi(input)) {
     check_sample_tables(input);
-    if (std::optional<std::string> why = movie_duration_damage(input))
-      throw FormatError(Reason::kCorrupt, 0, *why);
+    check_movie_duration(input, nullptr);
   }
   const VideoFrames v = probe_video(input);
   refuse_undecodable(v);

@@ -1,8 +1,6 @@
 #include "formats/media/mp4_header_times.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstdio>
 #include <vector>
 
 #include "core/errors.h"
@@ -64,13 +62,16 @@ std::optional<uint64_t> field_after_times(ByteView file, const std::optional<Mp4
 
 }  // namespace
 
-std::optional<std::string> movie_duration_damage(ByteView file) {
+std::optional<MovieDurations> movie_durations(ByteView file) {
   std::optional<Mp4Box> mvhd;
-  for (const Mp4Box& top : read_mp4_layout(file).boxes)
-    if (top.type == "moov") mvhd = box_below(file, top, {"mvhd"});
+  for (const Mp4Box& top : read_mp4_layout(file).boxes) {
+    if (top.type != "moov") continue;
+    if (box_below(file, top, {"mvex"})) return std::nullopt;
+    mvhd = box_below(file, top, {"mvhd"});
+  }
   const std::optional<uint64_t> scale = field_after_times(file, mvhd, 0, false);
   const std::optional<uint64_t> movie = field_after_times(file, mvhd, 4, true);
-  // A duration of 0 (or all ones) states none, as fragmented files write it.
+  // A duration of 0 (or all ones) states none.
   if (!scale || *scale == 0 || !movie || *movie == 0 || *movie == UINT32_MAX ||
       *movie == UINT64_MAX)
     return std::nullopt;
@@ -83,14 +84,7 @@ std::optional<std::string> movie_duration_damage(ByteView file) {
     longest = std::max(longest, *d);
   }
   if (longest == 0) return std::nullopt;
-  const double movie_s = double(*movie) / double(*scale),
-               longest_s = double(longest) / double(*scale);
-  // Writers round; a second (or a hundredth of the length) apart is no damage.
-  if (std::abs(movie_s - longest_s) <= std::max(1.0, 0.01 * longest_s)) return std::nullopt;
-  char text[160];
-  std::snprintf(text, sizeof text, "the movie header says %.1f s, its longest track %.1f s",
-                movie_s, longest_s);
-  return std::string(text);
+  return MovieDurations{double(*movie) / double(*scale), double(longest) / double(*scale)};
 }
 
 Bytes with_header_times_of(ByteView input, Bytes output) {

@@ -19,10 +19,13 @@ Bytes with_header_times_of(ByteView input, Bytes output);
 // change".
 std::optional<std::string> header_times_changed(ByteView input, ByteView output);
 
-// Why the movie header's duration is damage, if it is: the movie lasts as long as its longest
-// track (ISO/IEC 14496-12), and a re-encode's muxer would write that, so a duration far from it
-// ("the movie header says 4294967.3 s, its longest track 0.2 s") makes the file corrupt. Files
-// whose movie or tracks state no duration (fragmented files) say nothing.
-std::optional<std::string> movie_duration_damage(ByteView file);
+// The movie header's duration and its longest track's (the track headers' durations, edits
+// included), in seconds. By ISO/IEC 14496-12 the two are one, and a re-encode's muxer writes the
+// track's. nullopt where either states none, and in a fragmented file ('mvex'), whose tracks go
+// on in fragments.
+struct MovieDurations {
+  double movie_s = 0, longest_track_s = 0;
+};
+std::optional<MovieDurations> movie_durations(ByteView file);
 
 }  // namespace lighten::media
