@@ -173,9 +173,9 @@ VideoFrames checked_probe(ByteView input, const Policy& policy,
     if (std::optional<std::string> why = remux_obstacle(input, *layout))
       throw FormatError(Reason::kUnsupportedVariant, 0, *why + " by the remux");
     check_sample_tables(input);
-    check_movie_duration(input, nullptr);
   }
   VideoFrames probe = probe_video(input);
+  if (layout) check_movie_duration(input, &probe);
   if (probe.encrypted)
     throw FormatError(Reason::kEncrypted, 0, "a stream is encrypted (DRM): left as it is");
   if (!probe.marker.empty())
@@ -185,7 +185,6 @@ VideoFrames checked_probe(ByteView input, const Policy& policy,
   if (!encoder_for(probe.codec, to_h264(policy), 0))
     throw FormatError(Reason::kUnsupportedVariant, 0, not_reencoded(probe));
   refuse_undecodable(probe);
-  if (layout) check_movie_duration(input, &probe);
   if (!probe.uncarried.empty())
     throw FormatError(Reason::kUnsupportedVariant, 0,
                       "the file holds " + probe.uncarried +
